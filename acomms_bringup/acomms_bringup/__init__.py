@@ -1,0 +1,1 @@
+"""Bringup for acomms: scenarios, lifecycle manager, launch files, demo."""

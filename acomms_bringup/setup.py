@@ -1,0 +1,27 @@
+from glob import glob
+
+from setuptools import find_packages, setup
+
+package_name = "acomms_bringup"
+
+setup(
+    name=package_name,
+    version="0.1.0",
+    packages=find_packages(exclude=["test"]),
+    data_files=[
+        ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
+        ("share/" + package_name, ["package.xml"]),
+        ("share/" + package_name + "/config", glob("config/*.yaml")),
+        ("share/" + package_name + "/launch", glob("launch/*.launch.py")),
+    ],
+    install_requires=["setuptools"],
+    zip_safe=True,
+    maintainer="acomms maintainers",
+    maintainer_email="maintainers@acomms.example.org",
+    description="Bringup for acomms: scenarios, lifecycle manager, launch files, demo.",
+    license="LGPL-3.0-or-later",
+    tests_require=["pytest"],
+    entry_points={
+        "console_scripts": [],
+    },
+)

@@ -1,0 +1,1 @@
+"""Transport core of acomms: codecs, message queue, packet dispatch, TDMA."""

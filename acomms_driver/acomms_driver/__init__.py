@@ -1,0 +1,1 @@
+"""Acoustic modem drivers for acomms (WHOI Micromodem)."""

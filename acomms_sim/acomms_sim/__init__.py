@@ -1,0 +1,1 @@
+"""Acoustic channel and modem simulator for acomms."""

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The README test command: bootstrap (idempotent), then the whole test suite with pytest.
+# Usage: scripts/test.sh [package-or-path ...] [-- extra pytest args]
+#   scripts/test.sh                 # everything
+#   scripts/test.sh acomms_core     # one package
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+scripts/bootstrap.sh
+# shellcheck disable=SC1091
+set +u  # colcon's setup scripts read unset variables
+source env.sh
+set -u
+# Keep test traffic off the vehicle network and away from other test runs on this machine.
+export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
+export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-$(( (RANDOM % 100) + 1 ))}"
+targets=() extra=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --) shift; extra=("$@"); break ;;
+    *) if [ -d "$1/test" ]; then targets+=("$1/test"); else targets+=("$1"); fi; shift ;;
+  esac
+done
+if [ ${#targets[@]} -eq 0 ]; then
+  targets=(tests)
+  for d in acomms_*/test; do targets+=("$d"); done
+fi
+echo "test: ROS_DOMAIN_ID=$ROS_DOMAIN_ID pytest ${targets[*]}"
+# pytest exits 5 when it collected no test; that is a failure here too.
+exec python -m pytest "${targets[@]}" "${extra[@]}"
