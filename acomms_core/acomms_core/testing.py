@@ -1,0 +1,88 @@
+"""In-process ROS test harness: a private Context and executor per test, bounded waits.
+
+Used by the tests of every acomms package. Nothing here is needed at run time.
+
+    with RosHarness() as ros:
+        node = ros.add(MessageQueueNode(context=ros.context, parameter_overrides=[...]))
+        ros.configure_and_activate(node)
+        assert ros.spin_until(lambda: received, timeout=5.0)
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+
+import rclpy
+from lifecycle_msgs.msg import State
+from rclpy.context import Context
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.lifecycle import TransitionCallbackReturn
+
+
+class RosHarness:
+    """Owns a Context, an executor and the nodes added to it; tears all down on exit."""
+
+    def __init__(self, num_threads: int = 4, domain_id: int | None = None):
+        self.context = Context()
+        if domain_id is None:
+            domain_id = int(os.environ.get("ROS_DOMAIN_ID", "0"))
+        rclpy.init(context=self.context, domain_id=domain_id)
+        self.executor = MultiThreadedExecutor(num_threads=num_threads, context=self.context)
+        self.nodes = []
+        self.helper = self.add(rclpy.create_node("test_helper", context=self.context))
+
+    def __enter__(self) -> RosHarness:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def add(self, node):
+        self.nodes.append(node)
+        self.executor.add_node(node)
+        return node
+
+    def close(self) -> None:
+        for node in reversed(self.nodes):
+            self.executor.remove_node(node)
+            node.destroy_node()
+        self.nodes.clear()
+        self.executor.shutdown(timeout_sec=2.0)
+        if self.context.ok():
+            rclpy.shutdown(context=self.context)
+
+    def spin_for(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.executor.spin_once(timeout_sec=min(0.05, max(0.0, end - time.monotonic())))
+
+    def spin_until(self, predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
+        """Spin until predicate() is true; False on timeout (never hangs)."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if predicate():
+                return True
+            self.executor.spin_once(timeout_sec=0.05)
+        return predicate()
+
+    def call(self, client, request, timeout: float = 10.0):
+        """Call a service and wait for the response; raises TimeoutError."""
+        if not client.wait_for_service(timeout_sec=timeout):
+            raise TimeoutError(f"service {client.srv_name} not available")
+        future = client.call_async(request)
+        if not self.spin_until(future.done, timeout):
+            raise TimeoutError(f"service {client.srv_name} did not answer in {timeout} s")
+        return future.result()
+
+    def configure_and_activate(self, node) -> None:
+        """Drive a lifecycle node to active; raises with the state it got stuck in."""
+        for trigger, expected in ((node.trigger_configure, State.PRIMARY_STATE_INACTIVE),
+                                  (node.trigger_activate, State.PRIMARY_STATE_ACTIVE)):
+            result = trigger()
+            if result != TransitionCallbackReturn.SUCCESS:
+                raise AssertionError(f"{node.get_name()}: {trigger.__name__} returned {result}")
+            state_id, label = node._state_machine.current_state
+            if state_id != expected:
+                raise AssertionError(f"{node.get_name()}: {trigger.__name__} left it {label}")
