@@ -328,7 +328,7 @@ class TdmaNode(LifecycleNode):
     # ----- time ---------------------------------------------------------------------------
 
     def _now(self) -> float:
-        return self.get_clock().now().nanoseconds * 1e-9
+        return self.get_clock().now().nanoseconds / 1e9
 
     @property
     def idle(self) -> bool:
