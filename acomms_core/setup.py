@@ -22,6 +22,10 @@ setup(
     license="LGPL-3.0-or-later",
     tests_require=["pytest"],
     entry_points={
-        "console_scripts": [],
+        "console_scripts": [
+            "tdma_node = acomms_core.tdma_node:main",
+            "tdma_advanced_node = acomms_core.tdma_advanced_node:main",
+            "tdma_scripted_node = acomms_core.tdma_scripted_node:main",
+        ],
     },
 )
