@@ -342,25 +342,31 @@ class TdmaNode(LifecycleNode):
         with self._lock:
             if not self._active or self._config is None:
                 return
-            self.last_tick_time = now
-            if self._pending is not None:
-                config, apply_at, set_at = self._pending
-                if now >= apply_at or now < set_at:  # boundary reached, or clock jumped back
-                    self._install_config(config, reason="slot boundary")
-            if self._busy_future is not None:
-                if time.monotonic() < self._busy_deadline:
-                    return
-                self.counters["service_timeouts"] += 1
-                self.get_logger().warning("queue/modem service did not answer in time; "
-                                          "giving up on that call")
-                self._busy_future = None
-            if self._last_tx_start is not None and self._last_tx_start > now:
-                self.counters["clock_jumps_back"] += 1
-                self.get_logger().warning(
-                    f"clock jumped back to {now:.3f} (last transmission at "
-                    f"{self._last_tx_start:.3f}); forgetting the previous transmission")
-                self._last_tx_start = None
-            self._tick(now)
+            try:
+                self._tick_locked(now)
+            finally:
+                # Set last, so "ticked at t and idle" really means t's decision is complete.
+                self.last_tick_time = now
+
+    def _tick_locked(self, now: float) -> None:
+        if self._pending is not None:
+            config, apply_at, set_at = self._pending
+            if now >= apply_at or now < set_at:  # boundary reached, or clock jumped back
+                self._install_config(config, reason="slot boundary")
+        if self._busy_future is not None:
+            if time.monotonic() < self._busy_deadline:
+                return
+            self.counters["service_timeouts"] += 1
+            self.get_logger().warning("queue/modem service did not answer in time; "
+                                      "giving up on that call")
+            self._busy_future = None
+        if self._last_tx_start is not None and self._last_tx_start > now:
+            self.counters["clock_jumps_back"] += 1
+            self.get_logger().warning(
+                f"clock jumped back to {now:.3f} (last transmission at "
+                f"{self._last_tx_start:.3f}); forgetting the previous transmission")
+            self._last_tx_start = None
+        self._tick(now)
 
     def _tick(self, now: float) -> None:
         """One transmit decision (lock held, nothing in flight). Subclasses add mute, pings."""
@@ -383,6 +389,7 @@ class TdmaNode(LifecycleNode):
         frames = self._frames_for_next_packet()
         if not self._may_send(now, frames.packet_length_seconds):
             return
+        self._on_packet_opportunity(now)
         tags = self._config.slot_tags.get(self._config.schedule.position(now).current_slot,
                                           SlotTags())
         if not self._queue_client.service_is_ready():
@@ -404,6 +411,9 @@ class TdmaNode(LifecycleNode):
         self._set_busy(future)
         future.add_done_callback(lambda f: self._on_packet_data(f, frames))
 
+    def _on_packet_opportunity(self, now: float) -> None:
+        """Hook: a packet may start now and is about to be requested (lock held)."""
+
     def _set_busy(self, future) -> None:
         self._busy_future = future
         self._busy_deadline = time.monotonic() + self._service_timeout
@@ -421,51 +431,58 @@ class TdmaNode(LifecycleNode):
             if future is not self._busy_future:
                 self.counters["late_responses"] += 1  # abandoned after a timeout
                 return
-            self._busy_future = None
             try:
-                response = future.result()
-            except Exception as exc:  # a failed service call must not kill the node
-                self.counters["queue_errors"] += 1
-                self.get_logger().error(f"get_next_packet_data failed: {exc}")
+                self._handle_packet_data(future, frames)
+            finally:
+                # Idle unless the packet went on to the modem (a new call in flight).
+                if self._busy_future is future:
+                    self._busy_future = None
+
+    def _handle_packet_data(self, future, frames: FrameSettings) -> None:
+        try:
+            response = future.result()
+        except Exception as exc:  # a failed service call must not kill the node
+            self.counters["queue_errors"] += 1
+            self.get_logger().error(f"get_next_packet_data failed: {exc}")
+            return
+        if response is None:
+            self.counters["queue_errors"] += 1
+            return
+        miniframe = bytes(response.miniframe_bytes)
+        dataframe = bytes(response.dataframe_bytes)
+        ids = tuple(response.queued_message_ids)
+        if (len(miniframe) > frames.maximum_miniframe_bytes
+                or len(dataframe) > frames.maximum_dataframe_bytes):
+            self.counters["dropped_packets"] += 1
+            self.get_logger().error(
+                f"queue returned {len(miniframe)}+{len(dataframe)} bytes for a "
+                f"{frames.maximum_miniframe_bytes}+{frames.maximum_dataframe_bytes} byte "
+                f"budget; packet dropped (message ids {list(ids)})")
+            return
+        now = self._now()
+        if response.num_messages == 0 and not miniframe and not dataframe:
+            if not self._always_send_test_data:
+                self.counters["empty_queue_responses"] += 1
+                self._on_nothing_to_send(now, frames)
                 return
-            if response is None:
-                self.counters["queue_errors"] += 1
-                return
-            miniframe = bytes(response.miniframe_bytes)
-            dataframe = bytes(response.dataframe_bytes)
-            ids = tuple(response.queued_message_ids)
-            if (len(miniframe) > frames.maximum_miniframe_bytes
-                    or len(dataframe) > frames.maximum_dataframe_bytes):
-                self.counters["dropped_packets"] += 1
-                self.get_logger().error(
-                    f"queue returned {len(miniframe)}+{len(dataframe)} bytes for a "
-                    f"{frames.maximum_miniframe_bytes}+{frames.maximum_dataframe_bytes} byte "
-                    f"budget; packet dropped (message ids {list(ids)})")
-                return
-            now = self._now()
-            if response.num_messages == 0 and not miniframe and not dataframe:
-                if not self._always_send_test_data:
-                    self.counters["empty_queue_responses"] += 1
-                    self._on_nothing_to_send(now, frames)
-                    return
-            self.counters["payload_bytes_from_queue"] += len(miniframe) + len(dataframe)
-            if self._always_send_test_data:
-                miniframe += bytes(frames.maximum_miniframe_bytes - len(miniframe))
-                dataframe += bytes(frames.maximum_dataframe_bytes - len(dataframe))
-            packet = Packet(dest=response.dest, packet_type=Packet.PACKET_TYPE_AUTO,
-                            miniframe_rate=frames.miniframe_rate,
-                            dataframe_rate=frames.dataframe_rate,
-                            miniframe_bytes=miniframe, dataframe_bytes=dataframe)
-            held = HeldPacket(packet, frames, ids)
-            if not self._active or not self._may_send(now, frames.packet_length_seconds):
-                # The answer came too late to start inside the slot: keep it for the next one.
-                self.counters["held_packets"] += 1
-                self._held = held
-                self.get_logger().warning(
-                    "packet data arrived too late for this slot; holding it for the next "
-                    "transmit opportunity")
-                return
-            self._send_to_modem(held, now)
+        self.counters["payload_bytes_from_queue"] += len(miniframe) + len(dataframe)
+        if self._always_send_test_data:
+            miniframe += bytes(frames.maximum_miniframe_bytes - len(miniframe))
+            dataframe += bytes(frames.maximum_dataframe_bytes - len(dataframe))
+        packet = Packet(dest=response.dest, packet_type=Packet.PACKET_TYPE_AUTO,
+                        miniframe_rate=frames.miniframe_rate,
+                        dataframe_rate=frames.dataframe_rate,
+                        miniframe_bytes=miniframe, dataframe_bytes=dataframe)
+        held = HeldPacket(packet, frames, ids)
+        if not self._active or not self._may_send(now, frames.packet_length_seconds):
+            # The answer came too late to start inside the slot: keep it for the next one.
+            self.counters["held_packets"] += 1
+            self._held = held
+            self.get_logger().warning(
+                "packet data arrived too late for this slot; holding it for the next "
+                "transmit opportunity")
+            return
+        self._send_to_modem(held, now)
 
     def _on_nothing_to_send(self, now: float, frames: FrameSettings) -> None:
         """Hook: the queue had nothing for this opportunity (lock held)."""

@@ -117,9 +117,11 @@ class TdmaScriptedNode(TdmaAdvancedNode):
 
     def _frames_for_next_packet(self) -> FrameSettings:
         entry = self._current_entry()
-        if entry is None:
-            return self._config.frames
-        if not self._entry_started:
+        return self._config.frames if entry is None else entry.frames
+
+    def _on_packet_opportunity(self, now: float) -> None:
+        entry = self._current_entry()
+        if entry is not None and not self._entry_started:
             self._entry_started = True
             self._last_cycle_commands = self._this_cycle_commands
             self._this_cycle_commands = entry.modem_commands
@@ -128,7 +130,6 @@ class TdmaScriptedNode(TdmaAdvancedNode):
                 self.counters["modem_commands_sent"] += 1
                 self.get_logger().info(f"test plan entry {self._plan_index}: modem command "
                                        f"{command!r}")
-        return entry.frames
 
     def _count_packet(self) -> None:
         entry = self._current_entry()
