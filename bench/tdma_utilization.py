@@ -1,0 +1,296 @@
+"""Channel utilization of the TDMA MAC with saturated queues (sim time, in-process ROS).
+
+Three vehicles share 6 slots (two active slots each). Every vehicle runs a tdma_node, a message
+queue kept saturated, and a recording modem (a `queue_tx_packet` server). Sim time is stepped
+deterministically; after a warm-up cycle the bench counts, per TDMA cycle:
+
+- opportunities: packet starts the schedule allows (active slots x packets that fit a slot with
+  the guard time), and packets actually sent;
+- capacity: opportunities x the packet byte budget (miniframe + dataframe bytes at the rates);
+- delivered: payload bytes the queue put into the sent packets;
+- fill: payload bits / available bits of the sent packets (target >= 95 %).
+
+Queue: `--queue real` uses acomms_core.message_queue_node.MessageQueueNode fed with messages on its
+subscribe topic (codec config written by this script); `--queue synthetic` uses a stand-in that
+packs whole fixed-size messages (8-bit codec id + message bits) into the budget the way the ros
+packet codec does; `auto` (default) uses the real queue when it is installed.
+
+    python bench/tdma_utilization.py [--cycles 3] [--queue auto|real|synthetic]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib.util
+import math
+import os
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("ARMW_MIDDLEWARE", "native")
+
+import rclpy  # noqa: E402
+from builtin_interfaces.msg import Time  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from rosgraph_msgs.msg import Clock  # noqa: E402
+
+from acomms_core.tdma_node import TdmaNode  # noqa: E402
+from acomms_core.tdma_schedule import frame_settings  # noqa: E402
+from acomms_core.testing import RosHarness  # noqa: E402
+from acomms_interfaces.srv import GetNextPacketData, QueueTxPacket  # noqa: E402
+
+NUM_SLOTS = 6
+ACTIVE = {"/auv1": "0,3", "/auv2": "1,4", "/auv3": "2,5"}
+TICK = 0.5  # MAC decision period and sim-time step, s
+SIM_START = 1008.0
+
+# Codec config for the real queue: one NavSatFix-like message (~100 bits) per entry.
+CODEC_CONFIG = """
+- codec_name: default
+  match_src: []
+  match_dest: []
+  except_src: []
+  except_dest: []
+  packet_codec: ros
+  miniframe_header: [0xac]
+  dataframe_header: []
+  remove_headers: true
+  message_codecs:
+    - id: 101
+      message_codec: default
+      subscribe_topic: "to_acomms/fix"
+      publish_topic: "from_acomms/fix"
+      ros_type: "sensor_msgs/NavSatFix"
+      default_dest: 121
+      queue_order: fifo
+      queue_maxsize: 100000
+      priority: 10
+      fields:
+        latitude: {codec: float, min_value: -90.0, max_value: 90.0, precision: 6}
+        longitude: {codec: float, min_value: -180.0, max_value: 180.0, precision: 6}
+        altitude: {codec: float, min_value: -100.0, max_value: 100.0, precision: 1}
+"""
+
+
+@dataclasses.dataclass(frozen=True)
+class Scenario:
+    name: str
+    miniframe_rate: int
+    dataframe_rate: int
+    slot_duration_seconds: float
+    guard_time_seconds: float
+
+
+SCENARIOS = (
+    Scenario("rate 1/1, 12 s slots", 1, 1, 12.0, 1.0),
+    Scenario("rate 1/3, 12 s slots", 1, 3, 12.0, 1.0),
+    Scenario("rate 1/5, 12 s slots", 1, 5, 12.0, 1.0),
+    Scenario("rate 3/5, 30 s slots", 3, 5, 30.0, 2.0),
+)
+
+
+class SyntheticQueue:
+    """Stand-in queue: an endless stream of fixed-size messages packed whole into the budget."""
+
+    HEADER_BITS = 8  # one miniframe header byte, as in the codec config above
+
+    def __init__(self, ros, namespace: str, message_bits: int):
+        self.message_bits = message_bits + 8  # + codec id
+        self.node = ros.add(rclpy.create_node("bench_queue", namespace=namespace,
+                                              context=ros.context))
+        self.node.create_service(GetNextPacketData, "get_next_packet_data", self._serve)
+
+    def _serve(self, request, response):
+        available = (request.num_miniframe_bytes + request.num_dataframe_bytes) * 8
+        messages = max(0, (available - self.HEADER_BITS) // self.message_bits)
+        bits = self.HEADER_BITS + messages * self.message_bits
+        mini_bits = min(bits, request.num_miniframe_bytes * 8)
+        data_bits = bits - mini_bits
+        response.dest = 121
+        response.miniframe_bytes = bytes(math.ceil(mini_bits / 8))
+        response.dataframe_bytes = bytes(math.ceil(data_bits / 8))
+        response.num_miniframe_bytes = len(response.miniframe_bytes)
+        response.num_dataframe_bytes = len(response.dataframe_bytes)
+        response.num_messages = messages
+        return response
+
+
+class RealQueue:
+    """The project's message_queue_node, kept saturated through its subscribe topic."""
+
+    def __init__(self, ros, namespace: str, config_path: str):
+        from sensor_msgs.msg import NavSatFix
+
+        from acomms_core.message_queue_node import MessageQueueNode
+        self.msg_type = NavSatFix
+        self.node = ros.add(MessageQueueNode(
+            namespace=namespace, context=ros.context,
+            parameter_overrides=[Parameter("codec_config_file", value=config_path)]))
+        ros.configure_and_activate(self.node)
+        self.publisher = ros.helper.create_publisher(NavSatFix, f"{namespace}/to_acomms/fix",
+                                                     10000)
+        self.published = 0
+
+    def feed(self, ros, count: int) -> None:
+        for index in range(count):
+            msg = self.msg_type(latitude=41.5 + index * 1e-6, longitude=-70.6, altitude=-5.0)
+            self.publisher.publish(msg)
+        self.published += count
+        ros.spin_for(0.2)
+
+
+class RecordingModem:
+    def __init__(self, ros, namespace: str):
+        self.sent = []  # (sim time, payload bytes)
+        self.node = ros.add(rclpy.create_node(
+            "bench_modem", namespace=namespace, context=ros.context,
+            parameter_overrides=[Parameter("use_sim_time", value=True)]))
+        self.node.create_service(QueueTxPacket, "queue_tx_packet", self._serve)
+
+    def _serve(self, request, response):
+        now = self.node.get_clock().now().nanoseconds / 1e9
+        packet = request.packet
+        self.sent.append((now, len(packet.miniframe_bytes) + len(packet.dataframe_bytes)))
+        response.success = True
+        return response
+
+
+def opportunities_per_slot(slot: float, packet: float, guard: float) -> int:
+    """Packet starts per slot when each start is a multiple of TICK after the slot start."""
+    spacing = math.ceil((packet + guard) / TICK - 1e-9) * TICK
+    return 1 + int((slot - (packet + guard)) // spacing)
+
+
+def run(scenario: Scenario, cycles: int, queue_kind: str, config_path: str | None) -> dict:
+    frames = frame_settings(scenario.miniframe_rate, scenario.dataframe_rate)
+    packet = math.ceil(frames.packet_length_seconds / TICK) * TICK
+    cycle = NUM_SLOTS * scenario.slot_duration_seconds
+    per_slot = opportunities_per_slot(scenario.slot_duration_seconds, packet,
+                                      scenario.guard_time_seconds)
+    opportunities = per_slot * 2 * len(ACTIVE)  # per cycle, all vehicles
+    with RosHarness() as ros:
+        clock_pub = ros.helper.create_publisher(Clock, "/clock", 10)
+        macs, modems, queues = [], [], []
+        start = math.ceil(SIM_START / cycle) * cycle - TICK  # first tick lands on slot 0
+        for namespace, active in ACTIVE.items():
+            if queue_kind == "real":
+                queue = RealQueue(ros, namespace, config_path)
+                queue.feed(ros, 0)
+            else:
+                queue = SyntheticQueue(ros, namespace, message_bits=92)
+            queues.append(queue)
+            modems.append(RecordingModem(ros, namespace))
+            macs.append(ros.add(TdmaNode(
+                namespace=namespace, context=ros.context, parameter_overrides=[
+                    Parameter("use_sim_time", value=True),
+                    Parameter("cycle_start_time", value="0"),
+                    Parameter("num_slots", value=NUM_SLOTS),
+                    Parameter("slot_duration_seconds", value=scenario.slot_duration_seconds),
+                    Parameter("active_slots", value=active),
+                    Parameter("guard_time_seconds", value=scenario.guard_time_seconds),
+                    Parameter("packet_length_seconds", value=packet),
+                    Parameter("miniframe_rate", value=scenario.miniframe_rate),
+                    Parameter("dataframe_rate", value=scenario.dataframe_rate),
+                    Parameter("tick_period_seconds", value=TICK)])))
+        sim_nodes = macs + [m.node for m in modems]
+
+        def publish(t):
+            ns = round(t * 1e9)
+            clock_pub.publish(Clock(clock=Time(sec=ns // 10**9, nanosec=ns % 10**9)))
+
+        def wait(predicate, timeout=10.0):
+            end = time.monotonic() + timeout
+            while time.monotonic() < end:
+                if predicate():
+                    return True
+                ros.executor.spin_once(timeout_sec=0.002)
+            return predicate()
+
+        t = start
+        for _ in range(40):
+            publish(t)
+            if wait(lambda: all(n.get_clock().now().nanoseconds >= round(t * 1e9)
+                                for n in sim_nodes), 0.25):
+                break
+        for mac in macs:
+            ros.configure_and_activate(mac)
+        if queue_kind == "real":
+            # Enough messages for every opportunity of the run, with margin (saturated).
+            budget_bits = frames.budget_bytes * 8
+            per_packet = budget_bits // 100 + 1
+            for queue in queues:
+                queue.feed(ros, int(per_packet * per_slot * 2 * (cycles + 1) * 1.3))
+        end_time = start + TICK + (cycles + 1) * cycle  # one warm-up cycle
+        wall_start = time.monotonic()
+        while t + TICK <= end_time - TICK / 2:
+            t += TICK
+            target = round(t * 1e9)
+            settled = False
+            for _ in range(20):
+                publish(t)
+                if wait(lambda: all(n.get_clock().now().nanoseconds >= target for n in sim_nodes)
+                        and all(m.idle and m.last_tick_time is not None
+                                and round(m.last_tick_time * 1e9) >= target for m in macs),
+                        0.25):
+                    settled = True
+                    break
+            if not settled:
+                raise RuntimeError(f"sim time {t} did not settle")
+        wall = time.monotonic() - wall_start
+        measured_from = start + TICK + cycle
+        sent = [(ts, size) for modem in modems for ts, size in modem.sent if ts >= measured_from]
+    packets = len(sent)
+    payload = sum(size for _, size in sent)
+    return dict(
+        scenario=scenario.name, budget=frames.budget_bytes, packet_s=packet, per_slot=per_slot,
+        opportunities=opportunities, packets_per_cycle=packets / cycles,
+        capacity=opportunities * frames.budget_bytes, delivered=payload / cycles,
+        fill=payload / (packets * frames.budget_bytes) if packets else 0.0,
+        utilization=packets / (opportunities * cycles), wall=wall)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cycles", type=int, default=3, help="measured cycles per scenario")
+    parser.add_argument("--queue", choices=("auto", "real", "synthetic"), default="auto")
+    args = parser.parse_args(argv)
+    real_available = importlib.util.find_spec("acomms_core.message_queue_node") is not None
+    queue_kind = args.queue
+    if queue_kind == "auto":
+        queue_kind = "real" if real_available else "synthetic"
+    if queue_kind == "real" and not real_available:
+        print("acomms_core.message_queue_node is not installed; use --queue synthetic")
+        return 2
+    config_path = None
+    if queue_kind == "real":
+        handle = tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False)
+        handle.write(CODEC_CONFIG)
+        handle.close()
+        config_path = handle.name
+    print(f"TDMA channel utilization, saturated queues ({queue_kind} queue), 3 vehicles x 2 of "
+          f"{NUM_SLOTS} slots, {args.cycles} measured cycles after one warm-up cycle")
+    header = (f"{'scenario':<22} {'budget B':>8} {'pkt s':>5} {'pkt/slot':>8} "
+              f"{'sent/opport.':>12} {'delivered B/cycle':>17} {'capacity B/cycle':>16} "
+              f"{'fill %':>7} {'wall s':>6}")
+    print(header)
+    print("-" * len(header))
+    worst_fill = 1.0
+    for scenario in SCENARIOS:
+        row = run(scenario, args.cycles, queue_kind, config_path)
+        worst_fill = min(worst_fill, row["fill"])
+        print(f"{row['scenario']:<22} {row['budget']:>8} {row['packet_s']:>5.1f} "
+              f"{row['per_slot']:>8} "
+              f"{row['packets_per_cycle']:>5.1f}/{row['opportunities']:<6} "
+              f"{row['delivered']:>17.0f} {row['capacity']:>16} {100 * row['fill']:>7.2f} "
+              f"{row['wall']:>6.1f}")
+    print(f"worst fill ratio {100 * worst_fill:.2f} % (target >= 95 %): "
+          f"{'PASS' if worst_fill >= 0.95 else 'FAIL'}")
+    if config_path:
+        os.unlink(config_path)
+    return 0 if worst_fill >= 0.95 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
