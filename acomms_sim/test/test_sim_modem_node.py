@@ -159,3 +159,23 @@ def test_runtime_parameter_and_bad_values(world):
     assert a.set_parameters([Parameter("ambient_noise_db", value=90.0)])[0].successful
     assert a.channel.noise.band_level_db(10000, 5000) == 90.0
     assert not a.set_parameters([Parameter("latitude", value=95.0)])[0].successful
+
+
+def test_location_from_platform_location_service(world):
+    from acomms_sim.platform_location_node import PlatformLocationNode
+
+    lat, lon = offset_position(*ORIGIN, 3000.0, 0.0)
+    locator = world.ros.add(PlatformLocationNode(
+        context=world.ros.context, namespace="c", parameter_overrides=[
+            Parameter("platform_names", value=["c"]), Parameter("latitudes", value=[lat]),
+            Parameter("longitudes", value=[lon]), Parameter("depths", value=[20.0]),
+            Parameter("position_topics", value=[""])]))
+    world.ros.configure_and_activate(locator)
+    world.add_modem("a", 1, 0.0)
+    c = world.add_modem("c", 3, 0.0, location_source="service", location_period_s=0.5)
+    assert world.advance_until(lambda: c.position is not None, until=5.0, step=0.25)
+    assert c.position[0] == pytest.approx(lat)
+    assert world.queue("a", fdp_packet(dest=3)).success
+    assert world.advance_until(lambda: world.rx["c"], until=world.now + 10.0)
+    assert stamp_seconds(world.rx["c"][0].cst.toa) - stamp_seconds(
+        world.tx["a"][0].xst.time) == pytest.approx(2.0, abs=1e-3)
