@@ -22,6 +22,8 @@ setup(
     license="LGPL-3.0-or-later",
     tests_require=["pytest"],
     entry_points={
-        "console_scripts": [],
+        "console_scripts": [
+            "micromodem_emulator = acomms_sim.micromodem_emulator:main",
+        ],
     },
 )
