@@ -135,10 +135,10 @@ class AcommsDriverNode(LifecycleNode):
         super().__init__(node_name, **kwargs)
         self.params = declare_parameters(self, PARAMETERS, self._validate)
         self.client: MicromodemClient | None = None
-        self._publishers: dict = {}
-        self._services: list = []
-        self._subscription = None
-        self._timer = None
+        self._topic_publishers: dict = {}
+        self._service_servers: list = []
+        self._nmea_subscription = None
+        self._diagnostics_timer = None
         self._active = False
         self.counters: dict[str, int] = {"bad_requests": 0, "nmea_to_modem_refused": 0}
 
@@ -218,7 +218,7 @@ class AcommsDriverNode(LifecycleNode):
             self.get_logger().error(f"configure failed: {exc}")
             return TransitionCallbackReturn.FAILURE
         pub = self.create_lifecycle_publisher
-        self._publishers = {
+        self._topic_publishers = {
             "packet_rx": pub(ReceivedPacket, "packet_rx", 10),
             "cst": pub(CST, "cst", 10),
             "xst": pub(XST, "xst", 10),
@@ -228,7 +228,7 @@ class AcommsDriverNode(LifecycleNode):
             "diagnostics": pub(DiagnosticArray, "/diagnostics", 10),
         }
         quick = MutuallyExclusiveCallbackGroup()
-        self._services = [
+        self._service_servers = [
             self.create_service(QueueTxPacket, "queue_tx_packet", self._handle_queue_tx_packet,
                                 callback_group=quick),
             self.create_service(QueryModemSrc, "query_modem_src", self._handle_query_modem_src,
@@ -237,7 +237,7 @@ class AcommsDriverNode(LifecycleNode):
             self.create_service(PingModem, "ping_modem", self._handle_ping_modem,
                                 callback_group=ReentrantCallbackGroup()),
         ]
-        self._subscription = self.create_subscription(String, "nmea_to_modem",
+        self._nmea_subscription = self.create_subscription(String, "nmea_to_modem",
                                                       self._on_nmea_to_modem, 100,
                                                       callback_group=quick)
         return TransitionCallbackReturn.SUCCESS
@@ -246,15 +246,15 @@ class AcommsDriverNode(LifecycleNode):
         self._active = True
         result = super().on_activate(state)
         self.client.start()
-        self._timer = self.create_timer(self.params["diagnostics_period_s"],
+        self._diagnostics_timer = self.create_timer(self.params["diagnostics_period_s"],
                                         self._publish_diagnostics)
         return result
 
     def on_deactivate(self, state) -> TransitionCallbackReturn:
         self._active = False
-        if self._timer is not None:
-            self.destroy_timer(self._timer)
-            self._timer = None
+        if self._diagnostics_timer is not None:
+            self.destroy_timer(self._diagnostics_timer)
+            self._diagnostics_timer = None
         if self.client is not None:
             self.client.stop()
         return super().on_deactivate(state)
@@ -265,9 +265,9 @@ class AcommsDriverNode(LifecycleNode):
 
     def on_shutdown(self, state) -> TransitionCallbackReturn:
         self._active = False
-        if self._timer is not None:
-            self.destroy_timer(self._timer)
-            self._timer = None
+        if self._diagnostics_timer is not None:
+            self.destroy_timer(self._diagnostics_timer)
+            self._diagnostics_timer = None
         self._release()
         return TransitionCallbackReturn.SUCCESS
 
@@ -275,15 +275,15 @@ class AcommsDriverNode(LifecycleNode):
         if self.client is not None:
             self.client.close()
             self.client = None
-        for publisher in self._publishers.values():
+        for publisher in self._topic_publishers.values():
             self.destroy_lifecycle_publisher(publisher)
-        self._publishers = {}
-        for service in self._services:
+        self._topic_publishers = {}
+        for service in self._service_servers:
             self.destroy_service(service)
-        self._services = []
-        if self._subscription is not None:
-            self.destroy_subscription(self._subscription)
-            self._subscription = None
+        self._service_servers = []
+        if self._nmea_subscription is not None:
+            self.destroy_subscription(self._nmea_subscription)
+            self._nmea_subscription = None
 
     def destroy_node(self):
         if self.client is not None:
@@ -293,7 +293,7 @@ class AcommsDriverNode(LifecycleNode):
 
     # ------------------------------------------------------------------ client callbacks
     def _publish(self, name: str, msg) -> None:
-        publisher = self._publishers.get(name)
+        publisher = self._topic_publishers.get(name)
         if publisher is not None and self._active:
             publisher.publish(msg)
 

@@ -433,9 +433,10 @@ class MicromodemClient:
             self.last_reason = self._session_reason or "stopped"
         finally:
             self._connected = False
+            self._session_failed.set()  # stops the reader before its link is closed
+            self._reader_thread.join(2.0)
             link.close()
             self._link = None
-            self._reader_thread.join(2.0)
             with self._lock:
                 if self._in_flight is not None:
                     # Not confirmed sent: back to the head of the queue for the next connection.
@@ -459,7 +460,7 @@ class MicromodemClient:
         return not self._session_failed.wait(seconds) and not self._stop.is_set()
 
     def _handshake(self) -> str | None:
-        """Query SRC and firmware, set the clock, send modem_config; reason on failure."""
+        """Query SRC, TAT and firmware, set the clock, send modem_config; reason on failure."""
         timeout = self.settings.handshake_timeout_s
         self.modem.id = -1
         for _ in range(3):
@@ -472,6 +473,7 @@ class MicromodemClient:
                 break
         else:
             return "modem silent: no reply to $CCCFQ,SRC"
+        self.modem.get_config_param("TAT")  # turn-around time, reported with ping replies
         self.modem.fw_version = None
         self.modem.get_config_param("info")
         end = time.monotonic() + timeout

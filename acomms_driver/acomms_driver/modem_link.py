@@ -46,7 +46,7 @@ class ModemLink:
             return self._read(timeout)
         except LinkError:
             raise
-        except (OSError, serial.SerialException, TypeError, ValueError) as exc:
+        except (OSError, serial.SerialException, TypeError, ValueError, AttributeError) as exc:
             # pyserial raises TypeError/ValueError when the fd is closed under it.
             raise LinkError(f"{self.description}: {exc}") from None
 
@@ -56,7 +56,8 @@ class ModemLink:
                 raise LinkError(f"{self.description} is closed")
             try:
                 self._write(data)
-            except (OSError, serial.SerialException, TypeError, ValueError) as exc:
+            except (OSError, serial.SerialException, TypeError, ValueError,
+                    AttributeError) as exc:
                 raise LinkError(f"{self.description}: {exc}") from None
 
     def close(self) -> None:

@@ -61,9 +61,9 @@ class ModemSensorDataNode(LifecycleNode):
         self._polling = False
         self._poll_timer = None
         self._deadline_timer = None
-        self._publisher = None
+        self._sensor_publisher = None
         self._nmea_out = None
-        self._subscription = None
+        self._nmea_subscription = None
 
     def _validate(self, change: dict) -> str | None:
         if hasattr(self, "params"):
@@ -74,9 +74,9 @@ class ModemSensorDataNode(LifecycleNode):
         return None
 
     def on_configure(self, state) -> TransitionCallbackReturn:
-        self._publisher = self.create_lifecycle_publisher(ModemSensorData, "modem_sensor_data", 10)
+        self._sensor_publisher = self.create_lifecycle_publisher(ModemSensorData, "modem_sensor_data", 10)
         self._nmea_out = self.create_lifecycle_publisher(String, "nmea_to_modem", 10)
-        self._subscription = self.create_subscription(String, "nmea_from_modem", self._on_nmea,
+        self._nmea_subscription = self.create_subscription(String, "nmea_from_modem", self._on_nmea,
                                                       100)
         return TransitionCallbackReturn.SUCCESS
 
@@ -94,10 +94,10 @@ class ModemSensorDataNode(LifecycleNode):
         return super().on_deactivate(state)
 
     def on_cleanup(self, state) -> TransitionCallbackReturn:
-        self.destroy_lifecycle_publisher(self._publisher)
+        self.destroy_lifecycle_publisher(self._sensor_publisher)
         self.destroy_lifecycle_publisher(self._nmea_out)
-        self.destroy_subscription(self._subscription)
-        self._publisher = self._nmea_out = self._subscription = None
+        self.destroy_subscription(self._nmea_subscription)
+        self._sensor_publisher = self._nmea_out = self._nmea_subscription = None
         return TransitionCallbackReturn.SUCCESS
 
     def _poll(self) -> None:
@@ -136,7 +136,7 @@ class ModemSensorDataNode(LifecycleNode):
             self.get_logger().warning(f"modem did not report {missing}")
         msg = ModemSensorData(**{f: self._values.get(f, math.nan) for f in SENSOR_FIELDS.values()})
         msg.header.stamp = self.get_clock().now().to_msg()
-        self._publisher.publish(msg)
+        self._sensor_publisher.publish(msg)
         self.counters["published"] += 1
 
 

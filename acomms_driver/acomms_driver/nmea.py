@@ -6,7 +6,8 @@ CACST/CAXST times with a fractional-second bug (".5" becomes 5 microseconds) and
 packet-timeout CSTs. This module is the gate in front of it: every byte from the modem goes
 through `NmeaReader`, which splits lines, rejects garbage and bad checksums with counters, and
 hands on only well-formed sentences. `parse_cst` / `parse_xst` map CACST / CAXST fields to the
-names of the acomms_interfaces CST / XST messages; `format_cst` / `format_xst` are their inverses (used by the modem emulator).
+names of the acomms_interfaces CST / XST messages; `format_cst` / `format_xst` are their
+inverses (used by the modem emulator).
 """
 
 from __future__ import annotations

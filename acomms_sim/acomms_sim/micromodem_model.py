@@ -214,11 +214,12 @@ class MicromodemModel:
             func(*args)
         except Exception as exc:  # noqa: BLE001 - report, never kill the timer thread silently
             self.counters["internal_errors"] += 1
-            self.emit("CAERR", [_hhmmss(), "EMULATOR", 99, f"internal error {exc!r}"[:60]])
+            self._error("EMULATOR", 99, f"internal error {exc!r}")
 
     def _error(self, module: str, number: int, text: str) -> None:
         self.counters["errors_reported"] += 1
-        self.emit("CAERR", [_hhmmss(), module, number, text.replace(",", ";")[:80]])
+        text = "".join(c if 0x20 <= ord(c) < 0x7F and c not in ",$*" else " " for c in text)
+        self.emit("CAERR", [_hhmmss(), module, number, text[:80]])
 
     # ------------------------------------------------------------------ host input
     def handle_line(self, line: str | bytes) -> None:
