@@ -74,10 +74,11 @@ class ModemSensorDataNode(LifecycleNode):
         return None
 
     def on_configure(self, state) -> TransitionCallbackReturn:
-        self._sensor_publisher = self.create_lifecycle_publisher(ModemSensorData, "modem_sensor_data", 10)
+        self._sensor_publisher = self.create_lifecycle_publisher(ModemSensorData,
+                                                                 "modem_sensor_data", 10)
         self._nmea_out = self.create_lifecycle_publisher(String, "nmea_to_modem", 10)
-        self._nmea_subscription = self.create_subscription(String, "nmea_from_modem", self._on_nmea,
-                                                      100)
+        self._nmea_subscription = self.create_subscription(String, "nmea_from_modem",
+                                                           self._on_nmea, 100)
         return TransitionCallbackReturn.SUCCESS
 
     def on_activate(self, state) -> TransitionCallbackReturn:

@@ -10,8 +10,6 @@ import sys
 import time
 
 import pytest
-from acomms_interfaces.msg import ModemSensorData, Packet, ReceivedPacket, TransmittedPacket
-from acomms_interfaces.srv import PingModem, QueryModemSrc, QueueTxPacket
 from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.srv import SetParameters
 from rclpy.parameter import Parameter
@@ -22,6 +20,8 @@ from acomms_core.testing import RosHarness
 from acomms_driver import nmea
 from acomms_driver.acomms_driver_node import AcommsDriverNode
 from acomms_driver.modem_sensor_data_node import ModemSensorDataNode
+from acomms_interfaces.msg import ModemSensorData, Packet, ReceivedPacket, TransmittedPacket
+from acomms_interfaces.srv import PingModem, QueryModemSrc, QueueTxPacket
 from acomms_sim.micromodem_emulator import PtyServer, TcpServer
 from acomms_sim.micromodem_model import LoopbackBackend, MicromodemModel
 
@@ -68,7 +68,8 @@ class DriverUnderTest:
             queue=QueueTxPacket.Request.QUEUE_IMMEDIATE, packet=packet), timeout)
 
     def set_parameter(self, name, value):
-        request = SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()])
+        message = Parameter(name, value=value).to_parameter_msg()
+        request = SetParameters.Request(parameters=[message])
         return self.ros.call(self.param_client, request).results[0]
 
 
