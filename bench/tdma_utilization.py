@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import importlib.util
 import math
 import os
@@ -208,11 +209,18 @@ def run(scenario: Scenario, cycles: int, queue_kind: str, config_path: str | Non
                 ros.executor.spin_once(timeout_sec=0.002)
             return predicate()
 
+        def clocks_at(target):
+            return all(n.get_clock().now().nanoseconds >= target for n in sim_nodes)
+
+        def settled(target):  # every MAC decided for this instant and nothing is in flight
+            return clocks_at(target) and all(
+                m.idle and m.last_tick_time is not None
+                and round(m.last_tick_time * 1e9) == target for m in macs)
+
         t = start
         for _ in range(40):
             publish(t)
-            if wait(lambda: all(n.get_clock().now().nanoseconds >= round(t * 1e9)
-                                for n in sim_nodes), 0.25):
+            if wait(lambda: clocks_at(round(start * 1e9)), 0.25):
                 break
         for mac in macs:
             ros.configure_and_activate(mac)
@@ -227,16 +235,11 @@ def run(scenario: Scenario, cycles: int, queue_kind: str, config_path: str | Non
         while t + TICK <= end_time - TICK / 2:
             t += TICK
             target = round(t * 1e9)
-            settled = False
             for _ in range(20):
                 publish(t)
-                if wait(lambda: all(n.get_clock().now().nanoseconds >= target for n in sim_nodes)
-                        and all(m.idle and m.last_tick_time is not None
-                                and round(m.last_tick_time * 1e9) >= target for m in macs),
-                        0.25):
-                    settled = True
+                if wait(functools.partial(settled, target), 0.25):
                     break
-            if not settled:
+            else:
                 raise RuntimeError(f"sim time {t} did not settle")
         wall = time.monotonic() - wall_start
         measured_from = start + TICK + cycle

@@ -54,9 +54,10 @@ class DynamicParameterSpec(ParameterSpec):
 TDMA_PARAMETERS = (
     ParameterSpec("num_slots", 4, "Slots in one TDMA cycle", 1, 10000),
     ParameterSpec("slot_duration_seconds", 30.0, "Length of one slot, s", 0.001, 86400.0),
-    ParameterSpec("cycle_start_time", "2024-01-01T00:00:00Z",
-                  "When slot 0 of some cycle started: ISO 8601 (UTC if no zone) or seconds since "
-                  "the epoch; every vehicle on the channel must use the same value"),
+    DynamicParameterSpec("cycle_start_time", "2024-01-01T00:00:00Z",
+                         "When slot 0 of some cycle started: ISO 8601 (UTC if no zone) or "
+                         "seconds since the epoch (number or string); every vehicle on the "
+                         "channel must use the same value"),
     DynamicParameterSpec("active_slots", 0,
                          "Slots this vehicle transmits in: an int, a list, or a range string such "
                          "as '0,2,5:7' (ranges may wrap: '6:1')"),
@@ -234,11 +235,14 @@ class TdmaNode(LifecycleNode):
             if not self._parameters_declared:
                 try:
                     declare_parameters(self, self.parameter_specs(), self._validate_change)
-                except ValueError as exc:
+                except Exception as exc:  # bad override: wrong type, out of range, invalid
                     for spec in self.parameter_specs():
-                        if self.has_parameter(spec.name):
-                            self.undeclare_parameter(spec.name)
-                    raise ScheduleError(str(exc)) from None
+                        try:
+                            if self.has_parameter(spec.name):
+                                self.undeclare_parameter(spec.name)
+                        except Exception:  # read-only parameters cannot be undeclared
+                            pass
+                    raise ScheduleError(f"{type(exc).__name__}: {exc}") from None
                 self.add_post_set_parameters_callback(self._on_parameters_set)
                 self._parameters_declared = True
             values = self._current_values()
@@ -268,7 +272,9 @@ class TdmaNode(LifecycleNode):
     def on_activate(self, state) -> TransitionCallbackReturn:
         with self._lock:
             self._active = True
+            held = self._held  # a packet held over a deactivate is still sent
             self._reset_runtime_state()
+            self._held = held
         tick = self.get_parameter("tick_period_seconds").value
         status = self.get_parameter("status_period_seconds").value
         self._tick_timer = self.create_timer(tick, self._on_tick)

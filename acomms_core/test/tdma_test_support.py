@@ -120,7 +120,7 @@ class SimClock:
         for mac in self.macs:
             if not mac.idle or mac.last_tick_time is None:
                 return False
-            if round(mac.last_tick_time * 1e9) < nanoseconds:
+            if round(mac.last_tick_time * 1e9) != nanoseconds:
                 return False
         return True
 
@@ -143,6 +143,18 @@ class SimClock:
             if self._spin_until(lambda: self._settled(target), timeout=0.25):
                 return
         raise AssertionError(f"sim time {t:.3f} not settled after {timeout} s")
+
+    def jump(self, t: float, timeout: float = 5.0) -> None:
+        """Set the clock without waiting for a MAC tick (timers restart one period after a
+        backward jump)."""
+        self.now = t
+        target = round(t * 1e9)
+        for _attempt in range(int(timeout / 0.25) + 1):
+            self._publish()
+            if self._spin_until(lambda: all(n.get_clock().now().nanoseconds == target
+                                            for n in self.sim_nodes), timeout=0.25):
+                return
+        raise AssertionError(f"sim time {t:.3f} not received after {timeout} s")
 
     def step(self, dt: float) -> None:
         self.set(self.now + dt)

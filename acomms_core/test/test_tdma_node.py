@@ -202,3 +202,35 @@ def test_bad_configuration_fails_configure_with_reason():
                          active_slots="0,3")
         other.trigger_configure()
         assert other._state_machine.current_state[0] == State.PRIMARY_STATE_UNCONFIGURED
+
+
+def test_bad_override_type_fails_configure_without_traceback():
+    with RosHarness() as ros:
+        clock = SimClock(ros, START)
+        mac = make_mac(ros, clock, "/auv1", num_slots="three")
+        mac.trigger_configure()
+        assert mac._state_machine.current_state[0] == State.PRIMARY_STATE_UNCONFIGURED
+
+
+def test_clock_jump_back_and_missing_services_do_not_stop_the_mac():
+    channel = []
+    with RosHarness() as ros:
+        clock = SimClock(ros, START - 0.5)
+        lonely = make_mac(ros, clock, "/auv9", num_slots=2, slot_duration_seconds=5.0,
+                          active_slots=0)  # neither queue nor modem exists
+        TestQueue(ros, "/auv1")
+        clock.watch(TestModem(ros, "/auv1", channel).node)
+        mac = make_mac(ros, clock, "/auv1", num_slots=2, slot_duration_seconds=5.0,
+                       active_slots=0)
+        clock.start()
+        ros.configure_and_activate(lonely)
+        ros.configure_and_activate(mac)
+        clock.run_until(START + 10.0, dt=0.5)
+        assert [tx.start - START for tx in channel] == [0.0, 2.5, 10.0]
+        assert lonely.counters["queue_unavailable"] >= 2 and not lonely.counters["packets_sent"]
+        # Sim time restarts 200 s earlier: the MAC forgets the "future" transmission and keeps
+        # using its slots instead of waiting 200 s for the lockout to pass.
+        clock.jump(START - 200.0)
+        clock.run_until(START - 190.0 + 2.5, dt=0.5)
+        assert [tx.start - START for tx in channel[3:]] == [-199.5, -190.0, -187.5]
+        assert mac.counters["clock_jumps_back"] == 1
