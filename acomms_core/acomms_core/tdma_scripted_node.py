@@ -57,6 +57,7 @@ class TdmaScriptedNode(TdmaAdvancedNode):
 
     def __init__(self, node_name: str = "tdma_scripted_node", **kwargs):
         self._command_publisher = None
+        self._installed_plan: tuple[TestPlanEntry, ...] | None = None
         super().__init__(node_name, **kwargs)
 
     def parameter_specs(self):
@@ -102,8 +103,7 @@ class TdmaScriptedNode(TdmaAdvancedNode):
         self._last_cycle_commands: tuple[str, ...] = ()
 
     def _on_config_installed(self, config) -> None:
-        previous = getattr(self, "_installed_plan", None)
-        if config.plan != previous:
+        if config.plan != self._installed_plan:
             self._reset_plan_position()
         self._installed_plan = config.plan
 
