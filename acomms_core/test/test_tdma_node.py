@@ -234,3 +234,47 @@ def test_clock_jump_back_and_missing_services_do_not_stop_the_mac():
         clock.run_until(START - 190.0 + 2.5, dt=0.5)
         assert [tx.start - START for tx in channel[3:]] == [-199.5, -190.0, -187.5]
         assert mac.counters["clock_jumps_back"] == 1
+
+
+def test_late_queue_answer_is_held_for_the_next_slot():
+    """The queue answers after the slot has no room left: the packet waits for the next slot."""
+    import rclpy
+    from rclpy.task import Future
+
+    from acomms_interfaces.srv import GetNextPacketData
+
+    channel, requests, gate = [], [], Future()
+    with RosHarness() as ros:
+        clock = SimClock(ros, START - 0.5)
+        queue_node = ros.add(rclpy.create_node("test_queue", namespace="/auv1",
+                                               context=ros.context))
+
+        async def answer_late(request, response):
+            requests.append(request)
+            if len(requests) == 1:
+                await gate
+            response.dest = 3
+            response.dataframe_bytes = bytes([len(requests)] * 10)
+            response.num_dataframe_bytes = 10
+            response.num_messages = 1
+            response.queued_message_ids = [len(requests)]
+            return response
+
+        queue_node.create_service(GetNextPacketData, "get_next_packet_data", answer_late)
+        clock.watch(TestModem(ros, "/auv1", channel).node)
+        mac = make_mac(ros, clock, "/auv1", num_slots=2, slot_duration_seconds=5.0,
+                       active_slots=0)
+        clock.start()
+        ros.configure_and_activate(mac)
+        clock.jump(START)
+        assert ros.spin_until(lambda: requests, 5.0)
+        clock.jump(START + 4.0)        # 1 s left in slot 0: too late for a 2.5 s packet + guard
+        gate.set_result(None)
+        assert ros.spin_until(lambda: mac.idle and mac.counters["held_packets"] == 1, 5.0)
+        assert channel == []
+        clock.run_until(START + 10.0, dt=0.5)
+        assert [tx.start - START for tx in channel] == [10.0]
+        assert bytes(channel[0].packet.dataframe_bytes) == bytes([1] * 10)  # the held packet
+        assert len(requests) == 1      # sent without asking the queue again
+        clock.run_until(START + 12.5, dt=0.5)
+        assert bytes(channel[1].packet.dataframe_bytes) == bytes([2] * 10)
