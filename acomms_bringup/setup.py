@@ -24,6 +24,7 @@ setup(
     entry_points={
         "console_scripts": [
             "lifecycle_manager = acomms_bringup.lifecycle_manager:main",
+            "trajectory_node = acomms_bringup.trajectory_node:main",
         ],
     },
 )

@@ -63,7 +63,8 @@ TRANSMISSION_LOSS_MODELS = ("spreading", "bellhop")
 SPREADING_KINDS = ("spherical", "practical", "cylindrical")
 MICROMODEM_CONNECTIONS = ("serial", "udp", "tcp")
 # Nodes of one vehicle that take per-node parameter overrides (executable names).
-VEHICLE_NODE_NAMES = ("modem", "message_queue_node", "packet_dispatch_node", "mac")
+VEHICLE_NODE_NAMES = ("trajectory_node", "modem", "message_queue_node", "packet_dispatch_node",
+                      "mac")
 
 # MAC parameters accepted per MAC kind, with their expected YAML types. The TDMA nodes declare the
 # same names (issue 4); anything else for a MAC goes under `parameters:` (an explicit override).
