@@ -24,6 +24,8 @@ Schema (defaults in brackets)::
       noise: {model: fixed, level_db: 60.0}        # or {model: wenz, shipping_activity: 0.5,
                                                     #     wind_speed_m_s: 5.0}
       transmission_loss: {model: spreading, spreading: practical}   # or {model: bellhop}
+      absorption: {model: thorp, temperature_c: 10.0, salinity_ppt: 35.0, ph: 8.0}
+                                        # model: thorp | francois_garrison (spreading TL only)
       center_frequency_hz: 10000.0      # [10000.0]
       bandwidth_hz: 5000.0              # [5000.0]
       source_level_db: 185.0            # [185.0] dB re 1 uPa @ 1 m
@@ -61,6 +63,7 @@ MAC_KINDS = ("tdma", "tdma_advanced", "tdma_scripted")
 NOISE_MODELS = ("fixed", "wenz")
 TRANSMISSION_LOSS_MODELS = ("spreading", "bellhop")
 SPREADING_KINDS = ("spherical", "practical", "cylindrical")
+ABSORPTION_MODELS = ("thorp", "francois_garrison")
 MICROMODEM_CONNECTIONS = ("serial", "udp", "tcp")
 # Nodes of one vehicle that take per-node parameter overrides (executable names).
 VEHICLE_NODE_NAMES = ("trajectory_node", "modem", "message_queue_node", "packet_dispatch_node",
@@ -193,6 +196,14 @@ class Noise:
 
 
 @dataclasses.dataclass(frozen=True)
+class Absorption:
+    model: str = "thorp"  # "thorp" | "francois_garrison"
+    temperature_c: float = 10.0
+    salinity_ppt: float = 35.0
+    ph: float = 8.0
+
+
+@dataclasses.dataclass(frozen=True)
 class Channel:
     sound_speed_m_s: float
     sound_speed_profile: tuple[tuple[float, float], ...] | None  # (depth m, speed m/s) pairs
@@ -200,6 +211,7 @@ class Channel:
     noise: Noise
     transmission_loss_model: str  # "spreading" | "bellhop"
     spreading: str  # "spherical" | "practical" | "cylindrical"
+    absorption: Absorption
     center_frequency_hz: float
     bandwidth_hz: float
     source_level_db: float
@@ -534,6 +546,17 @@ def _parse_channel(ctx: _Context, section: _Section | None) -> Channel:
     tl_model = tl_section.get("model", (str,), "spreading", choices=TRANSMISSION_LOSS_MODELS)
     spreading = tl_section.get("spreading", (str,), "practical", choices=SPREADING_KINDS)
     tl_section.finish()
+    absorption = Absorption()
+    absorption_section = section.section("absorption")
+    if absorption_section is not None:
+        absorption = Absorption(
+            model=absorption_section.get("model", (str,), "thorp", choices=ABSORPTION_MODELS),
+            temperature_c=absorption_section.get("temperature_c", (float,), 10.0,
+                                                 minimum=-2.0, maximum=40.0),
+            salinity_ppt=absorption_section.get("salinity_ppt", (float,), 35.0,
+                                                minimum=0.0, maximum=45.0),
+            ph=absorption_section.get("ph", (float,), 8.0, minimum=6.0, maximum=9.0))
+        absorption_section.finish()
     center = section.get("center_frequency_hz", (float,), 10000.0, minimum=100.0,
                          maximum=1_000_000.0)
     bandwidth = section.get("bandwidth_hz", (float,), 5000.0, minimum=0.0,
@@ -545,8 +568,8 @@ def _parse_channel(ctx: _Context, section: _Section | None) -> Channel:
     section.finish()
     return Channel(sound_speed_m_s=sound_speed, sound_speed_profile=profile,
                    water_depth_m=water_depth, noise=noise, transmission_loss_model=tl_model,
-                   spreading=spreading, center_frequency_hz=center, bandwidth_hz=bandwidth,
-                   source_level_db=source_level)
+                   spreading=spreading, absorption=absorption, center_frequency_hz=center,
+                   bandwidth_hz=bandwidth, source_level_db=source_level)
 
 
 def _parse_noise(ctx: _Context, section: _Section | None, path: str) -> Noise:

@@ -27,6 +27,8 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
+import yaml
+
 from acomms_bringup.scenario import Scenario, Vehicle, parse_slots
 
 # executable -> (package, "module:Class"), as in docs/ARCHITECTURE.md.
@@ -54,7 +56,9 @@ MAC_EXECUTABLES = {"tdma": "tdma_node", "tdma_advanced": "tdma_advanced_node",
 MODEM_EXECUTABLES = {"sim": "modem_sim_node", "micromodem": "acomms_driver_node"}
 # Global service names the sim modems reach (ARCHITECTURE: only these sim names are global).
 READ_LOCATION_SERVICE = "/read_location"
-LOCATION_TOPIC = "location"  # relative: /<vehicle>/location, published by trajectory_node
+SOUND_SPEED_PROFILE_TOPIC = "/sound_speed_profile"
+FIX_TOPIC = "fix"  # relative: /<vehicle>/fix (NavSatFix), published by trajectory_node
+CLOCK_START_SECONDS = 0.0  # sim time when the sim clock starts
 TRAJECTORY_PUBLISH_RATE_HZ = 2.0
 # Wall-clock seconds the manager waits for one transition / for a node's services.
 TRANSITION_TIMEOUT_SECONDS = 30.0
@@ -141,35 +145,48 @@ def _ros_slots(value: int | list | str) -> int | list[int] | str:
     return value
 
 
+def channel_parameters(scenario: Scenario) -> dict[str, Any]:
+    """Propagation and water parameters, declared alike by modem_sim_node and
+    sim_transmission_loss_node (acomms_sim.sim_node_support.PROPAGATION_SPECS)."""
+    channel = scenario.channel
+    return {
+        "transmission_loss_model": channel.transmission_loss_model,
+        "spreading": channel.spreading,
+        "absorption_model": channel.absorption.model,
+        "water_temperature_c": channel.absorption.temperature_c,
+        "salinity_ppt": channel.absorption.salinity_ppt,
+        "ph": channel.absorption.ph,
+        # With a profile: its mean until the profile is published on /sound_speed_profile.
+        "sound_speed_mps": channel.sound_speed_m_s,
+        "water_depth_m": channel.water_depth_m,
+    }
+
+
+def noise_parameters(scenario: Scenario) -> dict[str, Any]:
+    noise = scenario.channel.noise
+    return {"ambient_noise_model": noise.model, "ambient_noise_db": noise.level_db,
+            "shipping_activity": noise.shipping_activity, "wind_speed_mps": noise.wind_speed_m_s}
+
+
 def _modem_sim_parameters(scenario: Scenario, vehicle: Vehicle) -> dict[str, Any]:
     channel = scenario.channel
     source_level = vehicle.modem.source_level_db
-    parameters: dict[str, Any] = {
+    return {
         "SRC": vehicle.src,
         "center_frequency_hz": channel.center_frequency_hz,
         "bandwidth_hz": channel.bandwidth_hz,
         "source_level_db": source_level if source_level is not None else channel.source_level_db,
-        # Static position, or where a moving vehicle starts; a moving one is read from the
-        # platform location service (fed by its trajectory_node).
+        # Static position, or (moving vehicle) polled from the platform location service,
+        # which follows the vehicle's trajectory_node.
         "location_source": "service" if vehicle.trajectory else "static",
         "platform_name": vehicle.name,
         "latitude": vehicle.position.latitude,
         "longitude": vehicle.position.longitude,
         "depth": vehicle.position.depth,
-        "noise_model": channel.noise.model,
-        "ambient_noise_db": channel.noise.level_db,
-        "shipping_activity": channel.noise.shipping_activity,
-        "wind_speed_m_s": channel.noise.wind_speed_m_s,
-        # Spreading is cheap in-process; Bellhop goes through the caching TL service.
-        "transmission_loss_model": channel.transmission_loss_model,
-        "use_transmission_loss_service": channel.transmission_loss_model == "bellhop",
-        "spreading": channel.spreading,
-        "sound_speed_m_s": channel.sound_speed_m_s,
-        "water_depth_m": channel.water_depth_m,
-        # Distinct, reproducible random streams per modem.
-        "seed": (scenario.seed * 1000 + vehicle.src) % 2**31,
+        "seed": scenario.seed,  # the node mixes in its SRC: distinct streams per modem
+        **channel_parameters(scenario),
+        **noise_parameters(scenario),
     }
-    return parameters
 
 
 def _driver_parameters(vehicle: Vehicle) -> dict[str, Any]:
@@ -184,12 +201,11 @@ def _driver_parameters(vehicle: Vehicle) -> dict[str, Any]:
         parameters["modem_remote_port"] = connection["remote_port"]
         if "local_port" in connection:
             parameters["modem_local_port"] = connection["local_port"]
-    # $CCCFG settings as "NAME,value" strings (a ROS parameter cannot be a mapping); the
+    # $CCCFG settings as one YAML mapping string (a ROS parameter cannot be a mapping); the
     # scenario's SRC is written to the modem unless the scenario sets SRC itself.
     config = {"SRC": vehicle.src, **connection.get("modem_config", {})}
-    parameters["modem_config"] = [f"{name},{value}" for name, value in config.items()]
-    if vehicle.modem.source_level_db is not None:
-        parameters["requested_source_level_db"] = vehicle.modem.source_level_db
+    parameters["modem_config"] = yaml.safe_dump(config, default_flow_style=True,
+                                                sort_keys=False).strip()
     return parameters
 
 
@@ -218,23 +234,30 @@ def describe_vehicle(scenario: Scenario, vehicle: Vehicle | str) -> NodeGroup:
             "waypoint_longitudes": [w.position.longitude for w in waypoints],
             "waypoint_depths": [w.position.depth for w in waypoints],
             "publish_rate_hz": TRAJECTORY_PUBLISH_RATE_HZ,
+            # Sim time: trajectory time = sim time (the clock starts at CLOCK_START_SECONDS).
+            # Wall time: trajectory time 0 is the node's activation.
+            "start_time_seconds": (CLOCK_START_SECONDS if scenario.clock.use_sim_time
+                                   else -1.0),
         }), overrides.get("trajectory_node")))
 
     modem_executable = MODEM_EXECUTABLES[vehicle.modem.kind]
     if vehicle.modem.kind == "sim":
         modem_parameters = {**common, **_modem_sim_parameters(scenario, vehicle)}
-        remappings = ((("read_location", READ_LOCATION_SERVICE),) if vehicle.trajectory else ())
+        remappings = [("sound_speed_profile", SOUND_SPEED_PROFILE_TOPIC)]
+        if vehicle.trajectory:
+            remappings.insert(0, ("read_location", READ_LOCATION_SERVICE))
     else:
         modem_parameters = {**common, **_driver_parameters(vehicle)}
-        remappings = ()
+        remappings = []
     nodes.append(_with_overrides(_node(modem_executable, None, namespace, modem_parameters,
-                                       remappings), overrides.get("modem")))
+                                       tuple(remappings)), overrides.get("modem")))
 
-    codec = {"src": vehicle.src, "codec_config_file": str(vehicle.codec_config)}
+    codec_config_file = str(vehicle.codec_config)
     nodes.append(_with_overrides(_node("message_queue_node", None, namespace, {
-        **common, **codec}), overrides.get("message_queue_node")))
+        **common, "src": vehicle.src, "codec_config_file": codec_config_file}),
+        overrides.get("message_queue_node")))
     nodes.append(_with_overrides(_node("packet_dispatch_node", None, namespace, {
-        **common, **codec}), overrides.get("packet_dispatch_node")))
+        **common, "codec_config_file": codec_config_file}), overrides.get("packet_dispatch_node")))
 
     mac_parameters = {key: _ros_slots(value) if key.endswith("_slots") else value
                       for key, value in vehicle.mac.parameters.items()}
@@ -250,32 +273,19 @@ def describe_simulation(scenario: Scenario) -> NodeGroup | None:
     """The global simulator services the sim modems use; None without sim modems."""
     if not scenario.has_sim_modems:
         return None
-    channel = scenario.channel
     common = {"use_sim_time": scenario.clock.use_sim_time}
     sim_vehicles = [v for v in scenario.vehicles if v.modem.kind == "sim"]
-    location: dict[str, Any] = {**common, "platform_names": [v.name for v in sim_vehicles]}
-    for vehicle in sim_vehicles:
-        prefix = f"platforms.{vehicle.name}"
-        location[f"{prefix}.latitude"] = vehicle.position.latitude
-        location[f"{prefix}.longitude"] = vehicle.position.longitude
-        location[f"{prefix}.depth"] = vehicle.position.depth
-        if vehicle.trajectory is not None:
-            location[f"{prefix}.location_topic"] = (
-                f"{vehicle.namespace}/{LOCATION_TOPIC}")
-    transmission_loss: dict[str, Any] = {
+    location: dict[str, Any] = {
         **common,
-        "model": channel.transmission_loss_model,
-        "spreading": channel.spreading,
-        "sound_speed_m_s": channel.sound_speed_m_s,
-        "water_depth_m": channel.water_depth_m,
-        "center_frequency_hz": channel.center_frequency_hz,
-        "bandwidth_hz": channel.bandwidth_hz,
+        "platform_names": [v.name for v in sim_vehicles],
+        "latitudes": [v.position.latitude for v in sim_vehicles],
+        "longitudes": [v.position.longitude for v in sim_vehicles],
+        "depths": [v.position.depth for v in sim_vehicles],
+        # A moving vehicle's position follows its trajectory_node's fixes.
+        "position_topics": [f"{v.namespace}/{FIX_TOPIC}" if v.trajectory else ""
+                            for v in sim_vehicles],
     }
-    if channel.sound_speed_profile is not None:
-        transmission_loss["sound_speed_profile_depths_m"] = [
-            d for d, _ in channel.sound_speed_profile]
-        transmission_loss["sound_speed_profile_speeds_m_s"] = [
-            s for _, s in channel.sound_speed_profile]
+    transmission_loss = {**common, **channel_parameters(scenario)}
     nodes = (
         _node("platform_location_node", None, "/", location),
         _node("sim_transmission_loss_node", None, "/", transmission_loss),
@@ -289,7 +299,9 @@ def describe_clock(scenario: Scenario) -> NodeGroup | None:
     """The simulated clock (publishes /clock at the warp factor); None in wall-clock time."""
     if not scenario.clock.use_sim_time:
         return None
-    nodes = (_node("sim_clock_node", None, "/", {"warp_factor": scenario.clock.warp_factor}),)
+    nodes = (_node("sim_clock_node", None, "/", {
+        "mode": "free_running", "warp_factor": scenario.clock.warp_factor,
+        "start_time_s": CLOCK_START_SECONDS}),)
     return NodeGroup(name="clock", namespace="/", nodes=nodes,
                      manager=_manager("clock_lifecycle_manager", "/", nodes))
 

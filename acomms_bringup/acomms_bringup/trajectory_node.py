@@ -2,9 +2,10 @@
 
 A moving vehicle in a scenario has waypoints (time, latitude, longitude, depth); between them it
 moves in straight lines (`acomms_bringup.scenario.Trajectory`). This lifecycle node publishes the
-current position on `location` (acomms_interfaces/Location, relative to the vehicle namespace) at
-`publish_rate_hz` on the node clock, so with `use_sim_time` it follows simulated time. The
-platform location service reads these topics for the simulated modems.
+current position on `fix` (sensor_msgs/NavSatFix, altitude = −depth, status FIX; relative to the
+vehicle namespace) at `publish_rate_hz` on the node clock, so with `use_sim_time` it follows
+simulated time. platform_location_node follows these topics (`position_topics`) and answers the
+simulated modems' `read_location` calls with them.
 
 Trajectory time 0 is `start_time_seconds` on the node clock, or the moment of activation when that
 is negative (the default).
@@ -19,10 +20,10 @@ import rclpy
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rclpy.parameter import Parameter
+from sensor_msgs.msg import NavSatFix, NavSatStatus
 
 from acomms_bringup.scenario import Position, Trajectory, Waypoint
 from acomms_core.ros_support import ParameterSpec, declare_parameters
-from acomms_interfaces.msg import Location
 
 WAYPOINT_PARAMETERS = ("waypoint_times_seconds", "waypoint_latitudes", "waypoint_longitudes",
                        "waypoint_depths")
@@ -64,7 +65,7 @@ def trajectory_from_values(values: dict[str, Any]) -> Trajectory:
 
 
 class TrajectoryNode(LifecycleNode):
-    """Publishes `location` along the configured waypoints."""
+    """Publishes `fix` along the configured waypoints."""
 
     def __init__(self, node_name: str = "trajectory_node", **kwargs):
         super().__init__(node_name, **kwargs)
@@ -108,7 +109,7 @@ class TrajectoryNode(LifecycleNode):
         except ValueError as exc:
             self.get_logger().error(f"configure refused: {exc}")
             return TransitionCallbackReturn.FAILURE
-        self._publisher = self.create_lifecycle_publisher(Location, "location", 10)
+        self._publisher = self.create_lifecycle_publisher(NavSatFix, "fix", 10)
         return TransitionCallbackReturn.SUCCESS
 
     def on_activate(self, state) -> TransitionCallbackReturn:
@@ -146,9 +147,12 @@ class TrajectoryNode(LifecycleNode):
             return
         now = self.get_clock().now()
         position = self._trajectory.position_at((now.nanoseconds - self._start_ns) / 1e9)
-        message = Location(latitude=position.latitude, longitude=position.longitude,
-                           depth=float(position.depth))
+        message = NavSatFix(latitude=position.latitude, longitude=position.longitude,
+                            altitude=-float(position.depth),
+                            status=NavSatStatus(status=NavSatStatus.STATUS_FIX,
+                                                service=NavSatStatus.SERVICE_GPS))
         message.header.stamp = now.to_msg()
+        message.header.frame_id = self.get_name()
         self._publisher.publish(message)
         self.published_count += 1
 

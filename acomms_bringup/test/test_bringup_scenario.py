@@ -268,8 +268,11 @@ def test_sound_speed_profile_and_channel_checks(tmp_path):
     data["channel"] = {"sound_speed_profile": {"depths_m": [0, 50, 100],
                                                "sound_speeds_m_s": [1500, 1490, 1492]},
                        "transmission_loss": {"model": "bellhop"},
-                       "noise": {"model": "wenz", "wind_speed_m_s": 10}}
+                       "noise": {"model": "wenz", "wind_speed_m_s": 10},
+                       "absorption": {"model": "francois_garrison", "temperature_c": 4}}
     channel = load_scenario(write(tmp_path, data)).channel
+    assert channel.absorption.model == "francois_garrison"
+    assert channel.absorption.temperature_c == 4.0 and channel.absorption.ph == 8.0
     assert channel.sound_speed_profile == ((0, 1500), (50, 1490), (100, 1492))
     assert channel.transmission_loss_model == "bellhop"
     assert channel.noise.wind_speed_m_s == 10.0

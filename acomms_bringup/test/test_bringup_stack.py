@@ -42,21 +42,23 @@ def test_vehicle_nodes_parameters_and_remappings(two_vehicles):
     modem, queue, dispatch, mac = group.nodes
     assert (modem.package, modem.executable, modem.plugin) == (
         "acomms_sim", "modem_sim_node", "acomms_sim.modem_sim_node:ModemSimNode")
-    assert modem.namespace == "/bravo" and modem.remappings == ()
+    assert modem.namespace == "/bravo"
+    assert modem.remappings == (("sound_speed_profile", "/sound_speed_profile"),)
     assert modem.parameters == {
         "use_sim_time": True, "SRC": 2, "center_frequency_hz": 10000.0, "bandwidth_hz": 5000.0,
         "source_level_db": 185.0, "location_source": "static", "platform_name": "bravo",
-        "latitude": 41.5335, "longitude": -70.67, "depth": 10.0, "noise_model": "fixed",
-        "ambient_noise_db": 60.0, "shipping_activity": 0.5, "wind_speed_m_s": 5.0,
-        "transmission_loss_model": "spreading", "use_transmission_loss_service": False,
-        "spreading": "practical", "sound_speed_m_s": 1500.0, "water_depth_m": 100.0,
-        "seed": 1002}
+        "latitude": 41.5335, "longitude": -70.67, "depth": 10.0, "seed": 1,
+        "transmission_loss_model": "spreading", "spreading": "practical",
+        "absorption_model": "thorp", "water_temperature_c": 10.0, "salinity_ppt": 35.0,
+        "ph": 8.0, "sound_speed_mps": 1500.0, "water_depth_m": 100.0,
+        "ambient_noise_model": "fixed", "ambient_noise_db": 60.0, "shipping_activity": 0.5,
+        "wind_speed_mps": 5.0}
     codec_file = str((CONFIG / "demo_codecs.yaml").resolve())
     for node, executable in ((queue, "message_queue_node"), (dispatch, "packet_dispatch_node")):
         assert node.executable == executable and node.package == "acomms_core"
-        assert node.parameters == {"use_sim_time": True, "src": 2,
-                                   "codec_config_file": codec_file}
         assert node.remappings == ()
+    assert queue.parameters == {"use_sim_time": True, "src": 2, "codec_config_file": codec_file}
+    assert dispatch.parameters == {"use_sim_time": True, "codec_config_file": codec_file}
     assert (mac.executable, mac.plugin) == ("tdma_node", "acomms_core.tdma_node:TdmaNode")
     assert mac.parameters == {"use_sim_time": True, "num_slots": 2,
                               "slot_duration_seconds": 15.0, "active_slots": 1,
@@ -76,16 +78,19 @@ def test_simulation_and_clock_groups(two_vehicles):
     assert all(n.namespace == "/" for n in simulation.nodes)
     assert location.parameters == {
         "use_sim_time": True, "platform_names": ["alpha", "bravo"],
-        "platforms.alpha.latitude": 41.52, "platforms.alpha.longitude": -70.67,
-        "platforms.alpha.depth": 10.0, "platforms.bravo.latitude": 41.5335,
-        "platforms.bravo.longitude": -70.67, "platforms.bravo.depth": 10.0}
-    assert transmission_loss.parameters["model"] == "spreading"
-    assert transmission_loss.parameters["sound_speed_m_s"] == 1500.0
+        "latitudes": [41.52, 41.5335], "longitudes": [-70.67, -70.67], "depths": [10.0, 10.0],
+        "position_topics": ["", ""]}
+    assert transmission_loss.parameters == {
+        "use_sim_time": True, "transmission_loss_model": "spreading", "spreading": "practical",
+        "absorption_model": "thorp", "water_temperature_c": 10.0, "salinity_ppt": 35.0,
+        "ph": 8.0, "sound_speed_mps": 1500.0, "water_depth_m": 100.0}
     assert performance.parameters == {"use_sim_time": True, "seed": 1}
     clock = describe_clock(two_vehicles)
     (sim_clock,) = clock.nodes
     assert sim_clock.fully_qualified_name == "/sim_clock_node"
-    assert sim_clock.parameters == {"warp_factor": 10.0}  # the clock itself runs on wall time
+    # The clock itself runs on wall time (no use_sim_time).
+    assert sim_clock.parameters == {"mode": "free_running", "warp_factor": 10.0,
+                                    "start_time_s": 0.0}
     assert clock.manager.parameters["node_names"] == ["/sim_clock_node"]
 
 
@@ -98,11 +103,13 @@ def test_demo_moving_auv_gets_trajectory_node_and_location_service():
     trajectory, modem = auv.nodes[:2]
     assert trajectory.parameters["waypoint_times_seconds"] == [0.0, 300.0, 600.0]
     assert trajectory.parameters["waypoint_depths"] == [20.0, 40.0, 40.0]
+    assert trajectory.parameters["start_time_seconds"] == 0.0  # = sim clock start
     assert modem.parameters["location_source"] == "service"
-    assert modem.remappings == (("read_location", "/read_location"),)
+    assert modem.remappings == (("read_location", "/read_location"),
+                                ("sound_speed_profile", "/sound_speed_profile"))
     location = describe_simulation(scenario).nodes[0]
-    assert location.parameters["platforms.auv.location_topic"] == "/auv/location"
-    assert "platforms.gateway.location_topic" not in location.parameters
+    assert location.parameters["platform_names"] == ["auv", "gateway", "topside"]
+    assert location.parameters["position_topics"] == ["/auv/fix", "", ""]
     topside = describe_vehicle(scenario, "topside")
     assert topside.node("modem_sim_node").parameters["source_level_db"] == 190.0
     slots = [describe_vehicle(scenario, v.name).nodes[-1].parameters["active_slots"]
@@ -143,7 +150,7 @@ def test_overrides_mac_kinds_and_slot_strings(tmp_path):
     assert mac.parameters["software_mute"] is True and mac.parameters["pings_per_slot"] == 2
     assert a.node("modem_sim_node").parameters["SRC"] == 9  # override applied last
     assert a.node("message_queue_node").parameters["default_priority"] == 20
-    assert a.node("packet_dispatch_node").parameters["src"] == 1
+    assert "default_priority" not in a.node("packet_dispatch_node").parameters
     b = describe_vehicle(scenario, "b")
     assert b.node("tdma_scripted_node").parameters["active_slots"] == [1]
 
@@ -163,7 +170,7 @@ def test_micromodem_vehicle_uses_driver_and_wall_clock(tmp_path):
     assert driver.parameters == {
         "use_sim_time": False, "modem_connection_type": "udp", "set_modem_time": False,
         "modem_remote_host": "10.0.0.5", "modem_remote_port": 4001, "modem_local_port": 4002,
-        "modem_config": ["SRC,1", "pwramp.txlevel,2"]}
+        "modem_config": "{SRC: 1, pwramp.txlevel: 2}"}
     serial = stack.group("sub").nodes[0].parameters
     assert serial["modem_serial_port"] == "/dev/ttyS1" and serial["modem_baud_rate"] == 115200
     assert all(not n.parameters.get("use_sim_time", False) for n in stack.all_nodes())
@@ -174,11 +181,11 @@ def test_bellhop_and_profile_reach_the_channel_nodes(tmp_path):
         "sound_speed_profile": {"depths_m": [0, 100], "sound_speeds_m_s": [1500, 1480]},
         "transmission_loss": {"model": "bellhop"}})
     transmission_loss = describe_simulation(scenario).node("sim_transmission_loss_node")
-    assert transmission_loss.parameters["model"] == "bellhop"
-    assert transmission_loss.parameters["sound_speed_profile_depths_m"] == [0, 100]
-    assert transmission_loss.parameters["sound_speed_profile_speeds_m_s"] == [1500, 1480]
+    assert transmission_loss.parameters["transmission_loss_model"] == "bellhop"
+    assert transmission_loss.parameters["sound_speed_mps"] == 1490.0  # profile mean
     modem = describe_vehicle(scenario, "a").node("modem_sim_node")
-    assert modem.parameters["use_transmission_loss_service"] is True
+    assert modem.parameters["transmission_loss_model"] == "bellhop"
+    assert modem.parameters["sound_speed_mps"] == 1490.0
 
 
 def test_node_types_match_the_architecture_table():

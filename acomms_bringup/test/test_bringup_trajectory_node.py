@@ -5,10 +5,10 @@ from builtin_interfaces.msg import Time
 from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import NavSatFix
 
 from acomms_bringup.trajectory_node import TrajectoryNode
 from acomms_core.testing import RosHarness
-from acomms_interfaces.msg import Location
 
 
 def waypoint_parameters(times, latitudes, longitudes, depths):
@@ -32,7 +32,7 @@ def test_positions_follow_sim_time_with_linear_interpolation(ros):
         Parameter("use_sim_time", value=True)]))
     clock = ros.helper.create_publisher(Clock, "/clock", 10)
     received = []
-    ros.helper.create_subscription(Location, "/traj_test/location", received.append, 10)
+    ros.helper.create_subscription(NavSatFix, "/traj_test/fix", received.append, 10)
 
     def set_time(seconds):
         clock.publish(Clock(clock=Time(sec=int(seconds), nanosec=0)))
@@ -50,7 +50,7 @@ def test_positions_follow_sim_time_with_linear_interpolation(ros):
     assert ros.spin_until(lambda: received[-1].header.stamp.sec == 1075, timeout=5.0)
     last = received[-1]
     assert last.latitude == pytest.approx(41.75)
-    assert last.depth == pytest.approx(25.0)
+    assert last.altitude == pytest.approx(-25.0)  # altitude = -depth
     set_time(1500.0)  # past the last waypoint: stays there
     assert ros.spin_until(lambda: received[-1].header.stamp.sec == 1500, timeout=5.0)
     assert received[-1].latitude == pytest.approx(42.0)
