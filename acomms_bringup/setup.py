@@ -25,6 +25,7 @@ setup(
         "console_scripts": [
             "lifecycle_manager = acomms_bringup.lifecycle_manager:main",
             "trajectory_node = acomms_bringup.trajectory_node:main",
+            "acomms_check_scenario = acomms_bringup.stack:main",
         ],
     },
 )

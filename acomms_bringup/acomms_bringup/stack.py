@@ -318,3 +318,49 @@ def active_slots(vehicle: Vehicle) -> list[int]:
     """The vehicle's TDMA active slots as a sorted list (for summaries and checks)."""
     parameters = vehicle.mac.parameters
     return parse_slots(parameters.get("active_slots", 0), parameters.get("num_slots", 4))
+
+
+def format_stack(stack: StackDescription) -> str:
+    """A readable listing: one line per node with its parameters and remappings."""
+    lines = []
+    for group in stack.groups:
+        lines.append(f"[{group.name}] managed by {group.manager.fully_qualified_name}")
+        for node in group.nodes:
+            lines.append(f"  {node.fully_qualified_name}  ({node.package}/{node.executable})")
+            for name, value in node.parameters.items():
+                lines.append(f"      {name} = {value!r}")
+            for source, target in node.remappings:
+                lines.append(f"      remap {source} -> {target}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`acomms_check_scenario FILE...`: validate scenarios and list the nodes they start."""
+    import argparse
+    import sys
+
+    from acomms_bringup.scenario import ScenarioError, load_scenario
+
+    parser = argparse.ArgumentParser(prog="acomms_check_scenario", description=main.__doc__)
+    parser.add_argument("scenario", nargs="+", help="scenario YAML file(s)")
+    parser.add_argument("--quiet", "-q", action="store_true", help="only report errors")
+    arguments = parser.parse_args(argv)
+    status = 0
+    for path in arguments.scenario:
+        try:
+            scenario = load_scenario(path)
+        except ScenarioError as exc:
+            print(exc, file=sys.stderr)
+            status = 1
+            continue
+        for warning in scenario.warnings:
+            print(f"{path}: warning: {warning}", file=sys.stderr)
+        if not arguments.quiet:
+            print(f"{path}: scenario {scenario.name!r}, {len(scenario.vehicles)} vehicles, "
+                  f"{scenario.duration_seconds:g} s, warp {scenario.clock.warp_factor:g}")
+            print(format_stack(describe_stack(scenario)))
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

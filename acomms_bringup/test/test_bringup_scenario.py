@@ -74,6 +74,13 @@ def test_two_vehicles_scenario_loads():
     assert scenario.channel.transmission_loss_model == "spreading"
 
 
+def test_micromodem_pair_scenario_loads():
+    scenario = load_scenario(CONFIG / "micromodem_pair.yaml")
+    assert not scenario.clock.use_sim_time and not scenario.has_sim_modems
+    assert scenario.vehicles[0].modem.connection["modem_config"] == {"pwramp.txlevel": 3}
+    assert scenario.vehicles[1].modem.connection["remote_port"] == 4001
+
+
 def test_demo_codec_config_follows_ros_acomms_schema():
     packet_codecs = yaml.safe_load((CONFIG / "demo_codecs.yaml").read_text())
     packet_keys = {"codec_name", "match_src", "match_dest", "except_src", "except_dest",

@@ -199,10 +199,25 @@ def test_node_types_match_the_architecture_table():
 
 def test_every_parameter_value_is_a_ros_parameter_type():
     """Launch files and parameter_overrides accept scalars and homogeneous lists only."""
-    for scenario_file in ("demo.yaml", "two_vehicles.yaml"):
+    for scenario_file in ("demo.yaml", "two_vehicles.yaml", "micromodem_pair.yaml"):
         for node in describe_stack(load_scenario(CONFIG / scenario_file)).all_nodes():
             for name, value in node.parameters.items():
                 if isinstance(value, list):
                     assert value and len({type(v) for v in value}) == 1, (node.name, name)
                 else:
                     assert isinstance(value, (bool, int, float, str)), (node.name, name)
+
+
+def test_check_scenario_command(tmp_path, capsys):
+    from acomms_bringup.stack import main
+
+    assert main([str(CONFIG / "demo.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert "[auv] managed by /auv/lifecycle_manager" in out
+    assert "      remap read_location -> /read_location" in out
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("duration_seconds: 1\nvehicles: []\n")
+    assert main(["-q", str(CONFIG / "two_vehicles.yaml"), str(bad)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip() == f"{bad}: vehicles: needs at least one vehicle"
