@@ -28,6 +28,7 @@ setup(
             "sim_packet_performance_node = acomms_sim.sim_packet_performance_node:main",
             "platform_location_node = acomms_sim.platform_location_node:main",
             "sim_clock_node = acomms_sim.sim_clock_node:main",
+            "micromodem_emulator = acomms_sim.micromodem_emulator:main",
         ],
     },
 )
