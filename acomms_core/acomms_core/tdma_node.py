@@ -530,6 +530,12 @@ class TdmaNode(LifecycleNode):
                 return
             self.counters["packets_sent"] += 1
             self.counters["bytes_sent"] += size
+            if response.position_in_queue > 0:
+                # The modem still had packets queued: this one may start after our slot.
+                self.counters["modem_backlog"] += 1
+                self.get_logger().warning(
+                    f"modem queued the packet at position {response.position_in_queue}; it may "
+                    "not start inside this slot", throttle_duration_sec=10.0)
             self.get_logger().debug(
                 f"queued packet for tx: dest {held.packet.dest}, "
                 f"{len(held.packet.miniframe_bytes)} miniframe + "
