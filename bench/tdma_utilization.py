@@ -7,7 +7,8 @@ deterministically; after a warm-up cycle the bench counts, per TDMA cycle:
 - opportunities: packet starts the schedule allows (active slots x packets that fit a slot with
   the guard time), and packets actually sent;
 - capacity: opportunities x the packet byte budget (miniframe + dataframe bytes at the rates);
-- delivered: payload bytes the queue put into the sent packets;
+- delivered: payload bytes the queue put into the sent packets (the packet codec's one-byte
+  miniframe header is overhead, not payload; the last byte of a frame part may be partly padding);
 - fill: payload bits / available bits of the sent packets (target >= 95 %).
 
 Queue: `--queue real` uses acomms_core.message_queue_node.MessageQueueNode fed with messages on its
@@ -46,6 +47,7 @@ NUM_SLOTS = 6
 ACTIVE = {"/auv1": "0,3", "/auv2": "1,4", "/auv3": "2,5"}
 TICK = 0.5  # MAC decision period and sim-time step, s
 SIM_START = 1008.0
+HEADER_BYTES = 1  # miniframe_header [0xac] of the codec config below
 
 # Codec config for the real queue: one NavSatFix-like message (~100 bits) per entry.
 CODEC_CONFIG = """
@@ -95,7 +97,7 @@ SCENARIOS = (
 class SyntheticQueue:
     """Stand-in queue: an endless stream of fixed-size messages packed whole into the budget."""
 
-    HEADER_BITS = 8  # one miniframe header byte, as in the codec config above
+    HEADER_BITS = 8 * HEADER_BYTES
 
     def __init__(self, ros, namespace: str, message_bits: int):
         self.message_bits = message_bits + 8  # + codec id
@@ -153,7 +155,8 @@ class RecordingModem:
     def _serve(self, request, response):
         now = self.node.get_clock().now().nanoseconds / 1e9
         packet = request.packet
-        self.sent.append((now, len(packet.miniframe_bytes) + len(packet.dataframe_bytes)))
+        filled = len(packet.miniframe_bytes) + len(packet.dataframe_bytes)
+        self.sent.append((now, max(0, filled - HEADER_BYTES)))
         response.success = True
         return response
 
