@@ -45,7 +45,8 @@ def slot_of(t, num_slots, slot_duration):
 
 
 def test_disjoint_slots_never_overlap_and_every_slot_is_used():
-    num_slots, slot_duration, packet, guard = 6, 6.0, 2.0, 0.5
+    # 7 s slots: a third packet at 5.0 s would end 2 s later, inside the end-of-slot guard.
+    num_slots, slot_duration, packet, guard = 6, 7.0, 2.0, 0.5
     plan = {"/auv1": "5:0", "/auv2": "1,3", "/auv3": [2, 4]}  # wrap range, string list, int list
     channel = []
     with RosHarness() as ros:
@@ -59,7 +60,7 @@ def test_disjoint_slots_never_overlap_and_every_slot_is_used():
         clock.start()
         for mac in macs.values():
             ros.configure_and_activate(mac)
-        cycles = 10
+        cycles = 8
         clock.run_until(START + cycles * num_slots * slot_duration, dt=0.5)
 
     assert channel, "no transmissions at all"
@@ -77,7 +78,7 @@ def test_disjoint_slots_never_overlap_and_every_slot_is_used():
         assert len(tx.packet.dataframe_bytes) == 2048 and len(tx.packet.miniframe_bytes) == 72
         assert (tx.packet.miniframe_rate, tx.packet.dataframe_rate) == (1, 5)
     # Every active slot of every cycle carries two packets (at 0 s and 2.5 s into the slot: a third
-    # would not end a guard time before the slot does).
+    # at 5 s would not end a guard time before the slot does).
     first_full_cycle = int(START // (num_slots * slot_duration)) + 1
     for namespace, active in active_sets.items():
         for cycle in range(first_full_cycle, first_full_cycle + cycles - 1):
