@@ -22,6 +22,9 @@ setup(
     license="LGPL-3.0-or-later",
     tests_require=["pytest"],
     entry_points={
-        "console_scripts": [],
+        "console_scripts": [
+            "message_queue_node = acomms_core.message_queue_node:main",
+            "packet_dispatch_node = acomms_core.packet_dispatch_node:main",
+        ],
     },
 )
