@@ -72,9 +72,9 @@ class MessageQueueNode(LifecycleNode):
         self._subscription_group = MutuallyExclusiveCallbackGroup()
         self._status_pub = None
         self._counters_pub = None
-        self._subscriptions = []
-        self._services = []
-        self._timer = None
+        self._io_subscriptions = []
+        self._io_services = []
+        self._status_timer = None
 
     # -- parameters -------------------------------------------------------------------------------
     @staticmethod
@@ -92,7 +92,7 @@ class MessageQueueNode(LifecycleNode):
                                          self._param("default_priority"))
             self.queues.unknown_dests_are_reachable = self._param("unknown_dests_are_reachable")
             self.queues.max_packet_bytes = self._param("max_packet_bytes")
-        if "update_rate" in names and self._timer is not None:
+        if "update_rate" in names and self._status_timer is not None:
             self._start_timer()
 
     def _param(self, name: str):
@@ -131,19 +131,22 @@ class MessageQueueNode(LifecycleNode):
     def on_activate(self, state) -> TransitionCallbackReturn:
         for topic, queue in self.queues.queues.items():
             qos = QoSProfile(depth=max(queue.maxsize, 50), reliability=ReliabilityPolicy.RELIABLE)
-            self._subscriptions.append(self.create_subscription(
+            self._io_subscriptions.append(self.create_subscription(
                 queue.codec.msg_class, topic, lambda msg, t=topic: self._on_message(t, msg), qos,
                 callback_group=self._subscription_group))
-        self._subscriptions.append(self.create_subscription(
+        self._io_subscriptions.append(self.create_subscription(
             NeighborReachability, "neighbor_reachability", self._on_reachability, 10,
             callback_group=self._subscription_group))
-        self._services = [
+        # A deep request queue: many MACs/tools may call at once and none may be dropped.
+        service_qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+        self._io_services = [
             self.create_service(GetNextPacketData, "get_next_packet_data",
-                                self._on_get_next_packet_data, callback_group=self._service_group),
+                                self._on_get_next_packet_data, qos_profile=service_qos,
+                                callback_group=self._service_group),
             self.create_service(PriorityUpdate, "priority_update", self._on_priority_update,
-                                callback_group=self._service_group),
+                                qos_profile=service_qos, callback_group=self._service_group),
             self.create_service(QueueActive, "queue_active", self._on_queue_active,
-                                callback_group=self._service_group),
+                                qos_profile=service_qos, callback_group=self._service_group),
         ]
         self._start_timer()
         return super().on_activate(state)
@@ -167,20 +170,21 @@ class MessageQueueNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def _start_timer(self) -> None:
-        if self._timer is not None:
-            self.destroy_timer(self._timer)
-        self._timer = self.create_timer(1.0 / self._param("update_rate"), self.publish_status,
-                                        callback_group=self._service_group)
+        if self._status_timer is not None:
+            self.destroy_timer(self._status_timer)
+        self._status_timer = self.create_timer(
+            1.0 / self._param("update_rate"), self.publish_status,
+            callback_group=self._service_group)
 
     def _stop_io(self) -> None:
-        if self._timer is not None:
-            self.destroy_timer(self._timer)
-            self._timer = None
-        for subscription in self._subscriptions:
+        if self._status_timer is not None:
+            self.destroy_timer(self._status_timer)
+            self._status_timer = None
+        for subscription in self._io_subscriptions:
             self.destroy_subscription(subscription)
-        for service in self._services:
+        for service in self._io_services:
             self.destroy_service(service)
-        self._subscriptions, self._services = [], []
+        self._io_subscriptions, self._io_services = [], []
 
     # -- callbacks --------------------------------------------------------------------------------
     def _on_message(self, topic: str, msg) -> None:

@@ -45,10 +45,10 @@ class PacketDispatchNode(LifecycleNode):
         self.codec_config = None
         self.counts = dict.fromkeys(COUNTERS, 0)
         self.last_error = ""
-        self._lock = threading.Lock()
-        self._publishers = {}        # (codec id, src or None) -> lifecycle publisher
+        self._dispatch_lock = threading.Lock()
+        self._topic_publishers = {}        # (codec id, src or None) -> lifecycle publisher
         self._status_pub = None
-        self._subscription = None
+        self._packet_subscription = None
 
     # -- lifecycle --------------------------------------------------------------------------------
     def on_configure(self, state) -> TransitionCallbackReturn:
@@ -65,7 +65,7 @@ class PacketDispatchNode(LifecycleNode):
         qos = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
         for message in self.codec_config.message_codecs:
             for src, topic in message.publish_topics().items():
-                self._publishers[(message.id, src)] = self.create_lifecycle_publisher(
+                self._topic_publishers[(message.id, src)] = self.create_lifecycle_publisher(
                     message.msg_class, topic, qos)
         self._status_pub = self.create_lifecycle_publisher(DispatchStatus, "dispatch_status", 10)
         self.get_logger().info(f"configured {len(self.codec_config.message_codecs)} message "
@@ -73,7 +73,7 @@ class PacketDispatchNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def on_activate(self, state) -> TransitionCallbackReturn:
-        self._subscription = self.create_subscription(
+        self._packet_subscription = self.create_subscription(
             ReceivedPacket, "packet_rx", self.on_packet_rx,
             QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE))
         return super().on_activate(state)
@@ -84,10 +84,10 @@ class PacketDispatchNode(LifecycleNode):
 
     def on_cleanup(self, state) -> TransitionCallbackReturn:
         self._unsubscribe()
-        for publisher in [*self._publishers.values(), self._status_pub]:
+        for publisher in [*self._topic_publishers.values(), self._status_pub]:
             if publisher is not None:
                 self.destroy_lifecycle_publisher(publisher)
-        self._publishers = {}
+        self._topic_publishers = {}
         self._status_pub = None
         self.codec_config = None
         return TransitionCallbackReturn.SUCCESS
@@ -97,16 +97,16 @@ class PacketDispatchNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def _unsubscribe(self) -> None:
-        if self._subscription is not None:
-            self.destroy_subscription(self._subscription)
-            self._subscription = None
+        if self._packet_subscription is not None:
+            self.destroy_subscription(self._packet_subscription)
+            self._packet_subscription = None
 
     # -- dispatch ---------------------------------------------------------------------------------
     def on_packet_rx(self, received: ReceivedPacket) -> None:
         config = self.codec_config
         if config is None:
             return
-        with self._lock:
+        with self._dispatch_lock:
             try:
                 self._dispatch(config, received)
             except Exception as exc:  # never let one packet take the node down
@@ -137,8 +137,8 @@ class PacketDispatchNode(LifecycleNode):
                 self.last_error = f"packet from {packet.src}: {error}"
                 self.get_logger().warning(self.last_error, throttle_duration_sec=2.0)
             for codec_id, message in result.messages:
-                publisher = (self._publishers.get((codec_id, packet.src))
-                             or self._publishers.get((codec_id, None)))
+                publisher = (self._topic_publishers.get((codec_id, packet.src))
+                             or self._topic_publishers.get((codec_id, None)))
                 if publisher is None:
                     self._problem("no_publish_topic", f"message id {codec_id} from {packet.src} "
                                                       "has no publish_topic")
