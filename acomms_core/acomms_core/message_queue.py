@@ -61,6 +61,31 @@ class TopicQueue:
         self.ttl_seconds = config.ttl_seconds
         self.messages: deque[QueuedMessage] = deque()   # arrival order, oldest on the left
         self.bits_in_queue = 0
+        self.length_counts: Counter = Counter()   # encoded length -> messages of that length
+
+    def push(self, message: QueuedMessage) -> None:
+        self.messages.append(message)
+        self.bits_in_queue += message.length_bits
+        self.length_counts[message.length_bits] += 1
+
+    def _forget(self, message: QueuedMessage) -> None:
+        self.bits_in_queue -= message.length_bits
+        self.length_counts[message.length_bits] -= 1
+        if not self.length_counts[message.length_bits]:
+            del self.length_counts[message.length_bits]
+
+    def pop_oldest(self) -> QueuedMessage:
+        message = self.messages.popleft()
+        self._forget(message)
+        return message
+
+    def remove(self, message: QueuedMessage) -> None:
+        self.messages.remove(message)
+        self._forget(message)
+
+    def shortest_bits(self) -> int:
+        """Length of the shortest queued message (lets the packet filler skip a whole queue)."""
+        return min(self.length_counts) if self.length_counts else 0
 
     def in_send_order(self):
         return reversed(self.messages) if self.lifo else iter(self.messages)
@@ -201,11 +226,9 @@ class MessageQueues:
                 self.counts.dropped_queue_full += 1
                 if not queue.lifo:
                     return "dropped_queue_full"
-                dropped = queue.messages.popleft()
-                queue.bits_in_queue -= dropped.length_bits
+                queue.pop_oldest()
                 outcome = "queued_dropped_oldest"
-            queue.messages.append(queued)
-            queue.bits_in_queue += queued.length_bits
+            queue.push(queued)
             self.counts.messages_queued += 1
             return outcome
 
@@ -221,8 +244,7 @@ class MessageQueues:
                 continue
             oldest_allowed = now - queue.ttl_seconds
             while queue.messages and queue.messages[0].time_added < oldest_allowed:
-                expired = queue.messages.popleft()
-                queue.bits_in_queue -= expired.length_bits
+                queue.pop_oldest()
                 self.counts.expired_ttl += 1
 
     def expire(self, now: float) -> None:
@@ -243,8 +265,7 @@ class MessageQueues:
                 [(m.queue.codec_id, m.bits) for m in chosen],
                 request.num_miniframe_bytes, request.num_dataframe_bytes)
             for message in chosen:
-                message.queue.messages.remove(message)
-                message.queue.bits_in_queue -= message.length_bits
+                message.queue.remove(message)
             self.counts.messages_sent += len(chosen)
             return PacketData(dest=chosen[0].dest, miniframe_bytes=mini, dataframe_bytes=data,
                               message_seqs=[m.seq for m in chosen],
@@ -310,8 +331,8 @@ class MessageQueues:
                         remaining -= needed
                         if remaining < ID_BITS:
                             return chosen
-                    elif queue.codec.is_fixed_length:
-                        keep_queue = False  # its other messages are just as long
+                    elif ID_BITS + queue.shortest_bits() > room:
+                        keep_queue = False  # none of its messages fits any more
                 if keep_queue:
                     following = next(iterator, None)
                     if following is not None:

@@ -18,7 +18,11 @@ from __future__ import annotations
 
 import rclpy
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import (
+    ExternalShutdownException,
+    MultiThreadedExecutor,
+    SingleThreadedExecutor,
+)
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -268,10 +272,17 @@ class MessageQueueNode(LifecycleNode):
             last_error=counts.last_error))
 
 
+def make_executor(name: str = "multi"):
+    """The executor main() uses ('multi': services answered in parallel threads) or 'single'."""
+    if name == "single":
+        return SingleThreadedExecutor()
+    return MultiThreadedExecutor()
+
+
 def main(args=None) -> None:
     rclpy.init(args=args)
     node = MessageQueueNode()
-    executor = MultiThreadedExecutor()
+    executor = make_executor()
     executor.add_node(node)
     try:
         executor.spin()
