@@ -13,3 +13,10 @@ export ARMW_MIDDLEWARE=native
 # The venv prefix has no colcon local_setup; colcon warns about that, harmlessly.
 # shellcheck disable=SC1091
 source "$ACOMMS_ROOT/install/setup.bash" 2> >(grep -v "local_setup" >&2)
+# Node executables live in install/<pkg>/lib/<pkg>/ (where `ros2 run` looks); put them on PATH so
+# they run by name without ros2cli.
+for _acomms_bin in "$ACOMMS_ROOT"/install/acomms_*/lib/acomms_*; do
+  case ":$PATH:" in *":$_acomms_bin:"*) ;; *) [ -d "$_acomms_bin" ] && PATH="$_acomms_bin:$PATH" ;; esac
+done
+unset _acomms_bin
+export PATH

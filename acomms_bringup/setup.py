@@ -22,6 +22,10 @@ setup(
     license="LGPL-3.0-or-later",
     tests_require=["pytest"],
     entry_points={
-        "console_scripts": [],
+        "console_scripts": [
+            "lifecycle_manager = acomms_bringup.lifecycle_manager:main",
+            "trajectory_node = acomms_bringup.trajectory_node:main",
+            "acomms_check_scenario = acomms_bringup.stack:main",
+        ],
     },
 )

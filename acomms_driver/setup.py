@@ -22,6 +22,9 @@ setup(
     license="LGPL-3.0-or-later",
     tests_require=["pytest"],
     entry_points={
-        "console_scripts": [],
+        "console_scripts": [
+            "acomms_driver_node = acomms_driver.acomms_driver_node:main",
+            "modem_sensor_data_node = acomms_driver.modem_sensor_data_node:main",
+        ],
     },
 )

@@ -22,6 +22,13 @@ setup(
     license="LGPL-3.0-or-later",
     tests_require=["pytest"],
     entry_points={
-        "console_scripts": [],
+        "console_scripts": [
+            "modem_sim_node = acomms_sim.modem_sim_node:main",
+            "sim_transmission_loss_node = acomms_sim.sim_transmission_loss_node:main",
+            "sim_packet_performance_node = acomms_sim.sim_packet_performance_node:main",
+            "platform_location_node = acomms_sim.platform_location_node:main",
+            "sim_clock_node = acomms_sim.sim_clock_node:main",
+            "micromodem_emulator = acomms_sim.micromodem_emulator:main",
+        ],
     },
 )

@@ -1,0 +1,221 @@
+"""lifecycle_manager driven through its ROS interface against small test-only lifecycle nodes.
+
+Everything runs in one process (RosHarness: private Context, multi-threaded executor); the manager
+reaches the nodes only through their change_state/get_state services, as it would across processes.
+"""
+
+import time
+
+import pytest
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from lifecycle_msgs.msg import State
+from lifecycle_msgs.srv import GetState
+from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile
+from std_srvs.srv import Trigger
+
+from acomms_bringup.lifecycle_manager import LifecycleManager
+from acomms_core.testing import RosHarness
+
+NAMESPACE = "/lm_test"
+
+
+class RecordingNode(LifecycleNode):
+    """Records every transition callback into a shared journal; can be told to fail one."""
+
+    def __init__(self, name, journal, fail=None, hang_seconds=0.0, **kwargs):
+        super().__init__(name, namespace=NAMESPACE, **kwargs)
+        self.journal = journal
+        self.fail = fail  # None | "configure" | "activate" | "hang:configure"
+        self.hang_seconds = hang_seconds
+
+    def _record(self, what):
+        self.journal.append((self.get_name(), what))
+        if self.fail == f"hang:{what}":
+            time.sleep(self.hang_seconds)  # a node stuck in its callback (test only)
+        if what == self.fail:
+            self.get_logger().error(f"{what} refused on purpose (test)")
+            return TransitionCallbackReturn.FAILURE
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_configure(self, state):
+        return self._record("configure")
+
+    def on_activate(self, state):
+        result = self._record("activate")
+        if result == TransitionCallbackReturn.SUCCESS:
+            return super().on_activate(state)
+        return result
+
+    def on_deactivate(self, state):
+        self._record("deactivate")
+        return super().on_deactivate(state)
+
+    def on_cleanup(self, state):
+        return self._record("cleanup")
+
+
+def state_of(node):
+    return node._state_machine.current_state[1]
+
+
+def make_manager(ros, names, autostart=False, **extra):
+    overrides = [Parameter("node_names", value=[f"{NAMESPACE}/{n}" for n in names]),
+                 Parameter("autostart", value=autostart),
+                 Parameter("transition_timeout_seconds", value=extra.get("timeout", 5.0)),
+                 Parameter("service_wait_seconds", value=extra.get("service_wait", 5.0))]
+    return ros.add(LifecycleManager(namespace=NAMESPACE, context=ros.context,
+                                    parameter_overrides=overrides))
+
+
+def trigger(ros, service, timeout=20.0):
+    client = ros.helper.create_client(Trigger, f"{NAMESPACE}/lifecycle_manager/{service}")
+    return ros.call(client, Trigger.Request(), timeout=timeout)
+
+
+def get_state(ros, fqn):
+    client = ros.helper.create_client(GetState, f"{fqn}/get_state")
+    return ros.call(client, GetState.Request(), timeout=5.0).current_state.id
+
+
+@pytest.fixture
+def ros():
+    with RosHarness() as harness:
+        yield harness
+
+
+def test_startup_configures_all_then_activates_all_in_order(ros):
+    journal = []
+    nodes = [ros.add(RecordingNode(n, journal, context=ros.context)) for n in ("a", "b", "c")]
+    make_manager(ros, ["a", "b", "c"])
+    response = trigger(ros, "startup")
+    assert response.success, response.message
+    assert journal == [("a", "configure"), ("b", "configure"), ("c", "configure"),
+                       ("a", "activate"), ("b", "activate"), ("c", "activate")]
+    for node in nodes:
+        assert get_state(ros, node.get_fully_qualified_name()) == State.PRIMARY_STATE_ACTIVE
+    status = trigger(ros, "status")
+    assert status.success
+    assert f"{NAMESPACE}/c: active" in status.message
+
+
+def test_autostart_brings_nodes_up_without_a_call(ros):
+    journal = []
+    nodes = [ros.add(RecordingNode(n, journal, context=ros.context)) for n in ("a", "b")]
+    manager = make_manager(ros, ["a", "b"], autostart=True)
+    assert ros.spin_until(lambda: manager.manager_state == "active", timeout=15.0)
+    assert all(state_of(n) == "active" for n in nodes)
+
+
+def test_failed_configure_names_node_and_rolls_back(ros):
+    journal = []
+    good = ros.add(RecordingNode("a", journal, context=ros.context))
+    ros.add(RecordingNode("b", journal, context=ros.context, fail="configure"))
+    untouched = ros.add(RecordingNode("c", journal, context=ros.context))
+    manager = make_manager(ros, ["a", "b", "c"])
+    statuses = []
+    ros.helper.create_subscription(
+        DiagnosticArray, f"{NAMESPACE}/lifecycle_manager/manager_status", statuses.append,
+        QoSProfile(depth=5, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+
+    response = trigger(ros, "startup")
+    assert not response.success
+    assert f"{NAMESPACE}/b: configure failed" in response.message
+    assert f"rolled back {NAMESPACE}/a" in response.message
+    # a was configured then cleaned up; b's configure failed; c was never touched.
+    assert journal == [("a", "configure"), ("b", "configure"), ("a", "cleanup")]
+    assert state_of(good) == "unconfigured"
+    assert state_of(untouched) == "unconfigured"
+    assert manager.manager_state == "failed"
+    # The status topic names the failed node with level ERROR.
+    assert ros.spin_until(lambda: statuses and statuses[-1].status[0].message.startswith(
+        "startup failed"), timeout=5.0)
+    by_name = {s.name: s for s in statuses[-1].status}
+    assert by_name[f"{NAMESPACE}/b"].level == DiagnosticStatus.ERROR
+    assert "configure failed" in by_name[f"{NAMESPACE}/b"].message
+    assert by_name[f"{NAMESPACE}/a"].level == DiagnosticStatus.OK
+
+
+def test_failed_activate_rolls_back_every_node_it_started(ros):
+    journal = []
+    nodes = [ros.add(RecordingNode("a", journal, context=ros.context)),
+             ros.add(RecordingNode("b", journal, context=ros.context)),
+             ros.add(RecordingNode("c", journal, context=ros.context, fail="activate"))]
+    make_manager(ros, ["a", "b", "c"])
+    response = trigger(ros, "startup")
+    assert not response.success
+    assert f"{NAMESPACE}/c: activate failed" in response.message
+    assert all(state_of(n) == "unconfigured" for n in nodes), [state_of(n) for n in nodes]
+    rollback = journal[6:]
+    assert rollback == [("c", "cleanup"), ("b", "deactivate"), ("b", "cleanup"),
+                        ("a", "deactivate"), ("a", "cleanup")]
+
+
+def test_transition_timeout_is_reported_and_the_slow_node_rolled_back(ros):
+    journal = []
+    first = ros.add(RecordingNode("a", journal, context=ros.context))
+    slow = ros.add(RecordingNode("slow", journal, context=ros.context, fail="hang:configure",
+                                 hang_seconds=1.0))
+    make_manager(ros, ["a", "slow"], timeout=0.4)
+    response = trigger(ros, "startup")
+    assert not response.success
+    assert f"{NAMESPACE}/slow: configure got no answer within 0.4 s" in response.message
+    # The slow node finished configuring after the timeout; it is cleaned up, not left inactive.
+    assert ros.spin_until(lambda: state_of(slow) == "unconfigured" and
+                          state_of(first) == "unconfigured", timeout=5.0)
+    assert ("slow", "cleanup") in journal and ("a", "cleanup") in journal
+
+
+def test_missing_node_is_reported_and_nothing_left_started(ros):
+    journal = []
+    first = ros.add(RecordingNode("a", journal, context=ros.context))
+    make_manager(ros, ["a", "ghost"], service_wait=0.5)
+    response = trigger(ros, "startup")
+    assert not response.success
+    assert f"{NAMESPACE}/ghost: lifecycle services" in response.message
+    assert "did not appear" in response.message
+    assert journal == []  # services are checked before anything is configured
+    assert state_of(first) == "unconfigured"
+
+
+def test_shutdown_reverse_order_and_restart(ros):
+    journal = []
+    nodes = [ros.add(RecordingNode(n, journal, context=ros.context)) for n in ("a", "b")]
+    make_manager(ros, ["a", "b"])
+    assert trigger(ros, "startup").success
+    journal.clear()
+    response = trigger(ros, "shutdown")
+    assert response.success, response.message
+    assert journal == [("b", "deactivate"), ("b", "cleanup"), ("a", "deactivate"),
+                       ("a", "cleanup")]
+    assert all(state_of(n) == "unconfigured" for n in nodes)
+    status = trigger(ros, "status")
+    assert not status.success and f"{NAMESPACE}/a: unconfigured" in status.message
+
+    assert trigger(ros, "startup").success
+    journal.clear()
+    response = trigger(ros, "restart")
+    assert response.success, response.message
+    assert journal == [("b", "deactivate"), ("b", "cleanup"), ("a", "deactivate"),
+                       ("a", "cleanup"), ("a", "configure"), ("b", "configure"),
+                       ("a", "activate"), ("b", "activate")]
+    assert all(state_of(n) == "active" for n in nodes)
+
+
+def test_startup_skips_nodes_already_up(ros):
+    journal = []
+    nodes = [ros.add(RecordingNode(n, journal, context=ros.context)) for n in ("a", "b")]
+    ros.configure_and_activate(nodes[0])
+    journal.clear()
+    make_manager(ros, ["a", "b"])
+    assert trigger(ros, "startup").success
+    assert journal == [("b", "configure"), ("b", "activate")]
+
+
+def test_bad_node_names_refused_at_construction(ros):
+    with pytest.raises(ValueError, match="fully qualified"):
+        LifecycleManager(context=ros.context,
+                         parameter_overrides=[Parameter("node_names", value=["relative"])])
+    with pytest.raises(ValueError, match="at least one"):
+        LifecycleManager(node_name="lm_empty", context=ros.context)

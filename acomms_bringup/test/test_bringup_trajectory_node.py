@@ -1,0 +1,81 @@
+"""trajectory_node through ROS: sim-time driven positions on `location`, bad waypoints refused."""
+
+import pytest
+from builtin_interfaces.msg import Time
+from rclpy.lifecycle import TransitionCallbackReturn
+from rclpy.parameter import Parameter
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import NavSatFix
+
+from acomms_bringup.trajectory_node import TrajectoryNode
+from acomms_core.testing import RosHarness
+
+
+def waypoint_parameters(times, latitudes, longitudes, depths):
+    return [Parameter("waypoint_times_seconds", value=times),
+            Parameter("waypoint_latitudes", value=latitudes),
+            Parameter("waypoint_longitudes", value=longitudes),
+            Parameter("waypoint_depths", value=depths)]
+
+
+@pytest.fixture
+def ros():
+    with RosHarness() as harness:
+        yield harness
+
+
+def test_positions_follow_sim_time_with_linear_interpolation(ros):
+    node = ros.add(TrajectoryNode(namespace="/traj_test", context=ros.context, parameter_overrides=[
+        *waypoint_parameters([0.0, 100.0], [41.0, 42.0], [-70.0, -70.0], [10.0, 30.0]),
+        Parameter("publish_rate_hz", value=1.0),
+        Parameter("start_time_seconds", value=1000.0),
+        Parameter("use_sim_time", value=True)]))
+    clock = ros.helper.create_publisher(Clock, "/clock", 10)
+    received = []
+    ros.helper.create_subscription(NavSatFix, "/traj_test/fix", received.append, 10)
+
+    def set_time(seconds):
+        clock.publish(Clock(clock=Time(sec=int(seconds), nanosec=0)))
+        assert ros.spin_until(lambda: node.get_clock().now().nanoseconds == int(seconds * 1e9),
+                              timeout=5.0)
+
+    set_time(1000.0)
+    assert node.trigger_configure() == TransitionCallbackReturn.SUCCESS
+    assert ros.spin_until(lambda: node._publisher.get_subscription_count() > 0, timeout=5.0)
+    assert node.trigger_activate() == TransitionCallbackReturn.SUCCESS
+    assert ros.spin_until(lambda: received, timeout=5.0)
+    assert received[-1].latitude == pytest.approx(41.0)
+    for seconds in (1025.0, 1050.0, 1075.0):
+        set_time(seconds)
+    assert ros.spin_until(lambda: received[-1].header.stamp.sec == 1075, timeout=5.0)
+    last = received[-1]
+    assert last.latitude == pytest.approx(41.75)
+    assert last.altitude == pytest.approx(-25.0)  # altitude = -depth
+    set_time(1500.0)  # past the last waypoint: stays there
+    assert ros.spin_until(lambda: received[-1].header.stamp.sec == 1500, timeout=5.0)
+    assert received[-1].latitude == pytest.approx(42.0)
+
+    # Deactivated: no more messages.
+    node.trigger_deactivate()
+    count = len(received)
+    set_time(1600.0)
+    ros.spin_for(0.3)
+    assert len(received) == count
+
+
+def test_inconsistent_waypoints_refused(ros):
+    with pytest.raises(ValueError, match="same length"):
+        TrajectoryNode(context=ros.context, parameter_overrides=waypoint_parameters(
+            [0.0, 10.0], [41.0], [-70.0, -70.0], [1.0, 1.0]))
+    node = ros.add(TrajectoryNode(node_name="traj_ok", context=ros.context,
+                                  parameter_overrides=waypoint_parameters(
+                                      [0.0, 10.0], [41.0, 41.1], [-70.0, -70.0], [1.0, 1.0])))
+    # A runtime change that breaks the trajectory is refused with a reason.
+    result = node.set_parameters([Parameter("waypoint_times_seconds", value=[5.0, 1.0])])[0]
+    assert not result.successful and "increase strictly" in result.reason
+    assert node.get_parameter("waypoint_times_seconds").value == [0.0, 10.0]
+
+
+def test_configure_without_waypoints_fails_with_reason(ros):
+    node = ros.add(TrajectoryNode(node_name="traj_empty", context=ros.context))
+    assert node.trigger_configure() == TransitionCallbackReturn.FAILURE

@@ -1,0 +1,157 @@
+"""ROS-free tests of the Micromodem model, its loopback backend and its pty / TCP servers."""
+
+import os
+import queue
+import select
+import socket
+import time
+
+import pytest
+
+from acomms_driver import nmea
+from acomms_sim.micromodem_emulator import PtyServer, TcpServer, main
+from acomms_sim.micromodem_model import LoopbackBackend, MicromodemModel
+
+
+class Capture:
+    """Collects a model's output sentences."""
+
+    def __init__(self, model):
+        self.sentences = queue.Queue()
+        model.output = lambda line: self.sentences.put(nmea.parse_line(line))
+
+    def wait_for(self, sentence_type, timeout=3.0):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                sentence = self.sentences.get(timeout=max(0.0, end - time.monotonic()))
+            except queue.Empty:
+                break
+            if sentence.type == sentence_type:
+                return sentence
+        raise AssertionError(f"no {sentence_type} within {timeout} s")
+
+
+@pytest.fixture
+def pair():
+    backend = LoopbackBackend(delay_s=0.1)
+    a = MicromodemModel(1, backend, airtime_scale=0.02)
+    b = MicromodemModel(2, backend, airtime_scale=0.02)
+    yield a, Capture(a), b, Capture(b)
+    a.close()
+    b.close()
+    backend.close()
+
+
+def test_config_query_and_set(pair):
+    a, out, _, _ = pair
+    a.handle_line(nmea.format_sentence("CCCFQ", ["SRC"]))
+    assert out.wait_for("CACFG").fields == ("SRC", "1")
+    a.handle_line(nmea.format_sentence("CCCFG", ["BR1", "5"]))
+    assert out.wait_for("CACFG").fields == ("BR1", "5")
+    a.handle_line(nmea.format_sentence("CCCFQ", ["info"]))
+    assert out.wait_for("CACFG").fields[0].startswith("info.")
+    a.handle_line(nmea.format_sentence("CCCFQ", ["nonsense"]))
+    assert out.wait_for("CAERR")
+    a.handle_line("$CCCFQ,SRC*00")
+    assert "checksum" in out.wait_for("CAERR").fields[3]
+
+
+def test_fdp_transmission_reaches_the_peer_with_cst(pair):
+    a, out_a, _, out_b = pair
+    a.handle_line(nmea.format_sentence("CCTFP", [0, 0, 2, 1, 5, 0, 0, "0102",
+                                                 bytes(range(40)).hex()]))
+    assert out_a.wait_for("CATXF")
+    xst = nmea.parse_xst(out_a.wait_for("CAXST").fields)
+    assert (xst["src"], xst["dest"], xst["nbytes"]) == (1, 2, 42)
+    rfp = out_b.wait_for("CARFP")
+    assert rfp.fields[2:6] == ("1", "2", "1", "5")
+    assert nmea.parse_frames(rfp.fields[9]) == [(True, b"\x01\x02")]
+    assert nmea.parse_frames(rfp.fields[10]) == [(True, bytes(range(40)))]
+    cst = nmea.parse_cst(out_b.wait_for("CACST").fields)
+    assert (cst["src"], cst["dest"], cst["mode"], cst["snr_in"]) == (1, 2, 0, 20.0)
+
+
+def test_legacy_cycle_with_data_requests(pair):
+    a, out_a, _, out_b = pair
+    a.handle_line(nmea.format_sentence("CCCYC", [0, 1, 2, 1, 0, 2]))
+    assert out_a.wait_for("CACYC").fields == ("0", "1", "2", "1", "0", "2")
+    assert out_a.wait_for("CADRQ").fields[5] == "1"
+    a.handle_line(nmea.format_sentence("CCTXD", [1, 2, 0, "AA" * 64]))
+    assert out_a.wait_for("CADRQ").fields[5] == "2"
+    a.handle_line(nmea.format_sentence("CCTXD", [1, 2, 0, "BB" * 10]))
+    assert out_a.wait_for("CATXF")
+    assert out_b.wait_for("CACYC").fields[1:3] == ("1", "2")
+    assert out_b.wait_for("CARXD").fields[4] == "AA" * 64
+    assert out_b.wait_for("CARXD").fields[4] == "BB" * 10
+    assert nmea.parse_cst(out_b.wait_for("CACST").fields)["packet_type"] == 3
+
+
+def test_ping_reports_one_way_travel_time(pair):
+    a, out_a, _, out_b = pair
+    a.handle_line(nmea.format_sentence("CCCMD", ["PNG", 1, 2, 1, 0, ""]))
+    assert out_a.wait_for("CACMD")
+    assert out_b.wait_for("CACMA").fields[2:4] == ("1", "2")
+    reply = out_a.wait_for("CACMR")
+    assert reply.fields[0] == "PNR" and reply.fields[2:4] == ("2", "1")
+    assert float(reply.fields[4]) == pytest.approx(0.1)
+
+
+def test_frame_errors_from_the_backend_make_a_partial_reception():
+    backend = LoopbackBackend(frame_errors=lambda receiver, tx: ([True], [True, False]))
+    a, b = MicromodemModel(1, backend, 0.01), MicromodemModel(2, backend, 0.01)
+    out_b = Capture(b)
+    a.handle_line(nmea.format_sentence("CCTFP", [2, 1, 1, 0, 0, "01", "22" * 100]))
+    frames = nmea.parse_frames(out_b.wait_for("CARFP").fields[10])
+    assert [ok for ok, _ in frames] == [True, False]
+    cst = nmea.parse_cst(out_b.wait_for("CACST").fields)
+    assert (cst["mode"], cst["num_bad_data_frames"]) == (1, 1)
+    a.close()
+    b.close()
+
+
+def test_bad_fields_are_reported_not_raised(pair):
+    a, out, _, _ = pair
+    for line in ("CCTFP,2,9,9,0,0,,", "CCTXD,1,2,0,AA", "CCCYC,0,1,2,9,0,1", "CCZZZ,1"):
+        a.handle_line(nmea.format_sentence(*line.split(",", 1)) if "," in line else line)
+        assert out.wait_for("CAERR")
+    assert a.counters["host_bad_fields"] == 3 and a.counters["host_unknown"] == 1
+
+
+def _read_until(fd_or_sock, text, timeout=3.0):
+    data, end = b"", time.monotonic() + timeout
+    while text not in data and time.monotonic() < end:
+        ready, _, _ = select.select([fd_or_sock], [], [], 0.1)
+        if ready:
+            data += (os.read(fd_or_sock, 4096) if isinstance(fd_or_sock, int)
+                     else fd_or_sock.recv(4096))
+    return data
+
+
+def test_pty_and_tcp_servers_answer(tmp_path):
+    model = MicromodemModel(7)
+    pty = PtyServer(model, link=str(tmp_path / "modem"))
+    pty.start()
+    fd = os.open(str(tmp_path / "modem"), os.O_RDWR | os.O_NOCTTY)
+    try:
+        os.write(fd, nmea.format_sentence("CCCFQ", ["SRC"]).encode())
+        assert b"$CACFG,SRC,7*" in _read_until(fd, b"SRC,7")
+    finally:
+        os.close(fd)
+        pty.close()
+    assert not os.path.lexists(tmp_path / "modem")
+    model2 = MicromodemModel(8)
+    server = TcpServer(model2)
+    server.start()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=2) as sock:
+        sock.sendall(nmea.format_sentence("CCCFQ", ["SRC"]).encode())
+        assert b"$CACFG,SRC,8*" in _read_until(sock, b"SRC,8")
+    server.close()
+
+
+def test_main_rejects_bad_arguments(capsys):
+    with pytest.raises(SystemExit):
+        main(["--src", "300"])
+    with pytest.raises(SystemExit):
+        main(["--config", "novalue"])
+    assert "--src must be 0-255" in capsys.readouterr().err
