@@ -163,3 +163,11 @@ def test_concurrent_callers_each_get_distinct_messages():
     for thread in threads:
         thread.join(timeout=30)
     assert sorted(seqs) == list(range(1, 1001))
+
+
+def test_node_defaults_apply_only_where_the_config_gives_none():
+    queues = MessageQueues(_config(_uint8(1, "a"), _uint8(2, "b", default_dest=4, priority=2)),
+                           default_dest=121, default_priority=10)
+    queues.set_defaults(default_dest=9, default_priority=30)
+    assert (queues.queues["a"].dest, queues.queues["a"].priority) == (9, 30)
+    assert (queues.queues["b"].dest, queues.queues["b"].priority) == (4, 2)
