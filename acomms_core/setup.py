@@ -26,6 +26,8 @@ setup(
             "tdma_node = acomms_core.tdma_node:main",
             "tdma_advanced_node = acomms_core.tdma_advanced_node:main",
             "tdma_scripted_node = acomms_core.tdma_scripted_node:main",
+            "message_queue_node = acomms_core.message_queue_node:main",
+            "packet_dispatch_node = acomms_core.packet_dispatch_node:main",
         ],
     },
 )

@@ -1,0 +1,308 @@
+"""Codec config loader/validator: the ros_acomms YAML schema, unchanged.
+
+The file is a list of packet codecs:
+
+    - codec_name: default
+      match_src: []            # decode only packets from these sources (empty: any)
+      match_dest: []           # ... to these destinations
+      except_src: []           # never packets from these sources
+      except_dest: []
+      packet_codec: ros        # the only packet codec implemented
+      miniframe_header: [0xac]
+      dataframe_header: []
+      remove_headers: true     # accepted; the ros packet codec always strips its headers
+      src_names: {1: auv1}     # optional: '{src}' / '{name}' in topics expand per source
+      message_codecs:
+        - id: 101              # 0..255, the 8-bit id on the wire, unique in the file
+          ros_type: geometry_msgs/Pose   # or geometry_msgs/msg/Pose
+          subscribe_topic: pose           # omitted: decode-only
+          publish_topic: from_acomms/pose # omitted: encode-only
+          default_dest: 121    # omitted: the node's default_dest
+          priority: 20         # omitted: the node's default_priority (higher is sent first)
+          queue_order: fifo    # fifo | lifo
+          queue_maxsize: 10
+          is_active: true
+          allow_fragmentation: false  # accepted; fragmentation is not implemented (warning)
+          tags: [nav]
+          ttl_seconds: 60      # acomms extension: queued messages expire (0/omitted: never)
+          checksum: crc8       # acomms extension: crc8 | crc32 appended to the message
+          fields: {x: {codec: float, min_value: -100, max_value: 100, precision: 1}}
+
+`!include`-style tags of rospy_yaml_include resolve relative to the file's directory. Keys we do
+not know are kept and reported as warnings, so a config written for ros_acomms loads as it is.
+A bad config raises CodecConfigError naming the file, the packet codec, the message codec and the
+field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import yaml
+
+from acomms_core.codecs.message_codec import CodecBuildError, MessageCodec
+from acomms_core.codecs.packet_codec import RosPacketCodec
+
+PACKET_CODECS = {"ros": RosPacketCodec}
+PACKET_KEYS = {"codec_name", "match_src", "match_dest", "except_src", "except_dest",
+               "packet_codec", "miniframe_header", "dataframe_header", "remove_headers",
+               "message_codecs", "src_names", "config_version"}
+MESSAGE_KEYS = {"id", "message_codec", "subscribe_topic", "publish_topic", "ros_type",
+                "default_dest", "queue_order", "queue_maxsize", "is_active",
+                "allow_fragmentation", "priority", "tags", "fields", "ttl_seconds", "checksum",
+                "dynamic_queue_service", "dynamic_update_topic"}
+
+
+class CodecConfigError(ValueError):
+    """A codec config that cannot be used; the message names file, codec and field."""
+
+
+@dataclasses.dataclass
+class MessageCodecConfig:
+    id: int
+    ros_type: str
+    codec: MessageCodec
+    subscribe_topic: str | None = None
+    publish_topic: str | None = None
+    default_dest: int | None = None      # None: the node's default_dest
+    priority: int | None = None          # None: the node's default_priority
+    queue_order: str = "fifo"
+    queue_maxsize: int = 10
+    is_active: bool = True
+    allow_fragmentation: bool = False
+    tags: tuple = ()
+    ttl_seconds: float = 0.0
+    checksum: str | None = None
+    packet_codec: PacketCodecConfig | None = None
+    params: dict = dataclasses.field(default_factory=dict)  # every key as written
+
+    @property
+    def msg_class(self) -> type:
+        return self.codec.msg_class
+
+    def subscribe_topics(self) -> list[str]:
+        """The subscribe topic, expanded per src_names when it contains {src} or {name}."""
+        return _expand(self.subscribe_topic, self.packet_codec.src_names)
+
+    def publish_topics(self) -> dict:
+        """{src or None: topic}; None is the topic for every source."""
+        topic = self.publish_topic
+        if not topic:
+            return {}
+        if "{src}" in topic or "{name}" in topic:
+            return {src: topic.format(src=src, name=name)
+                    for src, name in self.packet_codec.src_names.items()}
+        return {None: topic}
+
+
+@dataclasses.dataclass
+class PacketCodecConfig:
+    codec_name: str
+    packet_codec: RosPacketCodec
+    match_src: tuple = ()
+    match_dest: tuple = ()
+    except_src: tuple = ()
+    except_dest: tuple = ()
+    remove_headers: bool = True
+    src_names: dict = dataclasses.field(default_factory=dict)
+    message_codecs: list = dataclasses.field(default_factory=list)
+
+    def matches(self, src: int, dest: int, miniframe: bytes, dataframe: bytes) -> bool:
+        """ros_acomms' match order: src, dest, except lists, then header bytes."""
+        if self.match_src and src not in self.match_src:
+            return False
+        if self.match_dest and dest not in self.match_dest:
+            return False
+        if src in self.except_src or dest in self.except_dest:
+            return False
+        return self.packet_codec.headers_match(miniframe, dataframe)
+
+    def codecs_by_id(self) -> dict:
+        return {m.id: m.codec for m in self.message_codecs}
+
+
+@dataclasses.dataclass
+class CodecConfig:
+    path: str
+    packet_codecs: list
+    warnings: list
+
+    @property
+    def message_codecs(self) -> list:
+        return [m for p in self.packet_codecs for m in p.message_codecs]
+
+    def by_id(self) -> dict:
+        return {m.id: m for m in self.message_codecs}
+
+
+def _expand(topic, src_names) -> list[str]:
+    if not topic:
+        return []
+    if "{src}" in topic or "{name}" in topic:
+        return [topic.format(src=src, name=name) for src, name in src_names.items()]
+    return [topic]
+
+
+def _yaml_loader(base_directory: str):
+    class Loader(yaml.SafeLoader):
+        pass
+
+    try:
+        from rospy_yaml_include.yaml_include import RospyYamlInclude
+
+        from acomms_core.codecs import _ltcodecs  # noqa: F401  (sets ARMW_MIDDLEWARE first)
+
+        return RospyYamlInclude(loader=Loader, base_directory=base_directory).add_constructor()
+    except Exception:  # includes are optional; plain YAML still loads
+        return Loader
+
+
+def load_codec_config(path: str) -> CodecConfig:
+    """Read and validate a codec config file; CodecConfigError says what and where."""
+    if not path:
+        raise CodecConfigError("no codec config file given (parameter codec_config_file)")
+    try:
+        with open(path, encoding="utf-8") as stream:
+            data = yaml.load(stream, Loader=_yaml_loader(os.path.dirname(os.path.abspath(path))))
+    except OSError as exc:
+        raise CodecConfigError(f"{path}: cannot read codec config: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise CodecConfigError(f"{path}: not valid YAML: {exc}") from None
+    except Exception as exc:  # include errors
+        raise CodecConfigError(f"{path}: cannot load: {exc}") from None
+    return parse_codec_config(data, path)
+
+
+def _int_list(value, where: str, key: str) -> tuple:
+    if value is None:
+        return ()
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = [value]
+    if not isinstance(value, list) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value):
+        raise CodecConfigError(f"{where}: '{key}' must be a list of integers, got {value!r}")
+    return tuple(value)
+
+
+def _header(value, where: str, key: str) -> bytes:
+    values = _int_list(value, where, key)
+    if not all(0 <= v <= 255 for v in values):
+        raise CodecConfigError(f"{where}: '{key}' must hold byte values 0..255, got {value!r}")
+    return bytes(values)
+
+
+def parse_codec_config(data, path: str = "<memory>") -> CodecConfig:
+    """Validate an already-loaded config (a list of packet codec mappings)."""
+    if not isinstance(data, list) or not data:
+        raise CodecConfigError(f"{path}: a codec config is a non-empty list of packet codecs, got "
+                               f"{type(data).__name__}")
+    warnings: list[str] = []
+    packet_codecs = []
+    seen_ids: dict[int, str] = {}
+    seen_topics: dict[str, str] = {}
+    for index, entry in enumerate(data):
+        if not isinstance(entry, dict):
+            raise CodecConfigError(f"{path}: packet codec #{index} must be a mapping")
+        name = str(entry.get("codec_name", f"#{index}"))
+        where = f"{path}: packet codec '{name}'"
+        for key in sorted(set(entry) - PACKET_KEYS):
+            warnings.append(f"{where}: unknown key '{key}' ignored")
+        if entry.get("config_version") is not None:
+            raise CodecConfigError(f"{where}: config_version {entry['config_version']!r} is not "
+                                   "supported (only the legacy one-queue-per-codec layout)")
+        kind = entry.get("packet_codec", "ros")
+        if kind not in PACKET_CODECS:
+            raise CodecConfigError(f"{where}: unknown packet_codec '{kind}' "
+                                   f"(supported: {', '.join(PACKET_CODECS)})")
+        src_names = entry.get("src_names") or {}
+        try:
+            src_names = {int(k): str(v) for k, v in dict(src_names).items()}
+        except (TypeError, ValueError):
+            raise CodecConfigError(
+                f"{where}: src_names must map integer sources to names") from None
+        packet = PacketCodecConfig(
+            codec_name=name,
+            packet_codec=PACKET_CODECS[kind](
+                miniframe_header=_header(entry.get("miniframe_header", [0xAC]), where,
+                                         "miniframe_header"),
+                dataframe_header=_header(entry.get("dataframe_header", []), where,
+                                         "dataframe_header")),
+            match_src=_int_list(entry.get("match_src"), where, "match_src"),
+            match_dest=_int_list(entry.get("match_dest"), where, "match_dest"),
+            except_src=_int_list(entry.get("except_src"), where, "except_src"),
+            except_dest=_int_list(entry.get("except_dest"), where, "except_dest"),
+            remove_headers=bool(entry.get("remove_headers", True)),
+            src_names=src_names)
+        message_entries = entry.get("message_codecs")
+        if not isinstance(message_entries, list) or not message_entries:
+            raise CodecConfigError(f"{where}: 'message_codecs' must be a non-empty list")
+        for m_index, params in enumerate(message_entries):
+            message = _parse_message_codec(params, where, m_index, warnings)
+            message.packet_codec = packet
+            if message.id in seen_ids:
+                raise CodecConfigError(f"{where}: duplicate message codec id {message.id} (also "
+                                       f"used by {seen_ids[message.id]})")
+            seen_ids[message.id] = f"packet codec '{name}' ({message.ros_type})"
+            for topic in message.subscribe_topics():
+                if topic in seen_topics:
+                    raise CodecConfigError(f"{where}: message codec id {message.id}: "
+                                           f"subscribe_topic '{topic}' is already used by "
+                                           f"{seen_topics[topic]}")
+                seen_topics[topic] = f"message codec id {message.id}"
+            packet.message_codecs.append(message)
+        packet_codecs.append(packet)
+    return CodecConfig(path=path, packet_codecs=packet_codecs, warnings=warnings)
+
+
+def _parse_message_codec(params, where: str, index: int, warnings: list) -> MessageCodecConfig:
+    if not isinstance(params, dict):
+        raise CodecConfigError(f"{where}: message codec #{index} must be a mapping")
+    codec_id = params.get("id")
+    if not isinstance(codec_id, int) or isinstance(codec_id, bool) or not 0 <= codec_id <= 255:
+        raise CodecConfigError(f"{where}: message codec #{index}: 'id' must be an integer 0..255 "
+                               f"(the 8-bit id on the wire), got {codec_id!r}")
+    ros_type = params.get("ros_type")
+    here = f"{where}: message codec id {codec_id}" + (f" ({ros_type})" if ros_type else "")
+    if not isinstance(ros_type, str) or not ros_type:
+        raise CodecConfigError(f"{here}: 'ros_type' is required (e.g. std_msgs/Float32)")
+    for key in sorted(set(params) - MESSAGE_KEYS):
+        warnings.append(f"{here}: unknown key '{key}' ignored")
+    if params.get("allow_fragmentation"):
+        warnings.append(f"{here}: allow_fragmentation is not implemented; messages larger than a "
+                        "packet are refused")
+    if params.get("dynamic_queue_service"):
+        warnings.append(f"{here}: dynamic_queue_service is not implemented; queue ignored")
+
+    def check(key, ok, expected, default=None):
+        value = params.get(key, default)
+        if value is not None and not ok(value):
+            raise CodecConfigError(f"{here}: '{key}' must be {expected}, got {value!r}")
+        return value
+
+    def is_int(v):
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    order = check("queue_order", lambda v: v in ("fifo", "lifo"), "fifo or lifo", "fifo")
+    maxsize = check("queue_maxsize", lambda v: is_int(v) and v >= 1, "an integer >= 1", 10)
+    priority = check("priority", lambda v: is_int(v) and 0 <= v <= 32767,
+                     "an integer 0..32767")
+    dest = check("default_dest", lambda v: is_int(v) and -1 <= v <= 255, "an integer 0..255")
+    active = check("is_active", lambda v: isinstance(v, bool), "true or false", True)
+    tags = check("tags", lambda v: isinstance(v, list) and all(isinstance(t, str) for t in v),
+                 "a list of strings", [])
+    ttl = check("ttl_seconds", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
+                and v >= 0, "a number >= 0", 0)
+    checksum = check("checksum", lambda v: v in ("crc8", "crc32"), "crc8 or crc32")
+    for key in ("subscribe_topic", "publish_topic"):
+        check(key, lambda v: isinstance(v, str) and v.strip(), "a non-empty topic name")
+    try:
+        codec = MessageCodec(ros_type, params.get("fields"), checksum=checksum)
+    except CodecBuildError as exc:
+        raise CodecConfigError(f"{here}: {exc}") from None
+    return MessageCodecConfig(
+        id=codec_id, ros_type=ros_type, codec=codec,
+        subscribe_topic=params.get("subscribe_topic"), publish_topic=params.get("publish_topic"),
+        default_dest=dest, priority=priority, queue_order=order, queue_maxsize=maxsize,
+        is_active=active, allow_fragmentation=bool(params.get("allow_fragmentation", False)),
+        tags=tuple(tags), ttl_seconds=float(ttl), checksum=checksum, params=dict(params))

@@ -1,0 +1,197 @@
+"""Queue ingest: messages/s message_queue_node absorbs from 20 topics vs a bare rclpy subscriber.
+
+Three processes on one ROS domain: a publisher blasting N messages on each of 20 topics
+(geometry_msgs/Point, reliable, history deep enough that DDS drops nothing), a
+MessageQueueNode (the real node, MultiThreadedExecutor as in its main) whose config has one queue
+per topic, and a bare rclpy node subscribing the same topics (SingleThreadedExecutor, a counting
+callback). Both receivers see the same stream in the same run; each reports how many messages it
+took in and over what time. Target: queue rate >= 2/3 of bare rate, and every message queued
+(N is below queue_maxsize, so none may be lost). Run:
+
+    source env.sh && python bench/queue_ingest.py [--per-topic 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+TOPICS = 20
+QUEUE_MAXSIZE = 1000
+
+
+def _config_text() -> str:
+    lines = ["- codec_name: ingest", "  miniframe_header: [0xac]", "  message_codecs:"]
+    for i in range(TOPICS):
+        lines += [
+            f"    - id: {i + 1}",
+            "      ros_type: geometry_msgs/Point",
+            f"      subscribe_topic: bench/topic_{i}",
+            f"      queue_maxsize: {QUEUE_MAXSIZE}",
+            "      fields:",
+        ] + [f"        {axis}: {{codec: float, min_value: -1000, max_value: 1000, precision: 2}}"
+             for axis in "xyz"]
+    return "\n".join(lines) + "\n"
+
+
+def _qos():
+    from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+    return QoSProfile(depth=QUEUE_MAXSIZE, history=HistoryPolicy.KEEP_LAST,
+                      reliability=ReliabilityPolicy.RELIABLE)
+
+
+def role_queue(config: str, total: int, timeout: float, executor_name: str) -> dict:
+    import rclpy
+    from rclpy.parameter import Parameter
+
+    from acomms_core.message_queue_node import MessageQueueNode, make_executor
+
+    rclpy.init()
+    node = MessageQueueNode(parameter_overrides=[Parameter("codec_config_file", value=config)])
+    node.trigger_configure()
+    node.trigger_activate()
+    executor = make_executor(executor_name)
+    executor.add_node(node)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+    counts = node.queues.counts
+    first = last = None
+    deadline = time.monotonic() + timeout
+    seen = 0
+    while time.monotonic() < deadline:
+        received = counts.messages_received
+        now = time.monotonic()
+        if received and first is None:
+            first = now
+        if received != seen:
+            seen, last = received, now
+        if received >= total:
+            break
+        time.sleep(0.0005)
+    queued = counts.messages_queued
+    per_queue = sorted({len(q.messages) for q in node.queues.queues.values()})
+    executor.shutdown(timeout_sec=1.0)
+    return {"received": seen, "queued": queued, "dropped": counts.dropped_queue_full,
+            "per_queue": per_queue, "seconds": (last - first) if first and last else 0.0}
+
+
+def role_bare(total: int, timeout: float) -> dict:
+    import rclpy
+    from geometry_msgs.msg import Point
+    from rclpy.executors import SingleThreadedExecutor
+
+    rclpy.init()
+    node = rclpy.create_node("bare_subscriber")
+    stamps = {"n": 0, "first": None, "last": None}
+
+    def callback(_msg):
+        now = time.monotonic()
+        if stamps["first"] is None:
+            stamps["first"] = now
+        stamps["n"] += 1
+        stamps["last"] = now
+
+    for i in range(TOPICS):
+        node.create_subscription(Point, f"bench/topic_{i}", callback, _qos())
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    deadline = time.monotonic() + timeout
+    while stamps["n"] < total and time.monotonic() < deadline:
+        executor.spin_once(timeout_sec=0.05)
+    seconds = (stamps["last"] - stamps["first"]) if stamps["first"] else 0.0
+    return {"received": stamps["n"], "seconds": seconds}
+
+
+def role_publisher(per_topic: int) -> dict:
+    import rclpy
+    from geometry_msgs.msg import Point
+
+    rclpy.init()
+    node = rclpy.create_node("bench_publisher")
+    publishers = [node.create_publisher(Point, f"bench/topic_{i}", _qos()) for i in range(TOPICS)]
+    deadline = time.monotonic() + 30.0
+    while time.monotonic() < deadline and any(p.get_subscription_count() < 2 for p in publishers):
+        time.sleep(0.05)
+    time.sleep(1.0)  # let discovery settle both ways
+    start = time.monotonic()
+    for n in range(per_topic):
+        for i, publisher in enumerate(publishers):
+            publisher.publish(Point(x=float(n % 1000), y=float(i), z=-1.25))
+    seconds = time.monotonic() - start
+    print(json.dumps({"published": per_topic * TOPICS, "seconds": seconds}), flush=True)
+    # Reliable delivery needs the writers alive until every reader has caught up: linger until
+    # the benchmark ends this process (stdin closed).
+    sys.stdin.read()
+    return None
+
+
+def _spawn(args: list[str]) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, __file__, *args], stdout=subprocess.PIPE,
+                            stdin=subprocess.PIPE, text=True, env=os.environ.copy())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--per-topic", type=int, default=300)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--role", choices=["queue", "bare", "publisher"])
+    parser.add_argument("--config")
+    parser.add_argument("--timeout", type=float, default=60.0)
+    parser.add_argument("--executor", default="multi", choices=["multi", "single"],
+                        help="executor spinning the queue node (its main uses 'multi')")
+    args = parser.parse_args()
+    total = args.per_topic * TOPICS
+    if args.role == "queue":
+        print(json.dumps(role_queue(args.config, total, args.timeout, args.executor)))
+        return
+    if args.role == "bare":
+        print(json.dumps(role_bare(total, args.timeout)))
+        return
+    if args.role == "publisher":
+        role_publisher(args.per_topic)
+        return
+
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as config:
+        config.write(_config_text())
+    common = ["--per-topic", str(args.per_topic), "--timeout", str(args.timeout)]
+    print(f"{TOPICS} topics x {args.per_topic} geometry_msgs/Point = {total} messages per run; "
+          f"queue node executor: {args.executor}; machine load makes single runs noisy")
+    print(f"{'run':>3} {'offered msg/s':>13} {'bare msg/s':>10} {'queue msg/s':>11} {'ratio':>6} "
+          f"{'bare rx':>7} {'queued':>6} {'dropped':>7} {'per queue':>10}")
+    ratios = []
+    for run in range(1, args.repeat + 1):
+        queue = _spawn(["--role", "queue", "--config", config.name, "--executor", args.executor,
+                        *common])
+        bare = _spawn(["--role", "bare", *common])
+        time.sleep(2.0)
+        publisher = _spawn(["--role", "publisher", *common])
+        results = {name: json.loads(proc.communicate(timeout=args.timeout + 60)[0].strip()
+                                    .splitlines()[-1])
+                   for name, proc in (("queue", queue), ("bare", bare))}
+        results["publisher"] = json.loads(publisher.communicate(input="", timeout=30)[0]
+                                          .strip().splitlines()[-1])
+        pub, q, b = results["publisher"], results["queue"], results["bare"]
+        q_rate = q["received"] / q["seconds"] if q["seconds"] else 0.0
+        b_rate = b["received"] / b["seconds"] if b["seconds"] else 0.0
+        ratio = q_rate / b_rate if b_rate else 0.0
+        ratios.append(ratio)
+        per_queue = "/".join(str(n) for n in q["per_queue"])
+        print(f"{run:3d} {total / pub['seconds']:13.0f} {b_rate:10.0f} {q_rate:11.0f} "
+              f"{ratio:6.2f} {b['received']:7d} {q['queued']:6d} {q['dropped']:7d} "
+              f"{per_queue:>10}")
+    os.unlink(config.name)
+    print(f"\nmedian queue/bare rate ratio: {statistics.median(ratios):.2f} (target >= 0.67); "
+          f"no loss: 'queued' = {total} and every queue holds {args.per_topic} "
+          f"(queue_maxsize {QUEUE_MAXSIZE})")
+
+if __name__ == "__main__":
+    main()
