@@ -9,12 +9,16 @@ deterministically; after a warm-up cycle the bench counts, per TDMA cycle:
 - capacity: opportunities x the packet byte budget (miniframe + dataframe bytes at the rates);
 - delivered: payload bytes the queue put into the sent packets (the packet codec's one-byte
   miniframe header is overhead, not payload; the last byte of a frame part may be partly padding);
-- fill: payload bits / available bits of the sent packets (target >= 95 %).
+- fill: payload bits / available bits of the sent packets (target >= 95 %);
+- left: fewest messages still queued on any vehicle at the end (> 0: the queues stayed
+  saturated).
 
-Queue: `--queue real` uses acomms_core.message_queue_node.MessageQueueNode fed with messages on its
-subscribe topic (codec config written by this script); `--queue synthetic` uses a stand-in that
-packs whole fixed-size messages (8-bit codec id + message bits) into the budget the way the ros
-packet codec does; `auto` (default) uses the real queue when it is installed.
+Queue: `--queue real` (the default when installed) runs acomms_core.message_queue_node's
+MessageQueueNode per vehicle, fed on its subscribe topics with position reports (~330 bits) and
+depths (~22 bits) before the run, enough for every opportunity plus margin; `--queue synthetic`
+uses a stand-in that packs whole 100-bit messages the way the ros packet codec does.
+Packet lengths are the rate table's full-packet times rounded up to the 0.5 s decision period.
+Takes about 2 minutes with the real queue (mostly feeding the queues).
 
     python bench/tdma_utilization.py [--cycles 3] [--queue auto|real|synthetic]
 """
@@ -49,7 +53,9 @@ TICK = 0.5  # MAC decision period and sim-time step, s
 SIM_START = 1008.0
 HEADER_BYTES = 1  # miniframe_header [0xac] of the codec config below
 
-# Codec config for the real queue: one NavSatFix-like message (~100 bits) per entry.
+# Codec config for the real queue: a ~330-bit position report (NavSatFix with a 32-character
+# frame_id) and a 14-bit depth (Float32), same priority, FIFO. The packet filler takes the oldest
+# first (the reports), then tops the packet up with depths when no report fits any more.
 CODEC_CONFIG = """
 - codec_name: default
   match_src: []
@@ -68,13 +74,30 @@ CODEC_CONFIG = """
       ros_type: "sensor_msgs/NavSatFix"
       default_dest: 121
       queue_order: fifo
-      queue_maxsize: 100000
+      queue_maxsize: 20000
       priority: 10
       fields:
+        header:
+          codec: msg
+          fields:
+            frame_id: {codec: string, max_length: 32}
         latitude: {codec: float, min_value: -90.0, max_value: 90.0, precision: 6}
         longitude: {codec: float, min_value: -180.0, max_value: 180.0, precision: 6}
         altitude: {codec: float, min_value: -100.0, max_value: 100.0, precision: 1}
+    - id: 102
+      message_codec: default
+      subscribe_topic: "to_acomms/depth"
+      publish_topic: "from_acomms/depth"
+      ros_type: "std_msgs/Float32"
+      default_dest: 121
+      queue_order: fifo
+      queue_maxsize: 20000
+      priority: 10
+      fields:
+        data: {codec: linspace, min_value: 0.0, max_value: 1000.0, resolution: 0.1}
 """
+REPORT_BITS_AT_LEAST = 250  # encoded position report, bits (an underestimate, to feed enough)
+TOP_UPS_PER_PACKET = 25     # depths (~22 bits each) that can fill what reports leave
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,27 +144,53 @@ class SyntheticQueue:
 
 
 class RealQueue:
-    """The project's message_queue_node, kept saturated through its subscribe topic."""
+    """The project's message_queue_node, kept saturated through its subscribe topics."""
 
     def __init__(self, ros, namespace: str, config_path: str):
         from sensor_msgs.msg import NavSatFix
+        from std_msgs.msg import Float32
 
         from acomms_core.message_queue_node import MessageQueueNode
-        self.msg_type = NavSatFix
+        from acomms_interfaces.msg import QueueStatus
         self.node = ros.add(MessageQueueNode(
             namespace=namespace, context=ros.context,
-            parameter_overrides=[Parameter("codec_config_file", value=config_path)]))
+            parameter_overrides=[Parameter("codec_config_file", value=config_path),
+                                 Parameter("update_rate", value=20.0)]))
         ros.configure_and_activate(self.node)
-        self.publisher = ros.helper.create_publisher(NavSatFix, f"{namespace}/to_acomms/fix",
-                                                     10000)
-        self.published = 0
+        self.reports = ros.helper.create_publisher(NavSatFix, f"{namespace}/to_acomms/fix", 1000)
+        self.depths = ros.helper.create_publisher(Float32, f"{namespace}/to_acomms/depth", 1000)
+        frame_id = "x" * 32  # the codec's max_length: every report has the same size
 
-    def feed(self, ros, count: int) -> None:
-        for index in range(count):
-            msg = self.msg_type(latitude=41.5 + index * 1e-6, longitude=-70.6, altitude=-5.0)
-            self.publisher.publish(msg)
-        self.published += count
-        ros.spin_for(0.2)
+        def make_report(index):
+            report = NavSatFix(latitude=41.5 + index * 1e-6, longitude=-70.6, altitude=-5.0)
+            report.header.frame_id = frame_id
+            return report
+
+        self.make_report = make_report
+        self.make_depth = lambda index: Float32(data=float(index % 1000))
+        self.queued = 0
+        self.expected = 0
+        ros.helper.create_subscription(QueueStatus, f"{namespace}/queue_status",
+                                       self._on_status, 10)
+
+    def _on_status(self, status) -> None:
+        self.queued = status.total_message_count
+
+    def _publish(self, ros, publisher, make, count: int) -> None:
+        # In chunks, each confirmed by queue_status: a DDS writer keeps only so many samples.
+        for first in range(0, count, 500):
+            chunk = range(first, min(count, first + 500))
+            for index in chunk:
+                publisher.publish(make(index))
+            self.expected += len(chunk)
+            if not ros.spin_until(lambda: self.queued >= self.expected, timeout=60.0):
+                raise RuntimeError(f"queue holds {self.queued} of {self.expected} messages")
+
+    def feed(self, ros, budget_bytes: int, packets: int) -> None:
+        """Enough reports and top-up depths for `packets` full packets (saturated queue)."""
+        reports = packets * (budget_bytes * 8 // REPORT_BITS_AT_LEAST + 1)
+        self._publish(ros, self.reports, self.make_report, reports)
+        self._publish(ros, self.depths, self.make_depth, packets * TOP_UPS_PER_PACKET)
 
 
 class RecordingModem:
@@ -181,7 +230,6 @@ def run(scenario: Scenario, cycles: int, queue_kind: str, config_path: str | Non
         for namespace, active in ACTIVE.items():
             if queue_kind == "real":
                 queue = RealQueue(ros, namespace, config_path)
-                queue.feed(ros, 0)
             else:
                 queue = SyntheticQueue(ros, namespace, message_bits=92)
             queues.append(queue)
@@ -228,11 +276,9 @@ def run(scenario: Scenario, cycles: int, queue_kind: str, config_path: str | Non
         for mac in macs:
             ros.configure_and_activate(mac)
         if queue_kind == "real":
-            # Enough messages for every opportunity of the run, with margin (saturated).
-            budget_bits = frames.budget_bytes * 8
-            per_packet = budget_bits // 100 + 1
+            packets = int(per_slot * 2 * (cycles + 1) * 1.2) + 1
             for queue in queues:
-                queue.feed(ros, int(per_packet * per_slot * 2 * (cycles + 1) * 1.3))
+                queue.feed(ros, frames.budget_bytes, packets)
         end_time = start + TICK + (cycles + 1) * cycle  # one warm-up cycle
         wall_start = time.monotonic()
         while t + TICK <= end_time - TICK / 2:
@@ -247,6 +293,11 @@ def run(scenario: Scenario, cycles: int, queue_kind: str, config_path: str | Non
         wall = time.monotonic() - wall_start
         measured_from = start + TICK + cycle
         sent = [(ts, size) for modem in modems for ts, size in modem.sent if ts >= measured_from]
+        if queue_kind == "real":
+            ros.spin_for(0.2)  # a fresh queue_status
+            left = min(queue.queued for queue in queues)
+        else:
+            left = None  # the synthetic queue never runs out
     packets = len(sent)
     payload = sum(size for _, size in sent)
     return dict(
@@ -254,7 +305,7 @@ def run(scenario: Scenario, cycles: int, queue_kind: str, config_path: str | Non
         opportunities=opportunities, packets_per_cycle=packets / cycles,
         capacity=opportunities * frames.budget_bytes, delivered=payload / cycles,
         fill=payload / (packets * frames.budget_bytes) if packets else 0.0,
-        utilization=packets / (opportunities * cycles), wall=wall)
+        utilization=packets / (opportunities * cycles), left=left, wall=wall)
 
 
 def main(argv=None) -> int:
@@ -279,7 +330,7 @@ def main(argv=None) -> int:
           f"{NUM_SLOTS} slots, {args.cycles} measured cycles after one warm-up cycle")
     header = (f"{'scenario':<22} {'budget B':>8} {'pkt s':>5} {'pkt/slot':>8} "
               f"{'sent/opport.':>12} {'delivered B/cycle':>17} {'capacity B/cycle':>16} "
-              f"{'fill %':>7} {'wall s':>6}")
+              f"{'fill %':>7} {'left':>5} {'wall s':>6}")
     print(header)
     print("-" * len(header))
     worst_fill = 1.0
@@ -290,7 +341,7 @@ def main(argv=None) -> int:
               f"{row['per_slot']:>8} "
               f"{row['packets_per_cycle']:>5.1f}/{row['opportunities']:<6} "
               f"{row['delivered']:>17.0f} {row['capacity']:>16} {100 * row['fill']:>7.2f} "
-              f"{row['wall']:>6.1f}")
+              f"{'-' if row['left'] is None else row['left']:>5} {row['wall']:>6.1f}")
     print(f"worst fill ratio {100 * worst_fill:.2f} % (target >= 95 %): "
           f"{'PASS' if worst_fill >= 0.95 else 'FAIL'}")
     if config_path:
