@@ -19,14 +19,14 @@ Publishes `tdma_advanced_status` (TdmaAdvancedStatus) instead of `tdma_status`.
 from __future__ import annotations
 
 import dataclasses
+import sys
 
-from acomms_core.ros_support import ParameterSpec
+from acomms_core.ros_support import ParameterSpec, run_node
 from acomms_core.tdma_node import (
     TDMA_PARAMETERS,
     DynamicParameterSpec,
     TdmaConfig,
     TdmaNode,
-    run_lifecycle_node,
 )
 from acomms_core.tdma_schedule import ScheduleError, format_slots, parse_slots
 from acomms_interfaces.msg import TdmaAdvancedStatus
@@ -307,9 +307,9 @@ class TdmaAdvancedNode(TdmaNode):
         return self.advanced_status(now)
 
 
-def main(args=None) -> None:
-    run_lifecycle_node(TdmaAdvancedNode, args)
+def main(args=None) -> int:
+    return run_node(TdmaAdvancedNode, args)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -18,17 +18,16 @@ hands the packet to the modem (`queue_tx_packet`, driver or simulator). The slot
 from __future__ import annotations
 
 import dataclasses
+import sys
 import threading
 import time
 from collections import Counter
 
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rclpy.parameter import Parameter
 
-from acomms_core.ros_support import ParameterSpec, declare_parameters
+from acomms_core.ros_support import ParameterSpec, declare_parameters, run_node
 from acomms_core.tdma_schedule import (
     FrameSettings,
     ScheduleError,
@@ -131,6 +130,11 @@ class TdmaNode(LifecycleNode):
         self._active = False
         self.counters: Counter[str] = Counter()
         self._reset_runtime_state()
+        # Declared here so `ros2 param` sees them before configure; a refused start-up value
+        # raises ValueError with the reason (run_node turns that into exit status 1).
+        declare_parameters(self, self.parameter_specs(), self._validate_change)
+        self.add_post_set_parameters_callback(self._on_parameters_set)
+        self._parameters_declared = True
 
     # ----- parameters ---------------------------------------------------------------------
 
@@ -173,7 +177,9 @@ class TdmaNode(LifecycleNode):
         try:
             self.build_config(values)
         except ScheduleError as exc:
-            self.get_logger().warning(f"refused parameter change {relevant}: {exc}")
+            if self._parameters_declared:  # at start-up the ValueError carries the reason
+                self.get_logger().warning(
+                    f"refused parameter change ({', '.join(sorted(relevant))}): {exc}")
             return str(exc)
         return None
 
@@ -232,21 +238,8 @@ class TdmaNode(LifecycleNode):
 
     def on_configure(self, state) -> TransitionCallbackReturn:
         try:
-            if not self._parameters_declared:
-                try:
-                    declare_parameters(self, self.parameter_specs(), self._validate_change)
-                except Exception as exc:  # bad override: wrong type, out of range, invalid
-                    for spec in self.parameter_specs():
-                        try:
-                            if self.has_parameter(spec.name):
-                                self.undeclare_parameter(spec.name)
-                        except Exception:  # read-only parameters cannot be undeclared
-                            pass
-                    raise ScheduleError(f"{type(exc).__name__}: {exc}") from None
-                self.add_post_set_parameters_callback(self._on_parameters_set)
-                self._parameters_declared = True
             values = self._current_values()
-            config = self.build_config(values)
+            config = self.build_config(values)  # files (slot tags, plans) are read again
         except ScheduleError as exc:
             self.get_logger().error(f"configure failed: {exc}")
             return TransitionCallbackReturn.FAILURE
@@ -587,25 +580,9 @@ class TdmaNode(LifecycleNode):
         self._diagnostics_publisher.publish(diagnostics)
 
 
-def run_lifecycle_node(node_class, args=None) -> None:
-    """Console-script body: spin one lifecycle node until shutdown (a lifecycle manager or
-    `ros2 lifecycle set` drives its transitions)."""
-    rclpy.init(args=args)
-    node = node_class()
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-
-
-def main(args=None) -> None:
-    run_lifecycle_node(TdmaNode, args)
+def main(args=None) -> int:
+    return run_node(TdmaNode, args)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -362,8 +362,11 @@ def _load_yaml_text_or_file(text: str, what: str):
     text = text.strip()
     if not text:
         return None
-    if "\n" not in text and os.path.isfile(os.path.expanduser(text)):
-        path = os.path.expanduser(text)
+    path = os.path.expanduser(text)
+    if "\n" not in text and text.lower().endswith((".yaml", ".yml")) \
+            and not os.path.isfile(path):
+        raise ScheduleError(f"{what} file {path} not found")
+    if "\n" not in text and os.path.isfile(path):
         try:
             with open(path, encoding="utf-8") as stream:
                 return yaml.safe_load(stream)

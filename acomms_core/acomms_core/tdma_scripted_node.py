@@ -18,16 +18,17 @@ Publishes `tdma_scripted_status` (TdmaScriptedStatus).
 from __future__ import annotations
 
 import dataclasses
+import sys
 
 from std_msgs.msg import String
 
-from acomms_core.ros_support import ParameterSpec
+from acomms_core.ros_support import ParameterSpec, run_node
 from acomms_core.tdma_advanced_node import (
     ADVANCED_PARAMETERS,
     AdvancedConfig,
     TdmaAdvancedNode,
 )
-from acomms_core.tdma_node import TDMA_PARAMETERS, HeldPacket, run_lifecycle_node
+from acomms_core.tdma_node import TDMA_PARAMETERS, HeldPacket
 from acomms_core.tdma_schedule import FrameSettings, ScheduleError, TestPlanEntry, parse_test_plan
 from acomms_interfaces.msg import TdmaScriptedStatus
 
@@ -177,9 +178,9 @@ class TdmaScriptedNode(TdmaAdvancedNode):
         return msg
 
 
-def main(args=None) -> None:
-    run_lifecycle_node(TdmaScriptedNode, args)
+def main(args=None) -> int:
+    return run_node(TdmaScriptedNode, args)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

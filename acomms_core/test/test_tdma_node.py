@@ -10,6 +10,7 @@ import math
 
 import pytest
 from lifecycle_msgs.msg import State
+from rclpy.exceptions import ParameterException
 from rclpy.parameter import Parameter
 from tdma_test_support import (
     SIM_TIME,
@@ -192,25 +193,32 @@ def test_status_reports_slot_state():
         assert list(status.exclude_tags) == ["bulk"] and status.remaining_active_seconds == 0.0
 
 
-def test_bad_configuration_fails_configure_with_reason():
+def test_bad_start_up_parameters_are_refused_with_reason():
     with RosHarness() as ros:
         clock = SimClock(ros, START)
-        mac = make_mac(ros, clock, "/auv1", num_slots=3, slot_duration_seconds=2.0,
-                       active_slots=0)  # 2.0 packet + 0.5 guard > 2 s slot
-        mac.trigger_configure()
-        assert mac._state_machine.current_state[0] == State.PRIMARY_STATE_UNCONFIGURED
-        other = make_mac(ros, clock, "/auv2", num_slots=3, slot_duration_seconds=20.0,
-                         active_slots="0,3")
-        other.trigger_configure()
-        assert other._state_machine.current_state[0] == State.PRIMARY_STATE_UNCONFIGURED
+        with pytest.raises(ValueError, match="must be less than slot_duration_seconds"):
+            make_mac(ros, clock, "/auv1", num_slots=3, slot_duration_seconds=2.0,
+                     active_slots=0)  # 2.0 packet + 0.5 guard > 2 s slot
+        with pytest.raises(ValueError, match="outside 0..2"):
+            make_mac(ros, clock, "/auv2", num_slots=3, slot_duration_seconds=20.0,
+                     active_slots="0,3")
+        with pytest.raises(ParameterException):
+            make_mac(ros, clock, "/auv3", num_slots="three")
 
 
-def test_bad_override_type_fails_configure_without_traceback():
+def test_configure_fails_with_reason_when_a_file_went_bad(tmp_path):
+    tags = tmp_path / "tags.yaml"
+    tags.write_text("- {slots: 0, minimum_priority: 5}\n")
     with RosHarness() as ros:
         clock = SimClock(ros, START)
-        mac = make_mac(ros, clock, "/auv1", num_slots="three")
+        mac = make_mac(ros, clock, "/auv1", num_slots=2, slot_duration_seconds=10.0,
+                       active_slots=0, slot_tags=str(tags))
+        tags.write_text("- {slots: 7, minimum_priority: 5}\n")
         mac.trigger_configure()
         assert mac._state_machine.current_state[0] == State.PRIMARY_STATE_UNCONFIGURED
+        tags.write_text("- {slots: 1, minimum_priority: 5}\n")
+        mac.trigger_configure()
+        assert mac._state_machine.current_state[0] == State.PRIMARY_STATE_INACTIVE
 
 
 def test_clock_jump_back_and_missing_services_do_not_stop_the_mac():

@@ -175,6 +175,8 @@ slot_tags:
     path.write_text(text)
     assert parse_slot_tags(str(path), num_slots=4) == tags
     assert parse_slot_tags("", num_slots=4) == {}
+    with pytest.raises(ScheduleError, match="not found"):
+        parse_slot_tags(str(tmp_path / "missing.yaml"), num_slots=4)
     with pytest.raises(ScheduleError, match="outside"):
         parse_slot_tags([{"slots": 9, "require_tags": ["a"]}], num_slots=4)
     with pytest.raises(ScheduleError, match="unknown keys"):
