@@ -57,10 +57,36 @@ def _assign(message, values: Mapping[str, Any], key_path: str, template: dict) -
                                          "{vehicle} or {time}") from None
         if isinstance(current, float) and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
+        problem = _type_problem(fields[name], current, value)
+        if problem:
+            raise TrafficError(path, f"{value!r} does not fit {fields[name]} ({problem})")
         try:
             setattr(message, name, value)
         except (AssertionError, TypeError, ValueError) as exc:
             raise TrafficError(path, f"{value!r} does not fit {fields[name]} ({exc})") from None
+
+
+_INTEGER_TYPES = {"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+                  "byte", "char", "octet"}
+
+
+def _type_problem(field_type: str, current, value) -> str | None:
+    """Why value cannot go into a field of this type (rclpy only checks when asked to)."""
+    if hasattr(current, "get_fields_and_field_types"):
+        return "a message: give a mapping of its fields"
+    if "sequence<" in field_type or field_type.endswith("]"):
+        return None if isinstance(value, (list, tuple)) else "expected a list"
+    if field_type in ("double", "float"):
+        ok = isinstance(value, float)
+    elif field_type in _INTEGER_TYPES:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif field_type == "boolean":
+        ok = isinstance(value, bool)
+    elif "string" in field_type:
+        ok = isinstance(value, str)
+    else:
+        return None
+    return None if ok else f"expected a {field_type} value"
 
 
 def build_message(cls: type, fields: Mapping[str, Any], *, seq: int, vehicle: str,
