@@ -16,10 +16,10 @@ exclusive group so messages of a topic are queued in arrival order.
 
 from __future__ import annotations
 
-import rclpy
+import sys
+
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.executors import (
-    ExternalShutdownException,
     MultiThreadedExecutor,
     SingleThreadedExecutor,
 )
@@ -31,7 +31,7 @@ from std_msgs.msg import Header
 from acomms_core.codecs import CodecConfigError, load_codec_config
 from acomms_core.message_queue import MessageQueues, PacketRequest
 from acomms_core.modem_rates import RATES
-from acomms_core.ros_support import ParameterSpec, declare_parameters
+from acomms_core.ros_support import ParameterSpec, declare_parameters, run_node
 from acomms_interfaces.msg import (
     NeighborReachability,
     QueueCounters,
@@ -279,20 +279,9 @@ def make_executor(name: str = "multi"):
     return MultiThreadedExecutor()
 
 
-def main(args=None) -> None:
-    rclpy.init(args=args)
-    node = MessageQueueNode()
-    executor = make_executor()
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
+def main(args=None) -> int:
+    return run_node(MessageQueueNode, args)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -13,17 +13,16 @@ Lifecycle: configure reads `codec_config_file` and creates the publishers; activ
 
 from __future__ import annotations
 
+import sys
 import threading
 
-import rclpy
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Header
 
 from acomms_core.codecs import CodecConfigError, load_codec_config
-from acomms_core.ros_support import ParameterSpec, declare_parameters
+from acomms_core.ros_support import ParameterSpec, declare_parameters, run_node
 from acomms_interfaces.msg import DispatchStatus, ReceivedPacket
 
 PARAMETERS = (
@@ -158,20 +157,9 @@ class PacketDispatchNode(LifecycleNode):
                 **self.counts))
 
 
-def main(args=None) -> None:
-    rclpy.init(args=args)
-    node = PacketDispatchNode()
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
+def main(args=None) -> int:
+    return run_node(PacketDispatchNode, args)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

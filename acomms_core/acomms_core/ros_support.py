@@ -91,3 +91,38 @@ def declare_parameters(node, specs: Iterable[ParameterSpec],
 def parameter_values(node, names: Iterable[str]) -> dict[str, Any]:
     """Current values of the named parameters."""
     return {name: node.get_parameter(name).value for name in names}
+
+
+def run_node(node_factory: Callable[[], Any], args: list[str] | None = None) -> int:
+    """Console-script body shared by every acomms node: init, spin, clean shutdown.
+
+    The node is spun by a MultiThreadedExecutor (services answered in parallel). A node whose
+    initial parameters are refused (out of range, wrong type, or a validator's reason) exits with
+    status 1 and the reason on stderr, not a traceback.
+    """
+    import sys
+
+    import rclpy
+    from rclpy.exceptions import ParameterException
+    from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+
+    rclpy.init(args=args)
+    try:
+        try:
+            node = node_factory()
+        except (ValueError, ParameterException) as exc:
+            name = getattr(node_factory, "__name__", "node")
+            print(f"{name}: refused parameters: {exc}", file=sys.stderr)
+            return 1
+        executor = MultiThreadedExecutor()
+        executor.add_node(node)
+        try:
+            executor.spin()
+        except (KeyboardInterrupt, ExternalShutdownException):
+            pass
+        finally:
+            executor.shutdown()
+            node.destroy_node()
+    finally:
+        rclpy.try_shutdown()
+    return 0

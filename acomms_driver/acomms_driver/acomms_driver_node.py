@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import math
 
-import rclpy
-import rclpy.executors
 import yaml
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -26,7 +24,7 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallb
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from std_msgs.msg import Header, String
 
-from acomms_core.ros_support import ParameterSpec, declare_parameters
+from acomms_core.ros_support import ParameterSpec, declare_parameters, run_node
 from acomms_driver.micromodem_client import (
     ClientCallbacks,
     ClientSettings,
@@ -455,16 +453,5 @@ class AcommsDriverNode(LifecycleNode):
         return self._state_machine.current_state[0] == State.PRIMARY_STATE_ACTIVE
 
 
-def main(args=None):
-    rclpy.init(args=args)
-    node = AcommsDriverNode()
-    executor = rclpy.executors.MultiThreadedExecutor()
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
+def main(args=None) -> int:
+    return run_node(AcommsDriverNode, args)

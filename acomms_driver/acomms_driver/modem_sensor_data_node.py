@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import math
 
-import rclpy
-import rclpy.executors
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from std_msgs.msg import String
 
-from acomms_core.ros_support import ParameterSpec, declare_parameters
+from acomms_core.ros_support import ParameterSpec, declare_parameters, run_node
 from acomms_driver import nmea
 from acomms_interfaces.msg import ModemSensorData
 
@@ -141,16 +139,5 @@ class ModemSensorDataNode(LifecycleNode):
         self.counters["published"] += 1
 
 
-def main(args=None):
-    rclpy.init(args=args)
-    node = ModemSensorDataNode()
-    executor = rclpy.executors.SingleThreadedExecutor()
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
+def main(args=None) -> int:
+    return run_node(ModemSensorDataNode, args)

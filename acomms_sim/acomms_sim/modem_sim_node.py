@@ -21,15 +21,14 @@ from __future__ import annotations
 import collections
 import dataclasses
 import math
+import sys
 
-import rclpy
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rclpy.task import Future
 
 from acomms_core.modem_rates import rate_info
-from acomms_core.ros_support import ParameterSpec, declare_parameters, parameter_values
+from acomms_core.ros_support import ParameterSpec, declare_parameters, parameter_values, run_node
 from acomms_interfaces.msg import (
     CST,
     XST,
@@ -580,19 +579,9 @@ def _keep_valid(data, ranges: list[int]) -> bytes:
     return bytes(out)
 
 
-def main(args=None):
-    rclpy.init(args=args)
-    node = ModemSimNode()
-    executor = MultiThreadedExecutor()
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+def main(args=None) -> int:
+    return run_node(ModemSimNode, args)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import collections
 import math
+import sys
 
-import rclpy
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import NavSatFix, NavSatStatus
 
-from acomms_core.ros_support import ParameterSpec, declare_parameters, parameter_values
+from acomms_core.ros_support import ParameterSpec, declare_parameters, parameter_values, run_node
 from acomms_interfaces.srv import GetPlatformLocation
 from acomms_sim import geodesy
 
@@ -121,19 +120,9 @@ class PlatformLocationNode(LifecycleNode):
         return response
 
 
-def main(args=None):
-    rclpy.init(args=args)
-    node = PlatformLocationNode()
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+def main(args=None) -> int:
+    return run_node(PlatformLocationNode, args)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

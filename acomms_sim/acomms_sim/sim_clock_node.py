@@ -14,17 +14,16 @@ Two modes (parameter `mode`):
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 
-import rclpy
 from rclpy.clock import Clock, ClockType
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rclpy.qos import QoSDurabilityPolicy, QoSProfile
 from rosgraph_msgs.msg import Clock as ClockMsg
 
-from acomms_core.ros_support import ParameterSpec, declare_parameters, parameter_values
+from acomms_core.ros_support import ParameterSpec, declare_parameters, parameter_values, run_node
 from acomms_interfaces.msg import Tick, Tock
 from acomms_sim.sim_node_support import seconds_to_time_msg, stamp_seconds
 
@@ -149,19 +148,9 @@ class SimClockNode(LifecycleNode):
         self.tock_pub.publish(tock)
 
 
-def main(args=None):
-    rclpy.init(args=args)
-    node = SimClockNode()
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+def main(args=None) -> int:
+    return run_node(SimClockNode, args)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import collections
 import math
+import sys
 
-import rclpy
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 
 from acomms_core.modem_rates import UnknownRateError
-from acomms_core.ros_support import ParameterSpec, declare_parameters, parameter_values
+from acomms_core.ros_support import ParameterSpec, declare_parameters, parameter_values, run_node
 from acomms_interfaces.srv import SimPacketPerformance
 from acomms_sim.packet_performance import PacketPerformance
 
@@ -72,19 +71,9 @@ class SimPacketPerformanceNode(LifecycleNode):
         return response
 
 
-def main(args=None):
-    rclpy.init(args=args)
-    node = SimPacketPerformanceNode()
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+def main(args=None) -> int:
+    return run_node(SimPacketPerformanceNode, args)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import collections
 import math
+import sys
 
 import numpy as np
-import rclpy
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 
-from acomms_core.ros_support import declare_parameters, parameter_values
+from acomms_core.ros_support import declare_parameters, parameter_values, run_node
 from acomms_interfaces.msg import SoundSpeedProfile
 from acomms_interfaces.srv import GetOptimalTxDepth, SimTransmissionLoss
 from acomms_sim.sim_node_support import (
@@ -146,19 +145,9 @@ class SimTransmissionLossNode(LifecycleNode):
         return response
 
 
-def main(args=None):
-    rclpy.init(args=args)
-    node = SimTransmissionLossNode()
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+def main(args=None) -> int:
+    return run_node(SimTransmissionLossNode, args)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,0 +1,38 @@
+"""Node console scripts: refused start-up parameters give a reason and exit 1, not a traceback;
+SIGINT stops a running node cleanly."""
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+NEEDS_INSTALL = pytest.mark.skipif(shutil.which("message_queue_node") is None,
+                                   reason="node executables not on PATH (source env.sh)")
+
+
+@NEEDS_INSTALL
+@pytest.mark.parametrize("command", [
+    ["message_queue_node", "--ros-args", "-p", "default_dest:=999"],
+    ["packet_dispatch_node", "--ros-args", "-p", "codec_config_file:=5"],
+    ["modem_sim_node", "--ros-args", "-p", "bandwidth_hz:=-5.0"],
+])
+def test_refused_parameters_exit_with_reason(command):
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60,
+                            env=dict(os.environ))
+    assert result.returncode == 1, result.stderr
+    assert "refused parameters" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@NEEDS_INSTALL
+def test_sigint_stops_node_cleanly():
+    process = subprocess.Popen(["message_queue_node"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    time.sleep(2.0)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0, stderr
+    assert "Traceback" not in stderr
