@@ -9,6 +9,7 @@
 
 import csv
 import dataclasses
+import importlib.util
 import io
 import json
 import pathlib
@@ -26,7 +27,9 @@ from acomms_bringup.runner import RunError, Runner
 from acomms_bringup.scenario import load_scenario
 from acomms_interfaces.msg import QueueCounters
 
-pytest.importorskip("acomms_core.tdma_node")
+# The stack needs the TDMA MAC (issue 4); the bad-scenario checks do not.
+needs_tdma = pytest.mark.skipif(importlib.util.find_spec("acomms_core.tdma_node") is None,
+                                reason="acomms_core.tdma_node not on this branch")
 
 CONFIG = pathlib.Path(__file__).resolve().parents[1] / "config"
 
@@ -46,6 +49,7 @@ def change_state(runner, node, transition):
     assert response is not None and response.success, (node, transition)
 
 
+@needs_tdma
 def test_two_vehicles_come_up_carry_messages_and_keep_queues_over_deactivate():
     scenario = load_scenario(CONFIG / "two_vehicles.yaml")
     scenario = dataclasses.replace(scenario, clock=dataclasses.replace(scenario.clock,
@@ -96,6 +100,7 @@ def test_two_vehicles_come_up_carry_messages_and_keep_queues_over_deactivate():
     assert links[("bravo", "alpha")]["mean_snr_db"] > 0
 
 
+@needs_tdma
 def test_demo_runs_and_reports_delivered_messages(tmp_path, capsys):
     out = tmp_path / "out"
     status = runner_module.main([str(CONFIG / "demo.yaml"), "--duration", "90", "--warp", "20",
@@ -154,6 +159,7 @@ def test_bad_scenarios_stop_with_one_message(tmp_path, capsys, edit, key, words)
     assert not (tmp_path / "out").exists()
 
 
+@needs_tdma
 def test_a_node_that_cannot_configure_is_named(tmp_path, capsys):
     path = bad_scenario(tmp_path, lambda d: d["vehicles"][1].update(parameters={
         "message_queue_node": {"codec_config_file": str(tmp_path / "gone.yaml")}}))
