@@ -26,6 +26,7 @@ setup(
             "lifecycle_manager = acomms_bringup.lifecycle_manager:main",
             "trajectory_node = acomms_bringup.trajectory_node:main",
             "acomms_check_scenario = acomms_bringup.stack:main",
+            "acomms_run = acomms_bringup.runner:main",
         ],
     },
 )

@@ -21,7 +21,9 @@ if [ ! -x .venv/bin/python ]; then
   say "creating .venv with $("$PYTHON" --version)"
   "$PYTHON" -m venv .venv
 fi
-VENV_PY="$ROOT/.venv/bin/python"
+# The venv's physical path (.venv may be a symlink to a venv shared between checkouts): paths
+# baked into scripts and CMake files then stay valid whichever checkout ran the bootstrap.
+VENV_PY="$(cd .venv && pwd -P)/bin/python"
 
 # Dependencies: reinstall only when requirements.txt or the interpreter changes.
 req_stamp="$(cat requirements.txt scripts/repair_ros_wheels.py | sha256sum | cut -d' ' -f1)-$("$VENV_PY" -c 'import sys; print(sys.version)' | head -1 | tr ' ' _)"
@@ -45,7 +47,10 @@ if [ -f install/.acomms-build-stamp ] && \
 fi
 say "colcon build"
 mkdir -p log
-colcon --log-level error build --symlink-install --parallel-workers "$(nproc)" \
+# colcon through the venv's interpreter: the venv's script shebangs name the path the venv was
+# created at, which breaks when the venv is moved or shared between checkouts.
+"$VENV_PY" -c 'import sys; from colcon_core.command import main; sys.argv[0] = "colcon"; sys.exit(main())' \
+  --log-level error build --symlink-install --parallel-workers "$(nproc)" \
   --event-handlers console_direct- status- summary+ \
   --cmake-args -DBUILD_TESTING=OFF -DPython3_EXECUTABLE="$VENV_PY" -DPYTHON_EXECUTABLE="$VENV_PY" \
   > log/colcon-build.out 2>&1 || { cat log/colcon-build.out >&2; echo "bootstrap: colcon build failed" >&2; exit 1; }

@@ -44,6 +44,19 @@ Schema (defaults in brackets)::
                                         # package://acomms_bringup/config/demo_codecs.yaml
         parameters:                     # per-node parameter overrides, applied last
           message_queue_node: {default_priority: 20}
+        traffic:                        # messages the embedded runner (acomms_run) publishes
+          - topic: to_acomms/nav_status # relative (in the vehicle's namespace); must be a
+                                        # subscribe_topic of the vehicle's codec config
+            type: sensor_msgs/msg/NavSatFix  # [the codec config's ros_type]; must match it
+            period_seconds: 30.0        # one message every period (simulated time), > 0
+            start_seconds: 5.0          # [0] first message at this simulated time
+            fields: {latitude: 41.5, altitude: -20.0}  # message fields; nested messages as
+                                        # mappings; strings may use {seq}, {vehicle}, {time}
+
+Traffic is for demos and tests: the runner stamps `header.stamp` (when the type has a header)
+with the publish time, and matches arrivals to sent messages by that stamp, or else by content
+(so a type without a header should carry a unique string, e.g. "cmd {seq}"). Field names and
+value types are checked against the ROS type when the runner starts.
 """
 
 from __future__ import annotations
@@ -185,6 +198,19 @@ class Vehicle:
     mac: MacConfig
     codec_config: pathlib.Path  # absolute, exists
     parameters: Mapping[str, Mapping[str, Any]]  # node key -> overrides
+    traffic: tuple[Traffic, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class Traffic:
+    """Synthetic messages published on one of a vehicle's subscribe topics (see module doc)."""
+
+    topic: str  # relative to the vehicle namespace
+    ros_type: str  # pkg/msg/Msg, from the codec config
+    period_seconds: float
+    start_seconds: float
+    fields: Mapping[str, Any]
+    key_path: str  # where it is in the scenario file, for error messages
 
 
 @dataclasses.dataclass(frozen=True)
@@ -634,7 +660,10 @@ def _parse_vehicle(ctx: _Context, path: str, data: Any, base_dir: pathlib.Path,
         raise ctx.error(codec_path, str(exc)) from None
     if not codec_config.is_file():
         raise ctx.error(codec_path, f"codec config file not found: {codec_config}")
-    _check_codec_config(ctx, codec_path, codec_config)
+    codec_data = _check_codec_config(ctx, codec_path, codec_config)
+    traffic = tuple(_parse_traffic(ctx, key_path, item, codec_data, codec_config)
+                    for key_path, item in section.items("traffic"))
+    _check_unique_topics(ctx, traffic)
 
     parameters: dict[str, dict[str, Any]] = {}
     overrides = section.section("parameters")
@@ -652,7 +681,7 @@ def _parse_vehicle(ctx: _Context, path: str, data: Any, base_dir: pathlib.Path,
     section.finish()
     return Vehicle(name=name, namespace=namespace, src=src, modem=modem, position=position,
                    trajectory=trajectory, mac=mac, codec_config=codec_config.resolve(),
-                   parameters=parameters)
+                   parameters=parameters, traffic=traffic)
 
 
 def _check_parameter_value(ctx: _Context, path: str, value: Any) -> None:
@@ -671,7 +700,7 @@ def _check_parameter_value(ctx: _Context, path: str, value: Any) -> None:
                           f"{_describe_type(value)}")
 
 
-def _check_codec_config(ctx: _Context, path: str, codec_config: pathlib.Path) -> None:
+def _check_codec_config(ctx: _Context, path: str, codec_config: pathlib.Path) -> list:
     """Cheap shape check (a YAML list of packet codecs); the codec loader does the rest."""
     try:
         data = yaml.safe_load(codec_config.read_text())
@@ -680,6 +709,61 @@ def _check_codec_config(ctx: _Context, path: str, codec_config: pathlib.Path) ->
     if not isinstance(data, list) or not data or not all(isinstance(p, dict) for p in data):
         raise ctx.error(path, f"codec config {codec_config} must be a non-empty YAML list of "
                               "packet codecs")
+    return data
+
+
+def _ros2_type_name(name: str) -> str:
+    """'pkg/Msg' or 'pkg/msg/Msg' -> 'pkg/msg/Msg'."""
+    parts = name.strip().split("/")
+    return f"{parts[0]}/msg/{parts[1]}" if len(parts) == 2 else "/".join(parts)
+
+
+def _subscribe_topics(codec_data: list) -> dict[str, str]:
+    """{subscribe_topic: ros_type} of every message codec in a codec config."""
+    topics = {}
+    for packet_codec in codec_data:
+        for message_codec in packet_codec.get("message_codecs") or []:
+            if isinstance(message_codec, dict) and message_codec.get("subscribe_topic"):
+                topics[str(message_codec["subscribe_topic"]).lstrip("~/")] = str(
+                    message_codec.get("ros_type", ""))
+    return topics
+
+
+def _parse_traffic(ctx: _Context, path: str, data: Any, codec_data: list,
+                   codec_config: pathlib.Path) -> Traffic:
+    section = _Section(ctx, data, path)
+    topic = section.get("topic", (str,))
+    if not topic or topic.startswith("/") or not all(
+            _NAME_TOKEN.match(part) for part in topic.split("/")):
+        raise ctx.error(section.key_path("topic"),
+                        f"{topic!r} must be a relative topic name like to_acomms/nav_status")
+    known = _subscribe_topics(codec_data)
+    if topic not in known:
+        raise ctx.error(section.key_path("topic"),
+                        f"{topic!r} is not a subscribe_topic of codec config {codec_config} "
+                        f"(it has {sorted(known)})")
+    codec_type = _ros2_type_name(known[topic])
+    ros_type = section.get("type", (str,), codec_type)
+    if _ros2_type_name(ros_type) != codec_type:
+        raise ctx.error(section.key_path("type"),
+                        f"{ros_type} differs from the codec config's ros_type {codec_type}")
+    period = section.get("period_seconds", (float,), minimum=0.0, exclusive_minimum=True)
+    if period < 0.01:
+        raise ctx.error(section.key_path("period_seconds"), f"must be >= 0.01, got {period}")
+    start = section.get("start_seconds", (float,), 0.0, minimum=0.0)
+    fields = section.get("fields", (dict,), {})
+    section.finish()
+    return Traffic(topic=topic, ros_type=codec_type, period_seconds=period, start_seconds=start,
+                   fields=fields, key_path=path)
+
+
+def _check_unique_topics(ctx: _Context, traffic: tuple[Traffic, ...]) -> None:
+    seen: dict[str, str] = {}
+    for item in traffic:
+        if item.topic in seen:
+            raise ctx.error(f"{item.key_path}.topic",
+                            f"duplicate traffic topic {item.topic} (also {seen[item.topic]})")
+        seen[item.topic] = item.key_path
 
 
 def _parse_trajectory(ctx: _Context, items: list[tuple[str, Any]]) -> Trajectory:

@@ -1,12 +1,14 @@
 """modem_sim_node: one simulated acoustic modem with the driver's ROS interface.
 
 Serves `queue_tx_packet` and `ping_modem`; publishes `packet_rx` (ReceivedPacket), `transmit`
-(TransmittedPacket with XST) and `cst`; shares the global `/acoustic_channel` (SimPacket) with
-every other simulated modem. Receptions are evaluated in-process with the ROS-free channel library
-(`acomms_sim.channel`): arrival at transmit time + slant range / sound speed, reported once the
-packet has fully arrived (+ duration), half duplex, collisions as interference, seeded FER draws,
-partial packets with valid-byte lists. All timing uses the node clock, so with `use_sim_time`
-a network runs as fast as the sim clock goes.
+(TransmittedPacket with XST), `cst` and `reception_events` (SimReceptionEvent: one per in-band
+arrival with its outcome — received, partial, frame_errors, undetected, half_duplex — SNR and
+whether it collided, so losses can be accounted for); shares the global `/acoustic_channel`
+(SimPacket) with every other simulated modem. Receptions are evaluated in-process with the ROS-free
+channel library (`acomms_sim.channel`): arrival at transmit time + slant range / sound speed,
+reported once the packet has fully arrived (+ duration), half duplex, collisions as interference,
+seeded FER draws, partial packets with valid-byte lists. All timing uses the node clock, so with
+`use_sim_time` a network runs as fast as the sim clock goes.
 
 Events (queued transmissions, completed receptions, ping timeouts) are processed by a timer every
 `event_period_s` of node-clock time; the physics uses exact event times (CST.toa is the exact
@@ -34,6 +36,7 @@ from acomms_interfaces.msg import (
     PingReply,
     ReceivedPacket,
     SimPacket,
+    SimReceptionEvent,
     SoundSpeedProfile,
     TransmittedPacket,
 )
@@ -178,6 +181,8 @@ class ModemSimNode(LifecycleNode):
         self.rx_pub = self.create_lifecycle_publisher(ReceivedPacket, "packet_rx", 10)
         self.tx_pub = self.create_lifecycle_publisher(TransmittedPacket, "transmit", 10)
         self.cst_pub = self.create_lifecycle_publisher(CST, "cst", 10)
+        self.event_pub = self.create_lifecycle_publisher(SimReceptionEvent, "reception_events",
+                                                         50)
         self.channel_pub = self.create_lifecycle_publisher(SimPacket, "/acoustic_channel", 50)
         self._group = MutuallyExclusiveCallbackGroup()
         self._entities = [
@@ -222,7 +227,7 @@ class ModemSimNode(LifecycleNode):
                 self.destroy_subscription(entity)
         if self.location_client is not None:
             self.destroy_client(self.location_client)
-        for pub in (self.rx_pub, self.tx_pub, self.cst_pub, self.channel_pub):
+        for pub in (self.rx_pub, self.tx_pub, self.cst_pub, self.channel_pub, self.event_pub):
             self.destroy_lifecycle_publisher(pub)
         self._entities = []
         self.channel = None
@@ -439,8 +444,38 @@ class ModemSimNode(LifecycleNode):
                    data_rate=packet.dataframe_rate, num_data_frames=len(data_ok),
                    num_bad_data_frames=sum(not ok for ok in data_ok))
 
+    def _reception_event(self, reception: Reception) -> SimReceptionEvent:
+        arrival = reception.arrival
+        tx = arrival.transmission
+        sim_packet = tx.payload
+        frames = reception.frames
+        num_frames = len(tx.segments(arrival.start_s))
+        if reception.outcome != "received":
+            outcome, bad = reception.outcome, num_frames
+        else:
+            results = list(frames.miniframe_success) + list(frames.frame_success)
+            bad = sum(not ok for ok in results)
+            outcome = (SimReceptionEvent.OUTCOME_RECEIVED if bad == 0 else
+                       SimReceptionEvent.OUTCOME_FRAME_ERRORS if bad == len(results) else
+                       SimReceptionEvent.OUTCOME_PARTIAL)
+        event = SimReceptionEvent(
+            receiver_src=int(self.values["SRC"]), src=int(sim_packet.packet.src),
+            dest=int(sim_packet.packet.dest), outcome=outcome,
+            collided=reception.interference_db > -math.inf, ping_type=int(sim_packet.ping_type),
+            transmit_time=seconds_to_time_msg(tx.start_s),
+            arrival_time=seconds_to_time_msg(arrival.start_s),
+            duration=seconds_to_duration_msg(tx.duration_s),
+            snr_db=float(reception.snr_db), receive_level_db=float(arrival.receive_level_db),
+            noise_db=float(reception.noise_db), interference_db=float(reception.interference_db),
+            transmission_loss_db=float(arrival.transmission_loss_db),
+            slant_range_m=float(arrival.slant_range_m), num_frames=num_frames,
+            num_bad_frames=bad, num_bytes=tx.num_miniframe_bytes + tx.num_dataframe_bytes)
+        event.header.stamp = self.get_clock().now().to_msg()
+        return event
+
     def _report(self, reception: Reception) -> None:
         self.counters[f"rx_{reception.outcome}"] += 1
+        self.event_pub.publish(self._reception_event(reception))
         if reception.outcome != "received":
             return
         sim_packet = reception.arrival.transmission.payload

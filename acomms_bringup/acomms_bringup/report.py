@@ -1,0 +1,311 @@
+"""What a run did, summarised (ROS-free): per-topic delivery and latency, per-link packet fate.
+
+The embedded runner records plain `Transmission`, `Reception`, `SentMessage` and `Delivery`
+records into a `RunRecord`; this module turns them into the summary table, `summary.json`, the
+timeline as CSV/JSON and a PNG (matplotlib, Agg backend).
+
+Accounting rules:
+- A message is *delivered* to a destination when it comes out of that vehicle's
+  packet_dispatch_node on the codec's publish_topic; latency = arrival time − publish time on
+  the source (simulated seconds). Destinations: the vehicle whose SRC is the codec's
+  default_dest, or every other vehicle when no vehicle has that SRC (broadcast). Arrivals at
+  other vehicles (overheard) and arrivals that match no sent message are counted separately.
+- A packet on link src → receiver ends as: received (every frame decoded), partial (some frames
+  failed; the messages in good frames are still delivered), or lost for one reason: half duplex
+  (the receiver was transmitting), collision (undetected or all frames failed while another
+  in-band packet overlapped it), noise (undetected or all frames failed without interference).
+  Packets whose reception had not been evaluated when the run ended are "in flight".
+- Mean SNR is the mean of the receptions' first-segment SINR (dB, as CST.snr_in), half-duplex
+  losses excluded (the modem measured nothing).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import math
+import pathlib
+from collections import defaultdict
+
+OUTCOMES = ("received", "partial", "frame_errors", "undetected", "half_duplex")
+LOSS_CAUSES = ("noise", "collision", "half_duplex")
+
+
+@dataclasses.dataclass(frozen=True)
+class Transmission:
+    vehicle: str
+    src: int
+    dest: int
+    start_s: float
+    duration_s: float
+    num_bytes: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Reception:
+    vehicle: str  # the receiver
+    src: int
+    dest: int
+    transmit_s: float
+    arrival_s: float
+    duration_s: float
+    outcome: str  # one of OUTCOMES
+    snr_db: float
+    collided: bool
+
+    @property
+    def loss_cause(self) -> str | None:
+        """None when (at least partly) received, else one of LOSS_CAUSES."""
+        if self.outcome in ("received", "partial"):
+            return None
+        if self.outcome == "half_duplex":
+            return "half_duplex"
+        return "collision" if self.collided else "noise"
+
+
+@dataclasses.dataclass(frozen=True)
+class SentMessage:
+    topic: str
+    source: str
+    seq: int
+    sent_s: float
+    destinations: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class Delivery:
+    topic: str
+    source: str
+    destination: str
+    seq: int
+    sent_s: float
+    received_s: float
+
+    @property
+    def latency_s(self) -> float:
+        return self.received_s - self.sent_s
+
+
+@dataclasses.dataclass
+class RunRecord:
+    scenario: str
+    vehicles: dict[str, int]  # name -> SRC
+    duration_s: float
+    warp_factor: float
+    wall_seconds: float = 0.0
+    end_s: float = 0.0  # simulated time when recording stopped
+    transmissions: list[Transmission] = dataclasses.field(default_factory=list)
+    receptions: list[Reception] = dataclasses.field(default_factory=list)
+    sent: list[SentMessage] = dataclasses.field(default_factory=list)
+    deliveries: list[Delivery] = dataclasses.field(default_factory=list)
+    overheard: dict[str, int] = dataclasses.field(default_factory=lambda: defaultdict(int))
+    unmatched: dict[str, int] = dataclasses.field(default_factory=lambda: defaultdict(int))
+
+    def vehicle_of(self, src: int) -> str:
+        for name, vehicle_src in self.vehicles.items():
+            if vehicle_src == src:
+                return name
+        return f"SRC {src}"
+
+
+def _mean(values: list[float]) -> float | None:
+    values = [v for v in values if v is not None and math.isfinite(v)]
+    return sum(values) / len(values) if values else None
+
+
+def summarize(record: RunRecord) -> dict:
+    """Per-topic and per-link rows plus run facts, as plain data (what summary.json holds)."""
+    topics = []
+    keys = sorted({(m.topic, m.source, d) for m in record.sent for d in m.destinations})
+    for topic, source, destination in keys:
+        sent = [m for m in record.sent
+                if (m.topic, m.source) == (topic, source) and destination in m.destinations]
+        delivered = {d.seq: d for d in record.deliveries
+                     if (d.topic, d.source, d.destination) == (topic, source, destination)}
+        latencies = [d.latency_s for d in delivered.values()]
+        topics.append({
+            "topic": topic, "source": source, "destination": destination,
+            "sent": len(sent), "delivered": len(delivered),
+            "mean_latency_s": _mean(latencies),
+            "max_latency_s": max(latencies) if latencies else None,
+        })
+    links = []
+    for source in record.vehicles:
+        sent = [t for t in record.transmissions if t.vehicle == source]
+        for receiver in record.vehicles:
+            if receiver == source:
+                continue
+            src = record.vehicles[source]
+            heard = [r for r in record.receptions if r.vehicle == receiver and r.src == src]
+            lost = {cause: sum(r.loss_cause == cause for r in heard) for cause in LOSS_CAUSES}
+            links.append({
+                "source": source, "receiver": receiver, "sent": len(sent),
+                "received": sum(r.outcome == "received" for r in heard),
+                "partial": sum(r.outcome == "partial" for r in heard),
+                "lost_noise": lost["noise"], "lost_collision": lost["collision"],
+                "lost_half_duplex": lost["half_duplex"],
+                "in_flight": max(0, len(sent) - len(heard)),
+                "mean_snr_db": _mean([r.snr_db for r in heard if r.outcome != "half_duplex"]),
+            })
+    return {
+        "scenario": record.scenario,
+        "simulated_seconds": round(record.end_s, 3),
+        "requested_duration_s": record.duration_s,
+        "warp_factor": record.warp_factor,
+        "wall_seconds": round(record.wall_seconds, 2),
+        "messages_sent": len(record.sent),
+        "messages_delivered": len(record.deliveries),
+        "overheard": dict(record.overheard),
+        "unmatched": dict(record.unmatched),
+        "topics": topics,
+        "links": links,
+    }
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f} s"
+
+
+def format_summary(summary: dict) -> str:
+    """The summary tables as plain text."""
+    lines = [f"Scenario {summary['scenario']}: {summary['simulated_seconds']:.0f} simulated s "
+             f"in {summary['wall_seconds']:.1f} wall s (warp {summary['warp_factor']:g})", ""]
+    lines.append("Messages (latency: simulated s from publish on the source to arrival on the "
+                 "destination)")
+    header = (f"  {'topic':<24} {'from -> to':<22} {'sent':>5} {'delivered':>9} "
+              f"{'mean latency':>13} {'max latency':>12}")
+    lines.append(header)
+    for row in summary["topics"]:
+        route = f"{row['source']} -> {row['destination']}"
+        lines.append(f"  {row['topic']:<24} {route:<22} {row['sent']:>5} {row['delivered']:>9} "
+                     f"{_seconds(row['mean_latency_s']):>13} {_seconds(row['max_latency_s']):>12}")
+    if not summary["topics"]:
+        lines.append("  (no traffic)")
+    for label, counts in (("overheard by non-destinations", summary["overheard"]),
+                          ("arrivals matching no sent message", summary["unmatched"])):
+        if counts:
+            lines.append(f"  {label}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    lines.append("")
+    lines.append("Links (packets; lost = not decoded, by cause)")
+    lines.append(f"  {'link':<22} {'sent':>5} {'received':>8} {'partial':>7} {'noise':>6} "
+                 f"{'collision':>9} {'half dup':>8} {'in flight':>9} {'mean SNR':>9}")
+    for row in summary["links"]:
+        route = f"{row['source']} -> {row['receiver']}"
+        snr = "-" if row["mean_snr_db"] is None else f"{row['mean_snr_db']:.1f} dB"
+        lines.append(f"  {route:<22} {row['sent']:>5} {row['received']:>8} {row['partial']:>7} "
+                     f"{row['lost_noise']:>6} {row['lost_collision']:>9} "
+                     f"{row['lost_half_duplex']:>8} {row['in_flight']:>9} {snr:>9}")
+    return "\n".join(lines)
+
+
+def timeline_rows(record: RunRecord) -> list[dict]:
+    """Every transmission and reception, one row each, in time order (CSV/JSON/PNG data)."""
+    rows = []
+    for t in record.transmissions:
+        rows.append({"vehicle": t.vehicle, "kind": "tx", "start_s": round(t.start_s, 4),
+                     "end_s": round(t.start_s + t.duration_s, 4), "src": t.src, "dest": t.dest,
+                     "outcome": "transmitted", "snr_db": None, "collided": False,
+                     "num_bytes": t.num_bytes})
+    for r in record.receptions:
+        rows.append({"vehicle": r.vehicle, "kind": "rx", "start_s": round(r.arrival_s, 4),
+                     "end_s": round(r.arrival_s + r.duration_s, 4), "src": r.src, "dest": r.dest,
+                     "outcome": r.outcome,
+                     "snr_db": round(r.snr_db, 2) if math.isfinite(r.snr_db) else None,
+                     "collided": r.collided, "num_bytes": None})
+    rows.sort(key=lambda row: (row["start_s"], row["vehicle"], row["kind"]))
+    return rows
+
+
+def message_rows(record: RunRecord) -> list[dict]:
+    """Every sent message per destination with its arrival time (None: not delivered)."""
+    arrivals = {(d.topic, d.source, d.destination, d.seq): d for d in record.deliveries}
+    rows = []
+    for m in record.sent:
+        for destination in m.destinations:
+            d = arrivals.get((m.topic, m.source, destination, m.seq))
+            rows.append({"topic": m.topic, "source": m.source, "destination": destination,
+                         "seq": m.seq, "sent_s": round(m.sent_s, 3),
+                         "received_s": None if d is None else round(d.received_s, 3),
+                         "latency_s": None if d is None else round(d.latency_s, 3)})
+    return rows
+
+
+def _write_csv(path: pathlib.Path, rows: list[dict], columns: list[str]) -> None:
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: "" if row[k] is None else row[k] for k in columns})
+
+
+TIMELINE_COLUMNS = ["vehicle", "kind", "start_s", "end_s", "src", "dest", "outcome", "snr_db",
+                    "collided", "num_bytes"]
+MESSAGE_COLUMNS = ["topic", "source", "destination", "seq", "sent_s", "received_s", "latency_s"]
+
+
+def write_outputs(record: RunRecord, summary: dict, out_dir: pathlib.Path) -> list[pathlib.Path]:
+    """summary.json, timeline.csv/.json/.png and messages.csv in out_dir (created)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    timeline = timeline_rows(record)
+    messages = message_rows(record)
+    paths = {name: out_dir / name for name in ("summary.json", "timeline.csv", "timeline.json",
+                                               "timeline.png", "messages.csv")}
+    paths["summary.json"].write_text(json.dumps(summary, indent=2) + "\n")
+    _write_csv(paths["timeline.csv"], timeline, TIMELINE_COLUMNS)
+    paths["timeline.json"].write_text(json.dumps(
+        {"scenario": record.scenario, "vehicles": record.vehicles,
+         "simulated_seconds": record.end_s, "events": timeline, "messages": messages},
+        indent=1) + "\n")
+    _write_csv(paths["messages.csv"], messages, MESSAGE_COLUMNS)
+    plot_timeline(record, timeline, paths["timeline.png"])
+    return list(paths.values())
+
+
+COLORS = {"transmitted": "#1f77b4", "received": "#2ca02c", "partial": "#bcbd22",
+          "frame_errors": "#ff7f0e", "undetected": "#7f7f7f", "half_duplex": "#9467bd"}
+LABELS = {"transmitted": "transmission", "received": "received", "partial": "partial (some frames)",
+          "frame_errors": "all frames failed", "undetected": "not detected",
+          "half_duplex": "lost: half duplex"}
+
+
+def plot_timeline(record: RunRecord, rows: list[dict], path: pathlib.Path) -> None:
+    """One band per vehicle: transmissions on top, receptions below colored by outcome;
+    receptions that overlapped another packet (collision) are outlined in red."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+    from matplotlib.patches import Patch
+
+    vehicles = list(record.vehicles)
+    end = max([record.end_s] + [row["end_s"] for row in rows])
+    figure, axes = pyplot.subplots(figsize=(14, 1.2 + 1.1 * len(vehicles)), dpi=100)
+    for index, vehicle in enumerate(vehicles):
+        base = (len(vehicles) - 1 - index) * 1.0
+        for row in rows:
+            if row["vehicle"] != vehicle:
+                continue
+            tx = row["kind"] == "tx"
+            axes.broken_barh([(row["start_s"], max(row["end_s"] - row["start_s"], 0.2))],
+                             (base + (0.5 if tx else 0.1), 0.38),
+                             facecolors=COLORS.get(row["outcome"], "black"),
+                             edgecolors="red" if row["collided"] else "none",
+                             linewidth=1.5 if row["collided"] else 0)
+    axes.set_yticks([(len(vehicles) - 1 - i) + 0.5 for i in range(len(vehicles))])
+    axes.set_yticklabels([f"{v} (SRC {record.vehicles[v]})\ntx / rx" for v in vehicles])
+    axes.set_xlim(0, max(end, 1.0))
+    axes.set_ylim(0, len(vehicles))
+    axes.set_xlabel("simulated time, s")
+    axes.set_title(f"{record.scenario}: transmissions and receptions per vehicle")
+    axes.grid(axis="x", alpha=0.3)
+    for index in range(1, len(vehicles)):
+        axes.axhline(index, color="black", linewidth=0.5)
+    used = [o for o in COLORS if any(row["outcome"] == o for row in rows)] or ["transmitted"]
+    handles = [Patch(facecolor=COLORS[o], label=LABELS[o]) for o in used]
+    handles.append(Patch(facecolor="white", edgecolor="red", label="overlapped (collision)"))
+    axes.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.12),
+                ncol=len(handles), fontsize=9, frameon=False)
+    figure.tight_layout()
+    figure.savefig(path)
+    pyplot.close(figure)
