@@ -96,6 +96,7 @@ _TDMA_PARAMETERS: dict[str, tuple[type, ...]] = {
     "dataframe_rate": (int,),
     "maximum_miniframe_bytes": (int,),
     "maximum_dataframe_bytes": (int,),
+    "slot_tags": (str,),
 }
 _TDMA_ADVANCED_PARAMETERS = {
     **_TDMA_PARAMETERS,
@@ -108,12 +109,13 @@ _TDMA_ADVANCED_PARAMETERS = {
     "ping_modem_timeout_sec": (float,),
     "ping_transponders": (bool,),
     "skew_cycle_sec": (float,),
-    "minimum_priority": (int,),
+    "transponder_reply_timeout_sec": (float,),
 }
 MAC_PARAMETERS: dict[str, dict[str, tuple[type, ...]]] = {
     "tdma": _TDMA_PARAMETERS,
     "tdma_advanced": _TDMA_ADVANCED_PARAMETERS,
-    "tdma_scripted": {**_TDMA_ADVANCED_PARAMETERS, "test_script_file": (str,)},
+    "tdma_scripted": {**_TDMA_ADVANCED_PARAMETERS, "tdma_scripted_test_plan_file": (str,),
+                      "tdma_scripted_test_plan_enabled": (bool,)},
 }
 
 _NAME_TOKEN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")

@@ -7,11 +7,12 @@ declare parameters in on_configure are configured first.) Nodes whose package is
 this branch yet are skipped, by name.
 """
 
+import importlib
 import pathlib
 
 import pytest
 
-from acomms_bringup.scenario import load_scenario
+from acomms_bringup.scenario import MAC_PARAMETERS, load_scenario
 from acomms_bringup.stack import describe_stack
 from acomms_core.testing import RosHarness
 
@@ -48,3 +49,17 @@ def test_node_declares_every_described_parameter(description):
         for name, value in description.parameters.items():
             actual = node.get_parameter(name).value
             assert actual == value or list(actual) == value, (name, actual, value)
+
+
+@pytest.mark.parametrize("kind", sorted(MAC_PARAMETERS))
+def test_every_scenario_mac_parameter_is_declared_by_its_node(kind):
+    """Every MAC key a scenario file accepts must be a parameter of that MAC node."""
+    from acomms_bringup.stack import MAC_EXECUTABLES, NODE_TYPES
+
+    module_name, class_name = NODE_TYPES[MAC_EXECUTABLES[kind]][1].split(":")
+    node_class = getattr(importlib.import_module(module_name), class_name)
+    with RosHarness() as ros:
+        node = ros.add(node_class(context=ros.context, namespace="/contract"))
+        undeclared = sorted(name for name in MAC_PARAMETERS[kind]
+                            if not node.has_parameter(name))
+    assert not undeclared, f"scenario accepts {kind} keys the node does not declare: {undeclared}"

@@ -140,7 +140,7 @@ def test_overrides_mac_kinds_and_slot_strings(tmp_path):
                 parameters={"mac": {"pings_per_slot": 2}, "modem": {"SRC": 9},
                             "message_queue_node": {"default_priority": 20}}),
         vehicle("b", 2, mac={"kind": "tdma_scripted", "num_slots": 2, "active_slots": [1],
-                             "test_script_file": "/tmp/x.yaml"})])
+                             "tdma_scripted_test_plan_file": "/tmp/x.yaml"})])
     a = describe_vehicle(scenario, "a")
     assert a.namespace == "/fleet/a"
     assert a.manager.fully_qualified_name == "/fleet/a/lifecycle_manager"
