@@ -25,6 +25,11 @@ if [ ${#targets[@]} -eq 0 ]; then
   targets=(tests)
   for d in acomms_*/test; do targets+=("$d"); done
 fi
-echo "test: ROS_DOMAIN_ID=$ROS_DOMAIN_ID pytest ${targets[*]}"
+# Tests wait on (simulated) time more than they compute: run them on parallel workers, each with
+# its own ROS_DOMAIN_ID (conftest.py). ACOMMS_TEST_WORKERS=0 runs them in this one process.
+workers="${ACOMMS_TEST_WORKERS:-2}"
+parallel=()
+[ "$workers" != "0" ] && parallel=(-n "$workers")
+echo "test: ROS_DOMAIN_ID=$ROS_DOMAIN_ID workers=$workers pytest ${targets[*]}"
 # pytest exits 5 when it collected no test; that is a failure here too.
-exec python -m pytest "${targets[@]}" "${extra[@]}"
+exec python -m pytest "${parallel[@]}" "${targets[@]}" "${extra[@]}"

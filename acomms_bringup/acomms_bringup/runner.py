@@ -318,6 +318,7 @@ class Runner:
         self.nodes: dict[str, Any] = {}
         self.managers: list[tuple[NodeGroup, Any]] = []
         self._thread: threading.Thread | None = None
+        self.callback_errors = 0
         self._started_wall = 0.0
         self.start_s = 0.0
 
@@ -340,11 +341,25 @@ class Runner:
         self.recorder.start_traffic()
 
     def _spin(self) -> None:
-        try:
-            self.executor.spin()
-        except Exception as exc:  # shutdown races end the spin; anything else is reported
-            if self.context is not None and self.context.ok():
-                print(f"acomms_run: executor stopped: {exc!r}", file=sys.stderr)
+        """Spin until shutdown. rclpy re-raises a callback's exception out of spin(), which would
+        stop every node of the process; report it (once per kind), count it and keep going."""
+        from rclpy.executors import ExternalShutdownException, ShutdownException
+
+        reported = set()
+        while self.context is not None and self.context.ok():
+            try:
+                self.executor.spin_once(timeout_sec=0.1)
+            except (ExternalShutdownException, ShutdownException):
+                break
+            except Exception as exc:  # noqa: BLE001 - a node callback failed
+                if not self.context.ok():
+                    break
+                self.callback_errors += 1
+                kind = f"{type(exc).__name__}: {exc}"
+                if kind not in reported:
+                    reported.add(kind)
+                    print(f"acomms_run: a callback failed (the run goes on): {kind}",
+                          file=sys.stderr)
 
     def _start_group(self, group: NodeGroup) -> None:
         created = []
