@@ -28,7 +28,6 @@ import sys
 import time
 from typing import Any
 
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from lifecycle_msgs.msg import State, Transition
 from lifecycle_msgs.srv import ChangeState, GetState
@@ -40,7 +39,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 from std_srvs.srv import Trigger
 
-from acomms_core.ros_support import ParameterSpec, declare_parameters
+from acomms_core.ros_support import ParameterSpec, declare_parameters, run_node
 
 STATE_LABELS = {
     State.PRIMARY_STATE_UNKNOWN: "unknown",
@@ -381,23 +380,7 @@ class LifecycleManager(Node):
 
 
 def main(args=None) -> int:
-    rclpy.init(args=args)
-    try:
-        try:
-            node = LifecycleManager()
-        except ValueError as exc:  # refused parameters: say why, no traceback
-            print(f"lifecycle_manager: {exc}", file=sys.stderr)
-            return 1
-        try:
-            rclpy.spin(node)
-        except KeyboardInterrupt:
-            pass
-        finally:
-            node.destroy_node()
-    finally:
-        if rclpy.ok():
-            rclpy.shutdown()
-    return 0
+    return run_node(LifecycleManager, args)
 
 
 if __name__ == "__main__":

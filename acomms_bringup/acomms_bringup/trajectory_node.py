@@ -16,14 +16,13 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import rclpy
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import NavSatFix, NavSatStatus
 
 from acomms_bringup.scenario import Position, Trajectory, Waypoint
-from acomms_core.ros_support import ParameterSpec, declare_parameters
+from acomms_core.ros_support import ParameterSpec, declare_parameters, run_node
 
 WAYPOINT_PARAMETERS = ("waypoint_times_seconds", "waypoint_latitudes", "waypoint_longitudes",
                        "waypoint_depths")
@@ -158,23 +157,7 @@ class TrajectoryNode(LifecycleNode):
 
 
 def main(args=None) -> int:
-    rclpy.init(args=args)
-    try:
-        try:
-            node = TrajectoryNode()
-        except ValueError as exc:
-            print(f"trajectory_node: {exc}", file=sys.stderr)
-            return 1
-        try:
-            rclpy.spin(node)
-        except KeyboardInterrupt:
-            pass
-        finally:
-            node.destroy_node()
-    finally:
-        if rclpy.ok():
-            rclpy.shutdown()
-    return 0
+    return run_node(TrajectoryNode, args)
 
 
 if __name__ == "__main__":

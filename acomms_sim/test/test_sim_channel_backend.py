@@ -1,10 +1,10 @@
 """Micromodem emulators on the simulated channel: physics decides delay, SNR and losses."""
 
 import math
-import queue
 import time
 
 import pytest
+from sim_nmea_capture import Capture
 
 from acomms_driver import nmea
 from acomms_sim.absorption import thorp_db_per_km
@@ -19,29 +19,6 @@ ORIGIN = (41.5, -70.6)
 SOURCE_LEVEL_DB = 185.0
 NOISE_DB = 70.0
 AIRTIME_SCALE = 0.02  # fast on-air time; propagation delays stay physical
-
-
-class Capture:
-    def __init__(self, model):
-        self.sentences = queue.Queue()
-        model.output = lambda line: self.sentences.put(nmea.parse_line(line))
-
-    def wait_for(self, sentence_type, timeout=3.0):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            try:
-                sentence = self.sentences.get(timeout=max(0.0, end - time.monotonic()))
-            except queue.Empty:
-                break
-            if sentence.type == sentence_type:
-                return sentence
-        raise AssertionError(f"no {sentence_type} within {timeout} s")
-
-    def types(self):
-        found = []
-        while not self.sentences.empty():
-            found.append(self.sentences.get().type)
-        return found
 
 
 @pytest.fixture

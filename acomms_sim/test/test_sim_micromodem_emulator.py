@@ -1,35 +1,16 @@
 """ROS-free tests of the Micromodem model, its loopback backend and its pty / TCP servers."""
 
 import os
-import queue
 import select
 import socket
 import time
 
 import pytest
+from sim_nmea_capture import Capture
 
 from acomms_driver import nmea
 from acomms_sim.micromodem_emulator import PtyServer, TcpServer, main
 from acomms_sim.micromodem_model import LoopbackBackend, MicromodemModel
-
-
-class Capture:
-    """Collects a model's output sentences."""
-
-    def __init__(self, model):
-        self.sentences = queue.Queue()
-        model.output = lambda line: self.sentences.put(nmea.parse_line(line))
-
-    def wait_for(self, sentence_type, timeout=3.0):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            try:
-                sentence = self.sentences.get(timeout=max(0.0, end - time.monotonic()))
-            except queue.Empty:
-                break
-            if sentence.type == sentence_type:
-                return sentence
-        raise AssertionError(f"no {sentence_type} within {timeout} s")
 
 
 @pytest.fixture
