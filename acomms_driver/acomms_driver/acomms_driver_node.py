@@ -284,8 +284,11 @@ class AcommsDriverNode(LifecycleNode):
             self._nmea_subscription = None
 
     def destroy_node(self):
-        if self.client is not None:
-            self.client.close()
+        # getattr: rclpy may destroy a node whose constructor raised (refused parameters)
+        # before `client` existed.
+        client = getattr(self, "client", None)
+        if client is not None:
+            client.close()
             self.client = None
         return super().destroy_node()
 
