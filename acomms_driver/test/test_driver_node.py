@@ -193,8 +193,8 @@ def test_bad_requests_and_parameters_are_refused(modems, tmp_path):
         assert not driver.set_parameter("modem_remote_port", 4100).successful
         assert not driver.set_parameter("modem_config", "[1, 2").successful
         assert driver.set_parameter("pwramp_txlevel", 1).successful
-        assert ros.spin_until(lambda: a.config["pwramp.txlevel"] == "1", 3.0)
-        assert ros.spin_until(lambda: driver.diagnostics.get("bad_requests") == "4", 3.0)
+        assert ros.spin_until(lambda: a.config["pwramp.txlevel"] == "1", 10.0)
+        assert ros.spin_until(lambda: driver.diagnostics.get("bad_requests") == "4", 10.0)
     server.close()
 
 
@@ -225,7 +225,7 @@ def test_kill_and_restart_emulator_keeps_queued_packet(when, tmp_path):
             if when == "in_flight":
                 assert driver.queue(packet).success
                 assert ros.spin_until(
-                    lambda: driver.diagnostics.get("tx_handed_to_modem") == "1", 3.0)
+                    lambda: driver.diagnostics.get("tx_handed_to_modem") == "1", 10.0)
             proc.kill()
             proc.wait(5)
             driver.wait_connected(False)
@@ -241,7 +241,7 @@ def test_kill_and_restart_emulator_keeps_queued_packet(when, tmp_path):
             assert ros.spin_until(lambda: driver.tx, 10.0)
             assert bytes(driver.tx[0].packet.dataframe_bytes) == data
             assert ros.spin_until(lambda: driver.diagnostics.get("connects") == "2"
-                                  and driver.diagnostics.get("tx_queue_length") == "0", 3.0)
+                                  and driver.diagnostics.get("tx_queue_length") == "0", 10.0)
     finally:
         proc.kill()
         proc.wait(5)
