@@ -29,7 +29,7 @@ def test_received_and_half_duplex_arrivals_are_reported(world):
     events_a, events_b = listen(world, "a"), listen(world, "b")
     world.set_time(10.0)
     assert world.queue("a", fdp_packet()).success
-    assert world.advance_until(lambda: events_b, until=30.0, step=0.25)
+    assert world.advance_until(lambda: events_b and world.rx["b"], until=30.0, step=0.25)
     event = events_b[0]
     assert (event.receiver_src, event.src, event.dest) == (2, 1, 2)
     assert event.outcome == SimReceptionEvent.OUTCOME_RECEIVED and not event.collided
