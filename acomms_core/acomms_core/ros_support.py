@@ -126,3 +126,20 @@ def run_node(node_factory: Callable[[], Any], args: list[str] | None = None) -> 
     finally:
         rclpy.try_shutdown()
     return 0
+
+
+def destroy_entities(node, entities: Iterable[Any]) -> None:
+    """Destroy the services, subscriptions, clients and timers a node created (e.g. in on_cleanup),
+    each with the node method for its type."""
+    from rclpy.client import Client
+    from rclpy.service import Service
+    from rclpy.subscription import Subscription
+    from rclpy.timer import Timer
+
+    destroyers = ((Service, node.destroy_service), (Subscription, node.destroy_subscription),
+                  (Client, node.destroy_client), (Timer, node.destroy_timer))
+    for entity in entities:
+        destroy = next((d for kind, d in destroyers if isinstance(entity, kind)), None)
+        if destroy is None:
+            raise TypeError(f"cannot destroy {entity!r}")
+        destroy(entity)

@@ -28,7 +28,13 @@ from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rclpy.task import Future
 
 from acomms_core.modem_rates import rate_info
-from acomms_core.ros_support import ParameterSpec, declare_parameters, parameter_values, run_node
+from acomms_core.ros_support import (
+    ParameterSpec,
+    declare_parameters,
+    destroy_entities,
+    parameter_values,
+    run_node,
+)
 from acomms_interfaces.msg import (
     CST,
     XST,
@@ -220,11 +226,7 @@ class ModemSimNode(LifecycleNode):
         return super().on_deactivate(state)
 
     def on_cleanup(self, state) -> TransitionCallbackReturn:
-        for entity in self._entities:
-            if hasattr(entity, "srv_name"):
-                self.destroy_service(entity)
-            else:
-                self.destroy_subscription(entity)
+        destroy_entities(self, self._entities)
         if self.location_client is not None:
             self.destroy_client(self.location_client)
         for pub in (self.rx_pub, self.tx_pub, self.cst_pub, self.channel_pub, self.event_pub):

@@ -18,7 +18,13 @@ from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import NavSatFix, NavSatStatus
 
-from acomms_core.ros_support import ParameterSpec, declare_parameters, parameter_values, run_node
+from acomms_core.ros_support import (
+    ParameterSpec,
+    declare_parameters,
+    destroy_entities,
+    parameter_values,
+    run_node,
+)
 from acomms_interfaces.srv import GetPlatformLocation
 from acomms_sim import geodesy
 
@@ -81,11 +87,7 @@ class PlatformLocationNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def on_cleanup(self, state) -> TransitionCallbackReturn:
-        for entity in self._entities:
-            if hasattr(entity, "srv_name"):
-                self.destroy_service(entity)
-            else:
-                self.destroy_subscription(entity)
+        destroy_entities(self, self._entities)
         self._entities = []
         self.positions = {}
         return TransitionCallbackReturn.SUCCESS

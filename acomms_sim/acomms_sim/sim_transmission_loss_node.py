@@ -16,7 +16,7 @@ import sys
 import numpy as np
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 
-from acomms_core.ros_support import declare_parameters, parameter_values, run_node
+from acomms_core.ros_support import declare_parameters, destroy_entities, parameter_values, run_node
 from acomms_interfaces.msg import SoundSpeedProfile
 from acomms_interfaces.srv import GetOptimalTxDepth, SimTransmissionLoss
 from acomms_sim.sim_node_support import (
@@ -66,11 +66,7 @@ class SimTransmissionLossNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def on_cleanup(self, state) -> TransitionCallbackReturn:
-        for entity in self._entities:
-            if hasattr(entity, "srv_name"):
-                self.destroy_service(entity)
-            else:
-                self.destroy_subscription(entity)
+        destroy_entities(self, self._entities)
         self._entities = []
         self.propagation = None
         return TransitionCallbackReturn.SUCCESS
