@@ -23,10 +23,10 @@ setup(
     tests_require=["pytest"],
     entry_points={
         "console_scripts": [
-            "lifecycle_manager = acomms_bringup.lifecycle_manager:main",
-            "trajectory_node = acomms_bringup.trajectory_node:main",
-            "acomms_check_scenario = acomms_bringup.stack:main",
-            "acomms_run = acomms_bringup.runner:main",
+            "lifecycle_manager = acomms_bringup.nodes.lifecycle_manager:main",
+            "trajectory_node = acomms_bringup.nodes.trajectory_node:main",
+            "acomms_check_scenario = acomms_bringup.description.stack:main",
+            "acomms_run = acomms_bringup.run.runner:main",
         ],
     },
 )

@@ -23,11 +23,11 @@ setup(
     tests_require=["pytest"],
     entry_points={
         "console_scripts": [
-            "tdma_node = acomms_core.tdma_node:main",
-            "tdma_advanced_node = acomms_core.tdma_advanced_node:main",
-            "tdma_scripted_node = acomms_core.tdma_scripted_node:main",
-            "message_queue_node = acomms_core.message_queue_node:main",
-            "packet_dispatch_node = acomms_core.packet_dispatch_node:main",
+            "tdma_node = acomms_core.nodes.tdma_node:main",
+            "tdma_advanced_node = acomms_core.nodes.tdma_advanced_node:main",
+            "tdma_scripted_node = acomms_core.nodes.tdma_scripted_node:main",
+            "message_queue_node = acomms_core.nodes.message_queue_node:main",
+            "packet_dispatch_node = acomms_core.nodes.packet_dispatch_node:main",
         ],
     },
 )

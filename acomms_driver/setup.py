@@ -23,8 +23,8 @@ setup(
     tests_require=["pytest"],
     entry_points={
         "console_scripts": [
-            "acomms_driver_node = acomms_driver.acomms_driver_node:main",
-            "modem_sensor_data_node = acomms_driver.modem_sensor_data_node:main",
+            "acomms_driver_node = acomms_driver.nodes.acomms_driver_node:main",
+            "modem_sensor_data_node = acomms_driver.nodes.modem_sensor_data_node:main",
         ],
     },
 )

@@ -23,12 +23,12 @@ setup(
     tests_require=["pytest"],
     entry_points={
         "console_scripts": [
-            "modem_sim_node = acomms_sim.modem_sim_node:main",
-            "sim_transmission_loss_node = acomms_sim.sim_transmission_loss_node:main",
-            "sim_packet_performance_node = acomms_sim.sim_packet_performance_node:main",
-            "platform_location_node = acomms_sim.platform_location_node:main",
-            "sim_clock_node = acomms_sim.sim_clock_node:main",
-            "micromodem_emulator = acomms_sim.micromodem_emulator:main",
+            "modem_sim_node = acomms_sim.nodes.modem_sim_node:main",
+            "sim_transmission_loss_node = acomms_sim.nodes.sim_transmission_loss_node:main",
+            "sim_packet_performance_node = acomms_sim.nodes.sim_packet_performance_node:main",
+            "platform_location_node = acomms_sim.nodes.platform_location_node:main",
+            "sim_clock_node = acomms_sim.nodes.sim_clock_node:main",
+            "micromodem_emulator = acomms_sim.emulator.micromodem_emulator:main",
         ],
     },
 )

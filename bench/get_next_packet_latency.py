@@ -54,7 +54,7 @@ def role_queue(config: str) -> None:
     from rclpy.executors import MultiThreadedExecutor
     from rclpy.parameter import Parameter
 
-    from acomms_core.message_queue_node import MessageQueueNode
+    from acomms_core.nodes.message_queue_node import MessageQueueNode
 
     rclpy.init()
     node = MessageQueueNode(parameter_overrides=[Parameter("codec_config_file", value=config)])
@@ -119,7 +119,7 @@ def in_process_filler(calls: int) -> dict:
     from std_msgs.msg import Header
 
     from acomms_core.codecs import load_codec_config
-    from acomms_core.message_queue import MessageQueues, PacketRequest
+    from acomms_core.queue.message_queue import MessageQueues, PacketRequest
 
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as config:
         config.write(_config_text())

@@ -52,7 +52,7 @@ def role_queue(config: str, total: int, timeout: float, executor_name: str) -> d
     import rclpy
     from rclpy.parameter import Parameter
 
-    from acomms_core.message_queue_node import MessageQueueNode, make_executor
+    from acomms_core.nodes.message_queue_node import MessageQueueNode, make_executor
 
     rclpy.init()
     node = MessageQueueNode(parameter_overrides=[Parameter("codec_config_file", value=config)])

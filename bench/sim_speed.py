@@ -29,9 +29,9 @@ from rclpy.qos import QoSDurabilityPolicy, QoSProfile
 
 from acomms_interfaces.msg import Packet, ReceivedPacket, Tick, Tock
 from acomms_interfaces.srv import QueueTxPacket
-from acomms_sim.geodesy import offset_position
-from acomms_sim.modem_sim_node import ModemSimNode
-from acomms_sim.sim_clock_node import SimClockNode
+from acomms_sim.nodes.modem_sim_node import ModemSimNode
+from acomms_sim.nodes.sim_clock_node import SimClockNode
+from acomms_sim.physics.geodesy import offset_position
 
 MODEMS = 10
 STEP_S = 0.5

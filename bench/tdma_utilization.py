@@ -13,7 +13,7 @@ deterministically; after a warm-up cycle the bench counts, per TDMA cycle:
 - left: fewest messages still queued on any vehicle at the end (> 0: the queues stayed
   saturated).
 
-Queue: `--queue real` (the default when installed) runs acomms_core.message_queue_node's
+Queue: `--queue real` (the default when installed) runs acomms_core.nodes.message_queue_node's
 MessageQueueNode per vehicle, fed on its subscribe topics with position reports (~330 bits) and
 depths (~22 bits) before the run, enough for every opportunity plus margin; `--queue synthetic`
 uses a stand-in that packs whole 100-bit messages the way the ros packet codec does.
@@ -42,9 +42,9 @@ from builtin_interfaces.msg import Time  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
 
-from acomms_core.tdma_node import TdmaNode  # noqa: E402
-from acomms_core.tdma_schedule import frame_settings  # noqa: E402
-from acomms_core.testing import RosHarness  # noqa: E402
+from acomms_core.mac.tdma_schedule import frame_settings  # noqa: E402
+from acomms_core.nodes.tdma_node import TdmaNode  # noqa: E402
+from acomms_core.ros.testing import RosHarness  # noqa: E402
 from acomms_interfaces.srv import GetNextPacketData, QueueTxPacket  # noqa: E402
 
 NUM_SLOTS = 6
@@ -150,7 +150,7 @@ class RealQueue:
         from sensor_msgs.msg import NavSatFix
         from std_msgs.msg import Float32
 
-        from acomms_core.message_queue_node import MessageQueueNode
+        from acomms_core.nodes.message_queue_node import MessageQueueNode
         from acomms_interfaces.msg import QueueStatus
         self.node = ros.add(MessageQueueNode(
             namespace=namespace, context=ros.context,
@@ -313,12 +313,12 @@ def main(argv=None) -> int:
     parser.add_argument("--cycles", type=int, default=3, help="measured cycles per scenario")
     parser.add_argument("--queue", choices=("auto", "real", "synthetic"), default="auto")
     args = parser.parse_args(argv)
-    real_available = importlib.util.find_spec("acomms_core.message_queue_node") is not None
+    real_available = importlib.util.find_spec("acomms_core.nodes.message_queue_node") is not None
     queue_kind = args.queue
     if queue_kind == "auto":
         queue_kind = "real" if real_available else "synthetic"
     if queue_kind == "real" and not real_available:
-        print("acomms_core.message_queue_node is not installed; use --queue synthetic")
+        print("acomms_core.nodes.message_queue_node is not installed; use --queue synthetic")
         return 2
     config_path = None
     if queue_kind == "real":

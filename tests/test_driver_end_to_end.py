@@ -23,20 +23,20 @@ from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import BatteryState, NavSatFix
 
-from acomms_core.message_queue_node import MessageQueueNode
-from acomms_core.packet_dispatch_node import PacketDispatchNode
-from acomms_core.tdma_node import TdmaNode
-from acomms_core.testing import RosHarness
-from acomms_driver.acomms_driver_node import AcommsDriverNode
+from acomms_core.nodes.message_queue_node import MessageQueueNode
+from acomms_core.nodes.packet_dispatch_node import PacketDispatchNode
+from acomms_core.nodes.tdma_node import TdmaNode
+from acomms_core.ros.testing import RosHarness
+from acomms_driver.nodes.acomms_driver_node import AcommsDriverNode
 from acomms_interfaces.msg import ReceivedPacket, TransmittedPacket
-from acomms_sim.absorption import thorp_db_per_km
-from acomms_sim.ambient_noise import AmbientNoise
-from acomms_sim.channel_backend import SimChannelBackend
-from acomms_sim.geodesy import offset_position
-from acomms_sim.micromodem_emulator import TcpServer
-from acomms_sim.micromodem_model import MicromodemModel
-from acomms_sim.sound_speed import SoundSpeedProfile
-from acomms_sim.transmission_loss import Propagation, SpreadingModel
+from acomms_sim.emulator.channel_backend import SimChannelBackend
+from acomms_sim.emulator.micromodem_emulator import TcpServer
+from acomms_sim.emulator.micromodem_model import MicromodemModel
+from acomms_sim.physics.absorption import thorp_db_per_km
+from acomms_sim.physics.ambient_noise import AmbientNoise
+from acomms_sim.physics.geodesy import offset_position
+from acomms_sim.physics.sound_speed import SoundSpeedProfile
+from acomms_sim.physics.transmission_loss import Propagation, SpreadingModel
 
 ORIGIN = (41.5, -70.6)
 RANGE_M = 750.0            # 0.5 s of propagation at 1500 m/s

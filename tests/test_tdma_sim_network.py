@@ -14,12 +14,12 @@ from builtin_interfaces.msg import Time
 from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
 
-from acomms_core.tdma_node import TdmaNode
-from acomms_core.testing import RosHarness
+from acomms_core.nodes.tdma_node import TdmaNode
+from acomms_core.ros.testing import RosHarness
 from acomms_interfaces.msg import ReceivedPacket
 from acomms_interfaces.srv import GetNextPacketData
 
-modem_sim_node = pytest.importorskip("acomms_sim.modem_sim_node")
+modem_sim_node = pytest.importorskip("acomms_sim.nodes.modem_sim_node")
 
 SIM_TIME = [Parameter("use_sim_time", value=True)]
 START = 1007.0  # 3 slots x 10 s: 1007 is 3 s before slot 1 of a cycle starts

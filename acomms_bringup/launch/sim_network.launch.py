@@ -3,7 +3,7 @@
     ros2 launch acomms_bringup sim_network.launch.py \
         scenario:=package://acomms_bringup/config/demo.yaml
 
-Starts exactly what `acomms_bringup.stack.describe_stack` lists — the same nodes, names,
+Starts exactly what `acomms_bringup.description.stack.describe_stack` lists — the same nodes, names,
 parameters and remappings as the embedded runner — as lifecycle nodes, with one lifecycle_manager
 per group (simulation, each vehicle, clock) that configures and activates the group in order.
 """
@@ -12,8 +12,12 @@ from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 
-from acomms_bringup.launch_actions import DEFAULT_SCENARIO, group_actions, load_scenario_argument
-from acomms_bringup.stack import describe_stack
+from acomms_bringup.description.launch_actions import (
+    DEFAULT_SCENARIO,
+    group_actions,
+    load_scenario_argument,
+)
+from acomms_bringup.description.stack import describe_stack
 
 
 def _network_actions(context):

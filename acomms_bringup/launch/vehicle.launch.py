@@ -2,18 +2,23 @@
 
     ros2 launch acomms_bringup vehicle.launch.py scenario:=my_network.yaml vehicle:=auv
 
-Starts exactly what `acomms_bringup.stack.describe_vehicle` lists for that vehicle (modem — sim or
-micromodem, as the scenario says — queue, dispatch, MAC, plus trajectory_node for a moving sim
-vehicle) as lifecycle nodes, and a lifecycle_manager that configures and activates them in order.
-A sim vehicle also needs the simulator and clock: use sim_network.launch.py for a whole network.
+Starts exactly what `acomms_bringup.description.stack.describe_vehicle` lists for that vehicle
+(modem — sim or micromodem, as the scenario says — queue, dispatch, MAC, plus trajectory_node for a
+moving sim vehicle) as lifecycle nodes, and a lifecycle_manager that configures and activates them
+in order. A sim vehicle also needs the simulator and clock: use sim_network.launch.py for a whole
+network.
 """
 
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 
-from acomms_bringup.launch_actions import DEFAULT_SCENARIO, group_actions, load_scenario_argument
-from acomms_bringup.stack import describe_vehicle
+from acomms_bringup.description.launch_actions import (
+    DEFAULT_SCENARIO,
+    group_actions,
+    load_scenario_argument,
+)
+from acomms_bringup.description.stack import describe_vehicle
 
 
 def _vehicle_actions(context):

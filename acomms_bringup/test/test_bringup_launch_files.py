@@ -1,7 +1,7 @@
 """The launch files compile and build exactly the stack description, as launch_ros actions.
 
 launch/launch_ros are not installable here, so small stand-ins record what the launch files ask
-for; the check is that every action comes from `acomms_bringup.stack` unchanged.
+for; the check is that every action comes from `acomms_bringup.description.stack` unchanged.
 """
 
 import importlib.util
@@ -12,8 +12,8 @@ import types
 
 import pytest
 
-from acomms_bringup.scenario import ScenarioError, load_scenario
-from acomms_bringup.stack import describe_stack, describe_vehicle
+from acomms_bringup.description.scenario import ScenarioError, load_scenario
+from acomms_bringup.description.stack import describe_stack, describe_vehicle
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1]
 LAUNCH = PACKAGE / "launch"
@@ -137,4 +137,4 @@ def test_launch_files_use_only_the_description_api():
         code = text.split('"""', 2)[2]  # after the module docstring
         for word in ("_node", "executable=", "parameters=", "remappings="):
             assert word not in code, (path.name, word)
-        assert "acomms_bringup.stack import describe_" in code
+        assert "acomms_bringup.description.stack import describe_" in code

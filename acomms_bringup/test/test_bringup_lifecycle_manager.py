@@ -15,8 +15,8 @@ from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from std_srvs.srv import Trigger
 
-from acomms_bringup.lifecycle_manager import LifecycleManager
-from acomms_core.testing import RosHarness
+from acomms_bringup.nodes.lifecycle_manager import LifecycleManager
+from acomms_core.ros.testing import RosHarness
 
 NAMESPACE = "/lm_test"
 

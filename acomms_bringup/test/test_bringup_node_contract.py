@@ -12,9 +12,9 @@ import pathlib
 
 import pytest
 
-from acomms_bringup.scenario import MAC_PARAMETERS, load_scenario
-from acomms_bringup.stack import describe_stack
-from acomms_core.testing import RosHarness
+from acomms_bringup.description.scenario import MAC_PARAMETERS, load_scenario
+from acomms_bringup.description.stack import describe_stack
+from acomms_core.ros.testing import RosHarness
 
 CONFIG = pathlib.Path(__file__).resolve().parents[1] / "config"
 
@@ -54,7 +54,7 @@ def test_node_declares_every_described_parameter(description):
 @pytest.mark.parametrize("kind", sorted(MAC_PARAMETERS))
 def test_every_scenario_mac_parameter_is_declared_by_its_node(kind):
     """Every MAC key a scenario file accepts must be a parameter of that MAC node."""
-    from acomms_bringup.stack import MAC_EXECUTABLES, NODE_TYPES
+    from acomms_bringup.description.stack import MAC_EXECUTABLES, NODE_TYPES
 
     module_name, class_name = NODE_TYPES[MAC_EXECUTABLES[kind]][1].split(":")
     node_class = getattr(importlib.import_module(module_name), class_name)

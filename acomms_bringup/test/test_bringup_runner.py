@@ -22,14 +22,14 @@ from lifecycle_msgs.msg import Transition
 from lifecycle_msgs.srv import ChangeState
 from std_msgs.msg import String
 
-from acomms_bringup import runner as runner_module
-from acomms_bringup.runner import RunError, Runner
-from acomms_bringup.scenario import load_scenario
+from acomms_bringup.description.scenario import load_scenario
+from acomms_bringup.run import runner as runner_module
+from acomms_bringup.run.runner import RunError, Runner
 from acomms_interfaces.msg import QueueCounters
 
 # The stack needs the TDMA MAC (issue 4); the bad-scenario checks do not.
-needs_tdma = pytest.mark.skipif(importlib.util.find_spec("acomms_core.tdma_node") is None,
-                                reason="acomms_core.tdma_node not on this branch")
+needs_tdma = pytest.mark.skipif(importlib.util.find_spec("acomms_core.nodes.tdma_node") is None,
+                                reason="acomms_core.nodes.tdma_node not on this branch")
 
 CONFIG = pathlib.Path(__file__).resolve().parents[1] / "config"
 

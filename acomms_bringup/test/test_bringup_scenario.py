@@ -6,7 +6,7 @@ import textwrap
 import pytest
 import yaml
 
-from acomms_bringup.scenario import (
+from acomms_bringup.description.scenario import (
     Position,
     ScenarioError,
     Trajectory,

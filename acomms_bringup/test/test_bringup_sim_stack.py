@@ -15,14 +15,14 @@ import pytest
 from lifecycle_msgs.msg import State
 from lifecycle_msgs.srv import GetState
 
-from acomms_bringup.compose import ComposeError, create_group, create_node
-from acomms_bringup.scenario import load_scenario
-from acomms_bringup.stack import NodeGroup, describe_stack
-from acomms_core.testing import RosHarness
+from acomms_bringup.description.scenario import load_scenario
+from acomms_bringup.description.stack import NodeGroup, describe_stack
+from acomms_bringup.run.compose import ComposeError, create_group, create_node
+from acomms_core.ros.testing import RosHarness
 from acomms_interfaces.msg import Packet, ReceivedPacket
 from acomms_interfaces.srv import QueueTxPacket
 
-pytest.importorskip("acomms_sim.modem_sim_node")
+pytest.importorskip("acomms_sim.nodes.modem_sim_node")
 
 CONFIG = pathlib.Path(__file__).resolve().parents[1] / "config"
 SIM_EXECUTABLES = {"platform_location_node", "sim_transmission_loss_node",

@@ -5,8 +5,8 @@ import pathlib
 import pytest
 import yaml
 
-from acomms_bringup.scenario import load_scenario
-from acomms_bringup.stack import (
+from acomms_bringup.description.scenario import load_scenario
+from acomms_bringup.description.stack import (
     NODE_TYPES,
     describe_clock,
     describe_simulation,
@@ -41,7 +41,7 @@ def test_vehicle_nodes_parameters_and_remappings(two_vehicles):
     assert group.namespace == "/bravo"
     modem, queue, dispatch, mac = group.nodes
     assert (modem.package, modem.executable, modem.plugin) == (
-        "acomms_sim", "modem_sim_node", "acomms_sim.modem_sim_node:ModemSimNode")
+        "acomms_sim", "modem_sim_node", "acomms_sim.nodes.modem_sim_node:ModemSimNode")
     assert modem.namespace == "/bravo"
     assert modem.remappings == (("sound_speed_profile", "/sound_speed_profile"),)
     assert modem.parameters == {
@@ -59,7 +59,7 @@ def test_vehicle_nodes_parameters_and_remappings(two_vehicles):
         assert node.remappings == ()
     assert queue.parameters == {"use_sim_time": True, "src": 2, "codec_config_file": codec_file}
     assert dispatch.parameters == {"use_sim_time": True, "codec_config_file": codec_file}
-    assert (mac.executable, mac.plugin) == ("tdma_node", "acomms_core.tdma_node:TdmaNode")
+    assert (mac.executable, mac.plugin) == ("tdma_node", "acomms_core.nodes.tdma_node:TdmaNode")
     assert mac.parameters == {"use_sim_time": True, "num_slots": 2,
                               "slot_duration_seconds": 15.0, "active_slots": 1,
                               "guard_time_seconds": 2.0, "packet_length_seconds": 5.0}
@@ -145,7 +145,7 @@ def test_overrides_mac_kinds_and_slot_strings(tmp_path):
     assert a.namespace == "/fleet/a"
     assert a.manager.fully_qualified_name == "/fleet/a/lifecycle_manager"
     mac = a.node("tdma_advanced_node")
-    assert mac.plugin == "acomms_core.tdma_advanced_node:TdmaAdvancedNode"
+    assert mac.plugin == "acomms_core.nodes.tdma_advanced_node:TdmaAdvancedNode"
     assert mac.parameters["active_slots"] == "0:1,3"  # ROS lists cannot mix ints and strings
     assert mac.parameters["software_mute"] is True and mac.parameters["pings_per_slot"] == 2
     assert a.node("modem_sim_node").parameters["SRC"] == 9  # override applied last
@@ -166,7 +166,7 @@ def test_micromodem_vehicle_uses_driver_and_wall_clock(tmp_path):
     assert [g.name for g in stack.groups] == ["ship", "sub"]  # no simulator, no sim clock
     driver = stack.group("ship").nodes[0]
     assert (driver.package, driver.executable) == ("acomms_driver", "acomms_driver_node")
-    assert driver.plugin == "acomms_driver.acomms_driver_node:AcommsDriverNode"
+    assert driver.plugin == "acomms_driver.nodes.acomms_driver_node:AcommsDriverNode"
     assert driver.parameters == {
         "use_sim_time": False, "modem_connection_type": "udp", "set_modem_time": False,
         "modem_remote_host": "10.0.0.5", "modem_remote_port": 4001, "modem_local_port": 4002,
@@ -209,7 +209,7 @@ def test_every_parameter_value_is_a_ros_parameter_type():
 
 
 def test_check_scenario_command(tmp_path, capsys):
-    from acomms_bringup.stack import main
+    from acomms_bringup.description.stack import main
 
     assert main([str(CONFIG / "demo.yaml")]) == 0
     out = capsys.readouterr().out

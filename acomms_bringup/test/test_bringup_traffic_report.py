@@ -10,9 +10,9 @@ import yaml
 from sensor_msgs.msg import NavSatFix
 from std_msgs.msg import String
 
-from acomms_bringup import report
-from acomms_bringup.scenario import ScenarioError, load_scenario
-from acomms_bringup.traffic import TrafficError, build_message, match_key
+from acomms_bringup.description.scenario import ScenarioError, load_scenario
+from acomms_bringup.run import report
+from acomms_bringup.run.traffic import TrafficError, build_message, match_key
 
 CONFIG = pathlib.Path(__file__).resolve().parents[1] / "config"
 

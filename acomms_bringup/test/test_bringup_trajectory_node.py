@@ -7,8 +7,8 @@ from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import NavSatFix
 
-from acomms_bringup.trajectory_node import TrajectoryNode
-from acomms_core.testing import RosHarness
+from acomms_bringup.nodes.trajectory_node import TrajectoryNode
+from acomms_core.ros.testing import RosHarness
 
 
 def waypoint_parameters(times, latitudes, longitudes, depths):

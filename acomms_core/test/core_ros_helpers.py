@@ -5,8 +5,8 @@ from __future__ import annotations
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
-from acomms_core.message_queue_node import MessageQueueNode
-from acomms_core.packet_dispatch_node import PacketDispatchNode
+from acomms_core.nodes.message_queue_node import MessageQueueNode
+from acomms_core.nodes.packet_dispatch_node import PacketDispatchNode
 from acomms_interfaces.msg import Packet, ReceivedPacket
 from acomms_interfaces.srv import GetNextPacketData
 

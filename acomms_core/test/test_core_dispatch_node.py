@@ -13,8 +13,8 @@ from rclpy.parameter import Parameter
 from std_msgs.msg import String, UInt8
 
 from acomms_core.codecs import RosPacketCodec, load_codec_config
-from acomms_core.packet_dispatch_node import PacketDispatchNode
-from acomms_core.testing import RosHarness
+from acomms_core.nodes.packet_dispatch_node import PacketDispatchNode
+from acomms_core.ros.testing import RosHarness
 from acomms_interfaces.msg import DispatchStatus, ReceivedPacket
 
 NS = "/auv2"

@@ -23,7 +23,7 @@ from rosgraph_msgs.msg import Clock
 from std_msgs.msg import UInt8
 
 from acomms_core.codecs import load_codec_config
-from acomms_core.testing import RosHarness
+from acomms_core.ros.testing import RosHarness
 from acomms_interfaces.msg import ReceivedPacket
 from acomms_interfaces.srv import GetNextPacketData
 

@@ -8,7 +8,7 @@ import pytest
 from std_msgs.msg import String, UInt8
 
 from acomms_core.codecs import RosPacketCodec, parse_codec_config
-from acomms_core.message_queue import MessageQueues, PacketRequest
+from acomms_core.queue.message_queue import MessageQueues, PacketRequest
 
 
 def _config(*entries):

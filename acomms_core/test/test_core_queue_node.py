@@ -11,8 +11,8 @@ from rclpy.parameter import Parameter
 from std_msgs.msg import String, UInt8
 
 from acomms_core.codecs import load_codec_config
-from acomms_core.message_queue_node import MessageQueueNode
-from acomms_core.testing import RosHarness
+from acomms_core.nodes.message_queue_node import MessageQueueNode
+from acomms_core.ros.testing import RosHarness
 from acomms_interfaces.msg import NeighborReachability, QueueCounters, QueueStatus
 from acomms_interfaces.srv import GetNextPacketData, PriorityUpdate, QueueActive
 

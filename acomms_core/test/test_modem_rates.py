@@ -1,6 +1,6 @@
 import pytest
 
-from acomms_core.modem_rates import (
+from acomms_core.modems.modem_rates import (
     FDP_RATES,
     UnknownRateError,
     frames_used,

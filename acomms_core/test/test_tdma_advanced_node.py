@@ -11,8 +11,8 @@ from tdma_test_support import (
     set_parameters,
 )
 
-from acomms_core.tdma_advanced_node import TdmaAdvancedNode
-from acomms_core.testing import RosHarness
+from acomms_core.nodes.tdma_advanced_node import TdmaAdvancedNode
+from acomms_core.ros.testing import RosHarness
 from acomms_interfaces.msg import TdmaAdvancedStatus
 
 START = 1000.0  # a multiple of the 40 s cycle used below: slot 0 starts

@@ -22,8 +22,8 @@ from tdma_test_support import (
     set_parameters,
 )
 
-from acomms_core.tdma_node import TdmaNode
-from acomms_core.testing import RosHarness
+from acomms_core.nodes.tdma_node import TdmaNode
+from acomms_core.ros.testing import RosHarness
 from acomms_interfaces.msg import TdmaStatus
 
 START = 1000.0  # sim time at the start of each test; cycle_start_time is 0, so cycles align

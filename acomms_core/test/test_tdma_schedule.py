@@ -2,7 +2,7 @@
 
 import pytest
 
-from acomms_core.tdma_schedule import (
+from acomms_core.mac.tdma_schedule import (
     ScheduleError,
     TdmaSchedule,
     format_slots,

@@ -12,8 +12,8 @@ from tdma_test_support import (
     set_parameters,
 )
 
-from acomms_core.tdma_scripted_node import TdmaScriptedNode
-from acomms_core.testing import RosHarness
+from acomms_core.nodes.tdma_scripted_node import TdmaScriptedNode
+from acomms_core.ros.testing import RosHarness
 from acomms_interfaces.msg import TdmaScriptedStatus
 
 START = 1000.0  # a multiple of the 20 s cycle used below: slot 0 starts

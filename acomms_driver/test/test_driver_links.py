@@ -4,7 +4,7 @@ import socket
 
 import pytest
 
-from acomms_driver.modem_link import LinkError, make_link
+from acomms_driver.micromodem.modem_link import LinkError, make_link
 
 
 def test_udp_link_round_trip():

@@ -4,8 +4,8 @@ import random
 
 import pytest
 
-from acomms_driver import nmea
-from acomms_driver.micromodem_client import (
+from acomms_driver.micromodem import nmea
+from acomms_driver.micromodem.micromodem_client import (
     PACKET_TYPE_FDP,
     PACKET_TYPE_FSK,
     PACKET_TYPE_LEGACY_PSK,

@@ -16,14 +16,14 @@ from rclpy.parameter import Parameter
 from std_msgs.msg import String
 from test_driver_nmea import _fuzz_stream
 
-from acomms_core.testing import RosHarness
-from acomms_driver import nmea
-from acomms_driver.acomms_driver_node import AcommsDriverNode
-from acomms_driver.modem_sensor_data_node import ModemSensorDataNode
+from acomms_core.ros.testing import RosHarness
+from acomms_driver.micromodem import nmea
+from acomms_driver.nodes.acomms_driver_node import AcommsDriverNode
+from acomms_driver.nodes.modem_sensor_data_node import ModemSensorDataNode
 from acomms_interfaces.msg import ModemSensorData, Packet, ReceivedPacket, TransmittedPacket
 from acomms_interfaces.srv import PingModem, QueryModemSrc, QueueTxPacket
-from acomms_sim.micromodem_emulator import PtyServer, TcpServer
-from acomms_sim.micromodem_model import LoopbackBackend, MicromodemModel
+from acomms_sim.emulator.micromodem_emulator import PtyServer, TcpServer
+from acomms_sim.emulator.micromodem_model import LoopbackBackend, MicromodemModel
 
 NS = "auv1"
 DELAY_S = 0.2
@@ -204,7 +204,7 @@ def test_kill_and_restart_emulator_keeps_queued_packet(when, tmp_path):
     link = str(tmp_path / "modem")
     # In flight: a slow modem (0.5 x real on-air time, ~2.3 s) so the kill lands mid-packet.
     scale = "0.5" if when == "in_flight" else "0.02"
-    command = [sys.executable, "-m", "acomms_sim.micromodem_emulator", "--src", "1",
+    command = [sys.executable, "-m", "acomms_sim.emulator.micromodem_emulator", "--src", "1",
                "--link", link, "--airtime-scale", scale]
 
     def start_emulator():

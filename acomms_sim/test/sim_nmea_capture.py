@@ -3,7 +3,7 @@
 import queue
 import time
 
-from acomms_driver import nmea
+from acomms_driver.micromodem import nmea
 
 
 class Capture:

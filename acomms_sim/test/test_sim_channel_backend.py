@@ -6,14 +6,14 @@ import time
 import pytest
 from sim_nmea_capture import Capture
 
-from acomms_driver import nmea
-from acomms_sim.absorption import thorp_db_per_km
-from acomms_sim.ambient_noise import AmbientNoise
-from acomms_sim.channel_backend import SimChannelBackend
-from acomms_sim.geodesy import offset_position
-from acomms_sim.micromodem_model import MicromodemModel
-from acomms_sim.sound_speed import SoundSpeedProfile
-from acomms_sim.transmission_loss import Propagation, SpreadingModel
+from acomms_driver.micromodem import nmea
+from acomms_sim.emulator.channel_backend import SimChannelBackend
+from acomms_sim.emulator.micromodem_model import MicromodemModel
+from acomms_sim.physics.absorption import thorp_db_per_km
+from acomms_sim.physics.ambient_noise import AmbientNoise
+from acomms_sim.physics.geodesy import offset_position
+from acomms_sim.physics.sound_speed import SoundSpeedProfile
+from acomms_sim.physics.transmission_loss import Propagation, SpreadingModel
 
 ORIGIN = (41.5, -70.6)
 SOURCE_LEVEL_DB = 185.0
@@ -121,7 +121,7 @@ def _read_until(sock, sentence_type, timeout=5.0):
 def test_network_file_serves_modems_on_the_channel(tmp_path):
     import socket
 
-    from acomms_sim.micromodem_emulator import load_network
+    from acomms_sim.emulator.micromodem_emulator import load_network
 
     north = offset_position(*ORIGIN, 300.0, 0.0)
     path = tmp_path / "net.yaml"
@@ -154,7 +154,7 @@ modems:
      "channel: unknown keys ['colour']"),
 ])
 def test_network_file_errors_name_the_key(tmp_path, content, message):
-    from acomms_sim.micromodem_emulator import load_network, main
+    from acomms_sim.emulator.micromodem_emulator import load_network, main
 
     path = tmp_path / "bad.yaml"
     path.write_text(content)

@@ -4,12 +4,12 @@ import math
 
 import pytest
 
-from acomms_core.modem_rates import UnknownRateError, rate_info
-from acomms_sim import geodesy, packet_performance, transmission_loss
-from acomms_sim.ambient_noise import AmbientNoise
-from acomms_sim.channel import ReceiverChannel, Transmission
-from acomms_sim.packet_performance import PacketPerformance, frame_error_rate
-from acomms_sim.sound_speed import SoundSpeedProfile
+from acomms_core.modems.modem_rates import UnknownRateError, rate_info
+from acomms_sim.physics import geodesy, packet_performance, transmission_loss
+from acomms_sim.physics.ambient_noise import AmbientNoise
+from acomms_sim.physics.channel import ReceiverChannel, Transmission
+from acomms_sim.physics.packet_performance import PacketPerformance, frame_error_rate
+from acomms_sim.physics.sound_speed import SoundSpeedProfile
 
 ORIGIN = (41.5, -70.7)
 

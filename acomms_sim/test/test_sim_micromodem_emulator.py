@@ -8,9 +8,9 @@ import time
 import pytest
 from sim_nmea_capture import Capture
 
-from acomms_driver import nmea
-from acomms_sim.micromodem_emulator import PtyServer, TcpServer, main
-from acomms_sim.micromodem_model import LoopbackBackend, MicromodemModel
+from acomms_driver.micromodem import nmea
+from acomms_sim.emulator.micromodem_emulator import PtyServer, TcpServer, main
+from acomms_sim.emulator.micromodem_model import LoopbackBackend, MicromodemModel
 
 
 @pytest.fixture

@@ -4,13 +4,13 @@ import pytest
 from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
 
-from acomms_core.testing import RosHarness
+from acomms_core.ros.testing import RosHarness
 from acomms_interfaces.msg import Packet, ReceivedPacket, TransmittedPacket
 from acomms_interfaces.srv import PingModem, QueueTxPacket
-from acomms_sim.geodesy import offset_position
-from acomms_sim.modem_sim_node import ModemSimNode
-from acomms_sim.packet_performance import packet_duration_s
-from acomms_sim.sim_node_support import seconds_to_time_msg, stamp_seconds
+from acomms_sim.nodes.modem_sim_node import ModemSimNode
+from acomms_sim.nodes.sim_node_support import seconds_to_time_msg, stamp_seconds
+from acomms_sim.physics.geodesy import offset_position
+from acomms_sim.physics.packet_performance import packet_duration_s
 
 ORIGIN = (41.5, -70.7)
 
@@ -162,7 +162,7 @@ def test_runtime_parameter_and_bad_values(world):
 
 
 def test_location_from_platform_location_service(world):
-    from acomms_sim.platform_location_node import PlatformLocationNode
+    from acomms_sim.nodes.platform_location_node import PlatformLocationNode
 
     lat, lon = offset_position(*ORIGIN, 3000.0, 0.0)
     locator = world.ros.add(PlatformLocationNode(

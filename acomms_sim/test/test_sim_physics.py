@@ -5,8 +5,8 @@ import warnings
 
 import pytest
 
-from acomms_sim import absorption, ambient_noise, geodesy, sound_speed, transmission_loss
-from acomms_sim.sound_speed import SoundSpeedProfile, ValidityWarning
+from acomms_sim.physics import absorption, ambient_noise, geodesy, sound_speed, transmission_loss
+from acomms_sim.physics.sound_speed import SoundSpeedProfile, ValidityWarning
 
 
 def test_mackenzie_published_check_value():

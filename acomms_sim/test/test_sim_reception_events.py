@@ -5,9 +5,9 @@ import math
 import pytest
 from test_sim_modem_node import SimWorld, fdp_packet
 
-from acomms_core.testing import RosHarness
+from acomms_core.ros.testing import RosHarness
 from acomms_interfaces.msg import SimReceptionEvent
-from acomms_sim.sim_node_support import stamp_seconds
+from acomms_sim.nodes.sim_node_support import stamp_seconds
 
 
 @pytest.fixture

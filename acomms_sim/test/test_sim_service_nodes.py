@@ -10,7 +10,7 @@ from rclpy.qos import QoSDurabilityPolicy, QoSProfile
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import NavSatFix
 
-from acomms_core.testing import RosHarness
+from acomms_core.ros.testing import RosHarness
 from acomms_interfaces.msg import SoundSpeedProfile, Tick, Tock
 from acomms_interfaces.srv import (
     GetOptimalTxDepth,
@@ -18,12 +18,12 @@ from acomms_interfaces.srv import (
     SimPacketPerformance,
     SimTransmissionLoss,
 )
-from acomms_sim.geodesy import offset_position
-from acomms_sim.platform_location_node import PlatformLocationNode
-from acomms_sim.sim_clock_node import SimClockNode
-from acomms_sim.sim_node_support import stamp_seconds
-from acomms_sim.sim_packet_performance_node import SimPacketPerformanceNode
-from acomms_sim.sim_transmission_loss_node import SimTransmissionLossNode
+from acomms_sim.nodes.platform_location_node import PlatformLocationNode
+from acomms_sim.nodes.sim_clock_node import SimClockNode
+from acomms_sim.nodes.sim_node_support import stamp_seconds
+from acomms_sim.nodes.sim_packet_performance_node import SimPacketPerformanceNode
+from acomms_sim.nodes.sim_transmission_loss_node import SimTransmissionLossNode
+from acomms_sim.physics.geodesy import offset_position
 
 ORIGIN = (41.5, -70.7)
 

@@ -1,0 +1,861 @@
+"""Scenario files: load and validate the YAML that describes a network of vehicles (ROS-free).
+
+A scenario names every vehicle (namespace, modem SRC, modem kind, position or trajectory, MAC and
+its parameters, codec config file), the simulated channel, the clock and the run length. Both the
+embedded runner and the launch files start what
+`acomms_bringup.description.stack.describe_stack` derives from a `Scenario`, so this module is the
+one place where a scenario's meaning is defined.
+
+Every problem in a file raises one `ScenarioError` whose message names the file and the key path,
+e.g. ``demo.yaml: vehicles[1].src: duplicate SRC 3 (also vehicles[0])``. Unknown keys are errors
+(a typo must not silently fall back to a default).
+
+Schema (defaults in brackets)::
+
+    name: demo                          # [file stem]
+    duration_seconds: 600               # simulated seconds the runner runs, > 0
+    seed: 1                             # [0] seeds every random process of the simulation
+    clock:
+      use_sim_time: true                # [true unless a vehicle has a micromodem]
+      warp_factor: 10.0                 # [1.0] simulated seconds per wall second
+    channel:
+      sound_speed_m_s: 1500.0           # [1500.0] constant sound speed, or instead:
+      sound_speed_profile: {depths_m: [0, 100], sound_speeds_m_s: [1500, 1490]}
+      water_depth_m: 100.0              # [100.0]
+      noise: {model: fixed, level_db: 60.0}        # or {model: wenz, shipping_activity: 0.5,
+                                                    #     wind_speed_m_s: 5.0}
+      transmission_loss: {model: spreading, spreading: practical}   # or {model: bellhop}
+      absorption: {model: thorp, temperature_c: 10.0, salinity_ppt: 35.0, ph: 8.0}
+                                        # model: thorp | francois_garrison (spreading TL only)
+      center_frequency_hz: 10000.0      # [10000.0]
+      bandwidth_hz: 5000.0              # [5000.0]
+      source_level_db: 185.0            # [185.0] dB re 1 uPa @ 1 m
+    vehicles:
+      - name: auv                       # ROS name token; namespace defaults to /auv
+        namespace: /auv                 # optional
+        src: 1                          # modem address 0..255, unique
+        modem: {kind: sim}              # or {kind: micromodem, connection: serial,
+                                        #     serial_port: /dev/ttyUSB0, baud_rate: 19200}
+        position: {latitude: 41.5, longitude: -70.6, depth: 10.0}
+        trajectory:                     # instead of position: waypoints, linear in between
+          - {time_seconds: 0, latitude: 41.5, longitude: -70.6, depth: 10}
+          - {time_seconds: 600, latitude: 41.51, longitude: -70.6, depth: 30}
+        mac: {kind: tdma, num_slots: 3, active_slots: [0], slot_duration_seconds: 20}
+        codec_config: demo_codecs.yaml  # relative to this file, absolute, or
+                                        # package://acomms_bringup/config/demo_codecs.yaml
+        parameters:                     # per-node parameter overrides, applied last
+          message_queue_node: {default_priority: 20}
+        traffic:                        # messages the embedded runner (acomms_run) publishes
+          - topic: to_acomms/nav_status # relative (in the vehicle's namespace); must be a
+                                        # subscribe_topic of the vehicle's codec config
+            type: sensor_msgs/msg/NavSatFix  # [the codec config's ros_type]; must match it
+            period_seconds: 30.0        # one message every period (simulated time), > 0
+            start_seconds: 5.0          # [0] first message at this simulated time
+            fields: {latitude: 41.5, altitude: -20.0}  # message fields; nested messages as
+                                        # mappings; strings may use {seq}, {vehicle}, {time}
+
+Traffic is for demos and tests: the runner stamps `header.stamp` (when the type has a header)
+with the publish time, and matches arrivals to sent messages by that stamp, or else by content
+(so a type without a header should carry a unique string, e.g. "cmd {seq}"). Field names and
+value types are checked against the ROS type when the runner starts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import pathlib
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import yaml
+
+MODEM_KINDS = ("sim", "micromodem")
+MAC_KINDS = ("tdma", "tdma_advanced", "tdma_scripted")
+NOISE_MODELS = ("fixed", "wenz")
+TRANSMISSION_LOSS_MODELS = ("spreading", "bellhop")
+SPREADING_KINDS = ("spherical", "practical", "cylindrical")
+ABSORPTION_MODELS = ("thorp", "francois_garrison")
+MICROMODEM_CONNECTIONS = ("serial", "udp", "tcp")
+# Nodes of one vehicle that take per-node parameter overrides (executable names).
+VEHICLE_NODE_NAMES = ("trajectory_node", "modem", "message_queue_node", "packet_dispatch_node",
+                      "mac")
+
+# MAC parameters accepted per MAC kind, with their expected YAML types. The TDMA nodes declare the
+# same names (issue 4); anything else for a MAC goes under `parameters:` (an explicit override).
+_TDMA_PARAMETERS: dict[str, tuple[type, ...]] = {
+    "num_slots": (int,),
+    "slot_duration_seconds": (float,),
+    "active_slots": (int, list, str),
+    "cycle_start_time": (float, str),
+    "guard_time_seconds": (float,),
+    "packet_length_seconds": (float,),
+    "always_send_test_data": (bool,),
+    "miniframe_rate": (int,),
+    "dataframe_rate": (int,),
+    "maximum_miniframe_bytes": (int,),
+    "maximum_dataframe_bytes": (int,),
+    "slot_tags": (str,),
+}
+_TDMA_ADVANCED_PARAMETERS = {
+    **_TDMA_PARAMETERS,
+    "software_mute": (bool,),
+    "nav_slots": (int, list, str),
+    "comms_slots": (int, list, str),
+    "pings_per_slot": (int,),
+    "ping_modem": (bool,),
+    "ping_modem_src": (int,),
+    "ping_modem_timeout_sec": (float,),
+    "ping_transponders": (bool,),
+    "skew_cycle_sec": (float,),
+    "transponder_reply_timeout_sec": (float,),
+}
+MAC_PARAMETERS: dict[str, dict[str, tuple[type, ...]]] = {
+    "tdma": _TDMA_PARAMETERS,
+    "tdma_advanced": _TDMA_ADVANCED_PARAMETERS,
+    "tdma_scripted": {**_TDMA_ADVANCED_PARAMETERS, "tdma_scripted_test_plan_file": (str,),
+                      "tdma_scripted_test_plan_enabled": (bool,)},
+}
+
+_NAME_TOKEN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+_NAMESPACE = re.compile(r"^(/[A-Za-z][A-Za-z0-9_]*)+$")
+_SLOT_ITEM = re.compile(r"^\s*(\d+)\s*(?::\s*(\d+)\s*(?::\s*(\d+)\s*)?)?$")
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be used; the message names the file and the key path."""
+
+    def __init__(self, file: str, key_path: str, problem: str):
+        self.file = file
+        self.key_path = key_path
+        self.problem = problem
+        where = f"{file}: {key_path}" if key_path else file
+        super().__init__(f"{where}: {problem}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Position:
+    """Geographic position; depth in metres, positive down."""
+
+    latitude: float
+    longitude: float
+    depth: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Waypoint:
+    time_seconds: float
+    position: Position
+
+
+@dataclasses.dataclass(frozen=True)
+class Trajectory:
+    """Waypoints with strictly increasing times; positions in between are linear interpolations.
+
+    Before the first waypoint the vehicle sits at the first one, after the last at the last one.
+    (Linear in latitude/longitude is exact enough for the few-kilometre legs of a scenario.)
+    """
+
+    waypoints: tuple[Waypoint, ...]
+
+    def position_at(self, time_seconds: float) -> Position:
+        points = self.waypoints
+        if time_seconds <= points[0].time_seconds:
+            return points[0].position
+        for before, after in zip(points, points[1:], strict=False):
+            if time_seconds <= after.time_seconds:
+                fraction = ((time_seconds - before.time_seconds)
+                            / (after.time_seconds - before.time_seconds))
+                a, b = before.position, after.position
+                return Position(a.latitude + fraction * (b.latitude - a.latitude),
+                                a.longitude + fraction * (b.longitude - a.longitude),
+                                a.depth + fraction * (b.depth - a.depth))
+        return points[-1].position
+
+
+@dataclasses.dataclass(frozen=True)
+class ModemConfig:
+    """`kind` is "sim" or "micromodem"; `connection` holds the micromodem connection settings."""
+
+    kind: str
+    source_level_db: float | None = None
+    connection: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class MacConfig:
+    kind: str
+    parameters: Mapping[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class Vehicle:
+    name: str
+    namespace: str
+    src: int
+    modem: ModemConfig
+    position: Position  # static position, or the trajectory's first waypoint
+    trajectory: Trajectory | None
+    mac: MacConfig
+    codec_config: pathlib.Path  # absolute, exists
+    parameters: Mapping[str, Mapping[str, Any]]  # node key -> overrides
+    traffic: tuple[Traffic, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class Traffic:
+    """Synthetic messages published on one of a vehicle's subscribe topics (see module doc)."""
+
+    topic: str  # relative to the vehicle namespace
+    ros_type: str  # pkg/msg/Msg, from the codec config
+    period_seconds: float
+    start_seconds: float
+    fields: Mapping[str, Any]
+    key_path: str  # where it is in the scenario file, for error messages
+
+
+@dataclasses.dataclass(frozen=True)
+class Noise:
+    model: str  # "fixed" | "wenz"
+    level_db: float = 60.0
+    shipping_activity: float = 0.5
+    wind_speed_m_s: float = 5.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Absorption:
+    model: str = "thorp"  # "thorp" | "francois_garrison"
+    temperature_c: float = 10.0
+    salinity_ppt: float = 35.0
+    ph: float = 8.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Channel:
+    sound_speed_m_s: float
+    sound_speed_profile: tuple[tuple[float, float], ...] | None  # (depth m, speed m/s) pairs
+    water_depth_m: float
+    noise: Noise
+    transmission_loss_model: str  # "spreading" | "bellhop"
+    spreading: str  # "spherical" | "practical" | "cylindrical"
+    absorption: Absorption
+    center_frequency_hz: float
+    bandwidth_hz: float
+    source_level_db: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Clock:
+    use_sim_time: bool
+    warp_factor: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Scenario:
+    name: str
+    path: pathlib.Path | None
+    duration_seconds: float
+    seed: int
+    clock: Clock
+    channel: Channel
+    vehicles: tuple[Vehicle, ...]
+    # Suspicious but legal choices (e.g. overlapping TDMA slots); the runner logs them.
+    warnings: tuple[str, ...] = ()
+
+    def vehicle(self, name: str) -> Vehicle:
+        for vehicle in self.vehicles:
+            if vehicle.name == name:
+                return vehicle
+        raise KeyError(f"no vehicle named {name!r} (have {[v.name for v in self.vehicles]})")
+
+    @property
+    def has_sim_modems(self) -> bool:
+        return any(v.modem.kind == "sim" for v in self.vehicles)
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsing helpers: every read goes through a _Section so errors carry the key path.
+
+_REQUIRED = object()
+_TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true/false",
+               list: "a list", dict: "a mapping"}
+
+
+def _describe_type(value: Any) -> str:
+    if value is None:
+        return "nothing (null)"
+    return f"{type(value).__name__} {value!r}"
+
+
+class _Context:
+    def __init__(self, file: str):
+        self.file = file
+
+    def error(self, key_path: str, problem: str) -> ScenarioError:
+        return ScenarioError(self.file, key_path, problem)
+
+
+def _matches(value: Any, kinds: tuple[type, ...]) -> bool:
+    for kind in kinds:
+        if kind is bool and isinstance(value, bool):
+            return True
+        if kind is int and isinstance(value, int) and not isinstance(value, bool):
+            return True
+        if kind is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return True
+        if kind in (str, list, dict) and isinstance(value, kind):
+            return True
+    return False
+
+
+def _check_type(ctx: _Context, path: str, value: Any, kinds: tuple[type, ...]) -> Any:
+    if not _matches(value, kinds):
+        expected = " or ".join(_TYPE_NAMES[k] for k in kinds)
+        raise ctx.error(path, f"expected {expected}, got {_describe_type(value)}")
+    if kinds == (float,):
+        value = float(value)
+        if not math.isfinite(value):
+            raise ctx.error(path, f"expected a finite number, got {value}")
+    return value
+
+
+class _Section:
+    """A mapping being read; remembers which keys were used so unknown ones can be refused."""
+
+    def __init__(self, ctx: _Context, data: Any, path: str):
+        if not isinstance(data, dict):
+            raise ctx.error(path or "(top level)",
+                            f"expected a mapping, got {_describe_type(data)}")
+        self.ctx, self.data, self.path, self.used = ctx, data, path, set()
+
+    def key_path(self, key: str) -> str:
+        return f"{self.path}.{key}" if self.path else key
+
+    def has(self, key: str) -> bool:
+        return key in self.data
+
+    def get(self, key: str, kinds: tuple[type, ...], default: Any = _REQUIRED, *,
+            minimum: float | None = None, maximum: float | None = None,
+            exclusive_minimum: bool = False, choices: tuple[str, ...] | None = None) -> Any:
+        self.used.add(key)
+        path = self.key_path(key)
+        if key not in self.data or self.data[key] is None:
+            if default is _REQUIRED:
+                raise self.ctx.error(path, "missing (required)")
+            return default
+        value = _check_type(self.ctx, path, self.data[key], kinds)
+        if minimum is not None and (value <= minimum if exclusive_minimum else value < minimum):
+            relation = ">" if exclusive_minimum else ">="
+            raise self.ctx.error(path, f"must be {relation} {minimum}, got {value}")
+        if maximum is not None and value > maximum:
+            raise self.ctx.error(path, f"must be <= {maximum}, got {value}")
+        if choices is not None and value not in choices:
+            raise self.ctx.error(path, f"unknown value {value!r}; expected one of {list(choices)}")
+        return value
+
+    def section(self, key: str, required: bool = False) -> _Section | None:
+        self.used.add(key)
+        if key not in self.data or self.data[key] is None:
+            if required:
+                raise self.ctx.error(self.key_path(key), "missing (required)")
+            return None
+        return _Section(self.ctx, self.data[key], self.key_path(key))
+
+    def items(self, key: str, required: bool = False) -> list[tuple[str, Any]]:
+        """The entries of a list: [(key path, item), ...]."""
+        self.used.add(key)
+        value = self.data.get(key)
+        if value is None:
+            if required:
+                raise self.ctx.error(self.key_path(key), "missing (required)")
+            return []
+        _check_type(self.ctx, self.key_path(key), value, (list,))
+        return [(f"{self.key_path(key)}[{i}]", item) for i, item in enumerate(value)]
+
+    def finish(self, allowed: tuple[str, ...] | None = None) -> None:
+        unknown = sorted(set(self.data) - self.used, key=str)
+        if unknown:
+            allowed = sorted(allowed if allowed is not None else self.used)
+            raise self.ctx.error(self.key_path(str(unknown[0])),
+                                 f"unknown key; allowed here: {allowed}")
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def parse_slots(value: int | list | str, num_slots: int) -> list[int]:
+    """Expand a TDMA slot spec (int, list of ints/ranges, or "0,2,5:7") into sorted slot numbers.
+
+    A range "a:b" or "a:b:step" includes both ends; when b < a it wraps past the last slot
+    (ros_acomms' convention). Raises ValueError naming the offending item.
+    """
+    items = value if isinstance(value, list) else [value]
+    slots: set[int] = set()
+    for item in items:
+        if isinstance(item, bool):
+            raise ValueError(f"slot {item!r} is not a slot number")
+        if isinstance(item, int):
+            parts = [str(item)]
+        elif isinstance(item, str):
+            parts = item.split(",")
+        else:
+            raise ValueError(f"slot {item!r} is not a slot number or range")
+        for part in parts:
+            match = _SLOT_ITEM.match(part)
+            if not match:
+                raise ValueError(f"slot {part.strip()!r} is not a slot number or a:b[:step] range")
+            start = int(match.group(1))
+            end = int(match.group(2)) if match.group(2) is not None else start
+            step = int(match.group(3)) if match.group(3) is not None else 1
+            if step < 1:
+                raise ValueError(f"slot range {part.strip()!r}: step must be >= 1")
+            for slot in (start, end):
+                if slot >= num_slots:
+                    raise ValueError(f"slot {slot} out of range 0..{num_slots - 1}")
+            if end >= start:
+                slots.update(range(start, end + 1, step))
+            else:  # wraps around the end of the cycle
+                slots.update(range(start, num_slots, step))
+                slots.update(range(0, end + 1, step))
+    if not slots:
+        raise ValueError("no active slot")
+    return sorted(slots)
+
+
+def default_package_share(package: str) -> pathlib.Path:
+    """The installed share directory of a ROS package (ament index), or raise LookupError."""
+    try:
+        from ament_index_python.packages import (
+            PackageNotFoundError,
+            get_package_share_directory,
+        )
+    except ImportError:  # no ament_index_python: search AMENT_PREFIX_PATH by hand
+        for prefix in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep):
+            marker = pathlib.Path(prefix, "share/ament_index/resource_index/packages", package)
+            if prefix and marker.exists():
+                return pathlib.Path(prefix, "share", package)
+        raise LookupError(f"package {package!r} not found in AMENT_PREFIX_PATH") from None
+    try:
+        return pathlib.Path(get_package_share_directory(package))
+    except (PackageNotFoundError, ValueError, KeyError) as exc:
+        raise LookupError(f"package {package!r} not found ({exc})") from None
+
+
+PackageShareResolver = Callable[[str], pathlib.Path]
+
+
+def resolve_path(spec: str, base_dir: pathlib.Path,
+                 package_share: PackageShareResolver = default_package_share) -> pathlib.Path:
+    """`package://pkg/rel/path`, an absolute path, or a path relative to base_dir."""
+    if spec.startswith("package://"):
+        package, _, relative = spec[len("package://"):].partition("/")
+        if not package or not relative:
+            raise LookupError(f"{spec!r}: expected package://<package>/<path>")
+        return package_share(package) / relative
+    path = pathlib.Path(os.path.expanduser(spec))
+    return path if path.is_absolute() else base_dir / path
+
+
+def load_scenario(path: str | os.PathLike,
+                  package_share: PackageShareResolver = default_package_share) -> Scenario:
+    """Read and validate a scenario file; raises ScenarioError (never a bare YAML/KeyError)."""
+    path = pathlib.Path(path)
+    ctx = _Context(str(path))
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ctx.error("", f"cannot read scenario file: {exc.strerror or exc}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ctx.error("", f"not valid YAML{where}: {problem}") from None
+    return parse_scenario(data, file=str(path), base_dir=path.resolve().parent,
+                          package_share=package_share, default_name=path.stem, path=path)
+
+
+def parse_scenario(data: Any, file: str = "<scenario>", base_dir: pathlib.Path | None = None,
+                   package_share: PackageShareResolver = default_package_share,
+                   default_name: str = "scenario",
+                   path: pathlib.Path | None = None) -> Scenario:
+    """Validate an already-loaded scenario mapping; `file` is the name used in error messages."""
+    ctx = _Context(file)
+    base_dir = base_dir or pathlib.Path.cwd()
+    top = _Section(ctx, data, "")
+    name = top.get("name", (str,), default_name)
+    if not _NAME_TOKEN.match(name):
+        raise ctx.error("name", f"{name!r} must be letters, digits and _ (starting with a letter)")
+    duration = top.get("duration_seconds", (float,), minimum=0.0, exclusive_minimum=True)
+    seed = top.get("seed", (int,), 0, minimum=0, maximum=2**32 - 1)
+    channel = _parse_channel(ctx, top.section("channel"))
+    vehicle_items = top.items("vehicles", required=True)
+    if not vehicle_items:
+        raise ctx.error("vehicles", "needs at least one vehicle")
+    vehicles = tuple(_parse_vehicle(ctx, key_path, item, base_dir, package_share)
+                     for key_path, item in vehicle_items)
+    has_micromodem = any(v.modem.kind == "micromodem" for v in vehicles)
+    clock = _parse_clock(ctx, top.section("clock"), has_micromodem)
+    top.finish()
+    _check_unique(ctx, vehicles, "src", "SRC")
+    _check_unique(ctx, vehicles, "name", "vehicle name")
+    _check_unique(ctx, vehicles, "namespace", "namespace")
+    warnings = tuple(_slot_overlap_warnings(vehicles))
+    return Scenario(name=name, path=path, duration_seconds=duration, seed=seed, clock=clock,
+                    channel=channel, vehicles=vehicles, warnings=warnings)
+
+
+def _check_unique(ctx: _Context, vehicles: tuple[Vehicle, ...], attribute: str,
+                  label: str) -> None:
+    seen: dict[Any, int] = {}
+    for index, vehicle in enumerate(vehicles):
+        value = getattr(vehicle, attribute)
+        if value in seen:
+            raise ctx.error(f"vehicles[{index}].{attribute}",
+                            f"duplicate {label} {value} (also vehicles[{seen[value]}])")
+        seen[value] = index
+
+
+def _parse_clock(ctx: _Context, section: _Section | None, has_micromodem: bool) -> Clock:
+    if section is None:
+        return Clock(use_sim_time=not has_micromodem, warp_factor=1.0)
+    use_sim_time = section.get("use_sim_time", (bool,), not has_micromodem)
+    warp = section.get("warp_factor", (float,), 1.0, minimum=0.0, exclusive_minimum=True,
+                       maximum=10000.0)
+    section.finish()
+    if has_micromodem and use_sim_time:
+        raise ctx.error(section.key_path("use_sim_time"),
+                        "a micromodem runs in real time: use_sim_time must be false")
+    if not use_sim_time and warp != 1.0:
+        raise ctx.error(section.key_path("warp_factor"),
+                        f"warp {warp} needs use_sim_time: true (wall-clock time cannot be warped)")
+    return Clock(use_sim_time=use_sim_time, warp_factor=warp)
+
+
+def _parse_channel(ctx: _Context, section: _Section | None) -> Channel:
+    if section is None:
+        section = _Section(ctx, {}, "channel")
+    sound_speed = section.get("sound_speed_m_s", (float,), 1500.0, minimum=1300.0, maximum=1700.0)
+    profile = None
+    profile_section = section.section("sound_speed_profile")
+    if profile_section is not None:
+        if section.has("sound_speed_m_s"):
+            raise ctx.error(profile_section.path,
+                            "give either sound_speed_m_s or sound_speed_profile, not both")
+        depths = profile_section.get("depths_m", (list,))
+        speeds = profile_section.get("sound_speeds_m_s", (list,))
+        profile_section.finish()
+        if not depths or len(depths) != len(speeds):
+            raise ctx.error(profile_section.path,
+                            f"depths_m ({len(depths)}) and sound_speeds_m_s ({len(speeds)}) "
+                            "must be non-empty lists of the same length")
+        pairs = []
+        for index, (depth, speed) in enumerate(zip(depths, speeds, strict=True)):
+            depth = _check_type(ctx, f"{profile_section.path}.depths_m[{index}]", depth, (float,))
+            speed = _check_type(ctx, f"{profile_section.path}.sound_speeds_m_s[{index}]", speed,
+                                (float,))
+            if not 1300.0 <= speed <= 1700.0:
+                raise ctx.error(f"{profile_section.path}.sound_speeds_m_s[{index}]",
+                                f"{speed} m/s outside 1300..1700")
+            if pairs and depth <= pairs[-1][0]:
+                raise ctx.error(f"{profile_section.path}.depths_m[{index}]",
+                                "depths must increase strictly")
+            pairs.append((depth, speed))
+        profile = tuple(pairs)
+        sound_speed = sum(s for _, s in pairs) / len(pairs)
+    water_depth = section.get("water_depth_m", (float,), 100.0, minimum=0.0,
+                              exclusive_minimum=True, maximum=12000.0)
+    noise = _parse_noise(ctx, section.section("noise"), section.key_path("noise"))
+    tl_section = section.section("transmission_loss")
+    if tl_section is None:
+        tl_section = _Section(ctx, {}, section.key_path("transmission_loss"))
+    tl_model = tl_section.get("model", (str,), "spreading", choices=TRANSMISSION_LOSS_MODELS)
+    spreading = tl_section.get("spreading", (str,), "practical", choices=SPREADING_KINDS)
+    tl_section.finish()
+    absorption = Absorption()
+    absorption_section = section.section("absorption")
+    if absorption_section is not None:
+        absorption = Absorption(
+            model=absorption_section.get("model", (str,), "thorp", choices=ABSORPTION_MODELS),
+            temperature_c=absorption_section.get("temperature_c", (float,), 10.0,
+                                                 minimum=-2.0, maximum=40.0),
+            salinity_ppt=absorption_section.get("salinity_ppt", (float,), 35.0,
+                                                minimum=0.0, maximum=45.0),
+            ph=absorption_section.get("ph", (float,), 8.0, minimum=6.0, maximum=9.0))
+        absorption_section.finish()
+    center = section.get("center_frequency_hz", (float,), 10000.0, minimum=100.0,
+                         maximum=1_000_000.0)
+    bandwidth = section.get("bandwidth_hz", (float,), 5000.0, minimum=0.0,
+                            exclusive_minimum=True, maximum=1_000_000.0)
+    if bandwidth / 2 >= center:
+        raise ctx.error(section.key_path("bandwidth_hz"),
+                        f"band {center} Hz +/- {bandwidth / 2} Hz reaches 0 Hz")
+    source_level = section.get("source_level_db", (float,), 185.0, minimum=100.0, maximum=240.0)
+    section.finish()
+    return Channel(sound_speed_m_s=sound_speed, sound_speed_profile=profile,
+                   water_depth_m=water_depth, noise=noise, transmission_loss_model=tl_model,
+                   spreading=spreading, absorption=absorption, center_frequency_hz=center,
+                   bandwidth_hz=bandwidth, source_level_db=source_level)
+
+
+def _parse_noise(ctx: _Context, section: _Section | None, path: str) -> Noise:
+    if section is None:
+        return Noise(model="fixed")
+    model = section.get("model", (str,), "fixed", choices=NOISE_MODELS)
+    if model == "fixed":
+        noise = Noise(model=model, level_db=section.get("level_db", (float,), 60.0,
+                                                       minimum=0.0, maximum=200.0))
+    else:
+        noise = Noise(model=model,
+                      shipping_activity=section.get("shipping_activity", (float,), 0.5,
+                                                    minimum=0.0, maximum=1.0),
+                      wind_speed_m_s=section.get("wind_speed_m_s", (float,), 5.0,
+                                                 minimum=0.0, maximum=50.0))
+    section.finish()
+    return noise
+
+
+def _parse_position(ctx: _Context, section: _Section) -> Position:
+    return Position(
+        latitude=section.get("latitude", (float,), minimum=-90.0, maximum=90.0),
+        longitude=section.get("longitude", (float,), minimum=-180.0, maximum=180.0),
+        depth=section.get("depth", (float,), minimum=0.0, maximum=12000.0))
+
+
+def _parse_vehicle(ctx: _Context, path: str, data: Any, base_dir: pathlib.Path,
+                   package_share: PackageShareResolver) -> Vehicle:
+    section = _Section(ctx, data, path)
+    name = section.get("name", (str,))
+    if not _NAME_TOKEN.match(name):
+        raise ctx.error(section.key_path("name"),
+                        f"{name!r} must be letters, digits and _ (starting with a letter)")
+    namespace = section.get("namespace", (str,), f"/{name}")
+    if not _NAMESPACE.match(namespace):
+        raise ctx.error(section.key_path("namespace"),
+                        f"{namespace!r} must be an absolute ROS namespace like /{name}")
+    src = section.get("src", (int,), minimum=0, maximum=255)
+    modem = _parse_modem(ctx, section.section("modem", required=True))
+
+    trajectory = None
+    position_section = section.section("position")
+    trajectory_items = section.items("trajectory")
+    if position_section is not None and trajectory_items:
+        raise ctx.error(section.key_path("trajectory"),
+                        "give either position or trajectory, not both")
+    if position_section is not None:
+        position = _parse_position(ctx, position_section)
+        position_section.finish()
+    elif trajectory_items:
+        trajectory = _parse_trajectory(ctx, trajectory_items)
+        position = trajectory.waypoints[0].position
+    else:
+        raise ctx.error(section.key_path("position"), "missing (give position or trajectory)")
+
+    mac = _parse_mac(ctx, section.section("mac", required=True))
+    codec_spec = section.get("codec_config", (str,))
+    codec_path = section.key_path("codec_config")
+    try:
+        codec_config = resolve_path(codec_spec, base_dir, package_share)
+    except LookupError as exc:
+        raise ctx.error(codec_path, str(exc)) from None
+    if not codec_config.is_file():
+        raise ctx.error(codec_path, f"codec config file not found: {codec_config}")
+    codec_data = _check_codec_config(ctx, codec_path, codec_config)
+    traffic = tuple(_parse_traffic(ctx, key_path, item, codec_data, codec_config)
+                    for key_path, item in section.items("traffic"))
+    _check_unique_topics(ctx, traffic)
+
+    parameters: dict[str, dict[str, Any]] = {}
+    overrides = section.section("parameters")
+    if overrides is not None:
+        for node_key in list(overrides.data):
+            node_section = overrides.section(str(node_key))
+            if str(node_key) not in VEHICLE_NODE_NAMES:
+                raise ctx.error(node_section.path,
+                                f"unknown node; expected one of {list(VEHICLE_NODE_NAMES)}")
+            for parameter, value in node_section.data.items():
+                node_section.used.add(parameter)
+                _check_parameter_value(ctx, node_section.key_path(str(parameter)), value)
+            parameters[str(node_key)] = dict(node_section.data)
+        overrides.finish()
+    section.finish()
+    return Vehicle(name=name, namespace=namespace, src=src, modem=modem, position=position,
+                   trajectory=trajectory, mac=mac, codec_config=codec_config.resolve(),
+                   parameters=parameters, traffic=traffic)
+
+
+def _check_parameter_value(ctx: _Context, path: str, value: Any) -> None:
+    """ROS parameters are scalars or homogeneous lists of scalars; refuse what ROS would."""
+    scalar = (bool, int, float, str)
+    if isinstance(value, scalar):
+        return
+    if isinstance(value, list) and value and all(isinstance(v, scalar) for v in value):
+        kinds = {bool if isinstance(v, bool) else float if isinstance(v, float) else type(v)
+                 for v in value}
+        if kinds == {int, float}:
+            return
+        if len(kinds) == 1:
+            return
+    raise ctx.error(path, f"not a ROS parameter value (scalar or list of one scalar type): "
+                          f"{_describe_type(value)}")
+
+
+def _check_codec_config(ctx: _Context, path: str, codec_config: pathlib.Path) -> list:
+    """Cheap shape check (a YAML list of packet codecs); the codec loader does the rest."""
+    try:
+        data = yaml.safe_load(codec_config.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ctx.error(path, f"codec config {codec_config} is not readable YAML: {exc}") from None
+    if not isinstance(data, list) or not data or not all(isinstance(p, dict) for p in data):
+        raise ctx.error(path, f"codec config {codec_config} must be a non-empty YAML list of "
+                              "packet codecs")
+    return data
+
+
+def _ros2_type_name(name: str) -> str:
+    """'pkg/Msg' or 'pkg/msg/Msg' -> 'pkg/msg/Msg'."""
+    parts = name.strip().split("/")
+    return f"{parts[0]}/msg/{parts[1]}" if len(parts) == 2 else "/".join(parts)
+
+
+def _subscribe_topics(codec_data: list) -> dict[str, str]:
+    """{subscribe_topic: ros_type} of every message codec in a codec config."""
+    topics = {}
+    for packet_codec in codec_data:
+        for message_codec in packet_codec.get("message_codecs") or []:
+            if isinstance(message_codec, dict) and message_codec.get("subscribe_topic"):
+                topics[str(message_codec["subscribe_topic"]).lstrip("~/")] = str(
+                    message_codec.get("ros_type", ""))
+    return topics
+
+
+def _parse_traffic(ctx: _Context, path: str, data: Any, codec_data: list,
+                   codec_config: pathlib.Path) -> Traffic:
+    section = _Section(ctx, data, path)
+    topic = section.get("topic", (str,))
+    if not topic or topic.startswith("/") or not all(
+            _NAME_TOKEN.match(part) for part in topic.split("/")):
+        raise ctx.error(section.key_path("topic"),
+                        f"{topic!r} must be a relative topic name like to_acomms/nav_status")
+    known = _subscribe_topics(codec_data)
+    if topic not in known:
+        raise ctx.error(section.key_path("topic"),
+                        f"{topic!r} is not a subscribe_topic of codec config {codec_config} "
+                        f"(it has {sorted(known)})")
+    codec_type = _ros2_type_name(known[topic])
+    ros_type = section.get("type", (str,), codec_type)
+    if _ros2_type_name(ros_type) != codec_type:
+        raise ctx.error(section.key_path("type"),
+                        f"{ros_type} differs from the codec config's ros_type {codec_type}")
+    period = section.get("period_seconds", (float,), minimum=0.0, exclusive_minimum=True)
+    if period < 0.01:
+        raise ctx.error(section.key_path("period_seconds"), f"must be >= 0.01, got {period}")
+    start = section.get("start_seconds", (float,), 0.0, minimum=0.0)
+    fields = section.get("fields", (dict,), {})
+    section.finish()
+    return Traffic(topic=topic, ros_type=codec_type, period_seconds=period, start_seconds=start,
+                   fields=fields, key_path=path)
+
+
+def _check_unique_topics(ctx: _Context, traffic: tuple[Traffic, ...]) -> None:
+    seen: dict[str, str] = {}
+    for item in traffic:
+        if item.topic in seen:
+            raise ctx.error(f"{item.key_path}.topic",
+                            f"duplicate traffic topic {item.topic} (also {seen[item.topic]})")
+        seen[item.topic] = item.key_path
+
+
+def _parse_trajectory(ctx: _Context, items: list[tuple[str, Any]]) -> Trajectory:
+    waypoints: list[Waypoint] = []
+    for path, item in items:
+        section = _Section(ctx, item, path)
+        time_seconds = section.get("time_seconds", (float,), minimum=0.0)
+        position = _parse_position(ctx, section)
+        section.finish()
+        if waypoints and time_seconds <= waypoints[-1].time_seconds:
+            raise ctx.error(section.key_path("time_seconds"),
+                            f"{time_seconds} must be later than the previous waypoint's "
+                            f"{waypoints[-1].time_seconds}")
+        waypoints.append(Waypoint(time_seconds, position))
+    return Trajectory(tuple(waypoints))
+
+
+def _parse_modem(ctx: _Context, section: _Section) -> ModemConfig:
+    kind = section.get("kind", (str,), choices=MODEM_KINDS)
+    source_level = section.get("source_level_db", (float,), None, minimum=100.0, maximum=240.0)
+    connection: dict[str, Any] = {}
+    if kind == "micromodem":
+        conn = section.get("connection", (str,), "serial", choices=MICROMODEM_CONNECTIONS)
+        connection["connection"] = conn
+        if conn == "serial":
+            connection["serial_port"] = section.get("serial_port", (str,))
+            connection["baud_rate"] = section.get("baud_rate", (int,), 19200, minimum=300,
+                                                  maximum=921600)
+        else:
+            connection["remote_host"] = section.get("remote_host", (str,))
+            connection["remote_port"] = section.get("remote_port", (int,), minimum=1,
+                                                    maximum=65535)
+            if conn == "udp":
+                connection["local_port"] = section.get("local_port", (int,), 0, minimum=0,
+                                                       maximum=65535)
+        modem_config = section.section("modem_config")
+        if modem_config is not None:
+            config = {}
+            for key, value in modem_config.data.items():
+                modem_config.used.add(key)
+                config[str(key)] = _check_type(ctx, modem_config.key_path(str(key)), value,
+                                               (int, float, str))
+            connection["modem_config"] = config
+        connection["set_modem_time"] = section.get("set_modem_time", (bool,), False)
+    section.finish()
+    return ModemConfig(kind=kind, source_level_db=source_level, connection=connection)
+
+
+def _parse_mac(ctx: _Context, section: _Section) -> MacConfig:
+    kind = section.get("kind", (str,), choices=MAC_KINDS)
+    allowed = MAC_PARAMETERS[kind]
+    parameters: dict[str, Any] = {}
+    for key in list(section.data):
+        if key in allowed:
+            parameters[key] = section.get(key, allowed[key])
+    section.finish(allowed=("kind", *allowed))
+    num_slots = parameters.get("num_slots", 4)
+    if num_slots < 1:
+        raise ctx.error(section.key_path("num_slots"), f"must be >= 1, got {num_slots}")
+    for key in ("slot_duration_seconds", "guard_time_seconds", "packet_length_seconds"):
+        if key in parameters and parameters[key] < 0:
+            raise ctx.error(section.key_path(key), f"must be >= 0, got {parameters[key]}")
+    for key in ("active_slots", "nav_slots", "comms_slots"):
+        if key in parameters:
+            try:
+                parse_slots(parameters[key], num_slots)
+            except ValueError as exc:
+                raise ctx.error(section.key_path(key), str(exc)) from None
+    slot = parameters.get("slot_duration_seconds", 30.0)
+    busy = parameters.get("packet_length_seconds", 5.0) + parameters.get("guard_time_seconds", 5.0)
+    if busy >= slot:
+        raise ctx.error(section.key_path("slot_duration_seconds"),
+                        f"{slot} s leaves no time to transmit: packet_length_seconds + "
+                        f"guard_time_seconds = {busy} s must be shorter")
+    return MacConfig(kind=kind, parameters=parameters)
+
+
+def _slot_overlap_warnings(vehicles: tuple[Vehicle, ...]):
+    """Sim vehicles on one TDMA cycle whose active slots overlap will collide: say so."""
+    cycles: dict[tuple, list[tuple[Vehicle, set[int]]]] = {}
+    for vehicle in vehicles:
+        p = vehicle.mac.parameters
+        num_slots = p.get("num_slots", 4)
+        key = (num_slots, float(p.get("slot_duration_seconds", 30.0)),
+               str(p.get("cycle_start_time", "")))
+        slots = set(parse_slots(p.get("active_slots", 0), num_slots))
+        for other, other_slots in cycles.get(key, []):
+            shared = sorted(slots & other_slots)
+            if shared:
+                yield (f"vehicles {other.name} and {vehicle.name} share TDMA slots {shared}: "
+                       "their transmissions can collide")
+        cycles.setdefault(key, []).append((vehicle, slots))

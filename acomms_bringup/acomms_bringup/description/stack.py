@@ -1,0 +1,368 @@
+"""Stack description: which nodes a scenario starts, with which names and parameters (ROS-free).
+
+`describe_stack(scenario)` turns a `Scenario` into node groups in start-up order:
+
+1. `simulation` (namespace `/`, only with sim modems): platform_location_node,
+   sim_transmission_loss_node, sim_packet_performance_node — the services the sim modems use.
+2. one group per vehicle (namespace `/<vehicle>`), in dependency order:
+   [trajectory_node (if the vehicle moves)] → modem (modem_sim_node or acomms_driver_node) →
+   message_queue_node → packet_dispatch_node → MAC (tdma_node, tdma_advanced_node or
+   tdma_scripted_node).
+3. `clock` (namespace `/`, only with `use_sim_time`): sim_clock_node, started last so simulated
+   time starts moving when every node is ready.
+
+Each group has its own lifecycle_manager (a plain node) whose `node_names` parameter lists the
+group's lifecycle nodes in that order. The embedded runner instantiates `NodeDescription.plugin`
+classes in one process; the launch files turn the same descriptions into launch_ros actions, so
+both start the same nodes with the same parameters and remappings.
+
+Node parameter names follow docs/ARCHITECTURE.md and the issue that defines each node.
+Per-node overrides from the scenario (`vehicles[i].parameters.<node>`) are applied last.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from acomms_bringup.description.scenario import Scenario, Vehicle, parse_slots
+
+# executable -> (package, "module:Class"), as in docs/ARCHITECTURE.md.
+NODE_TYPES: dict[str, tuple[str, str]] = {
+    "message_queue_node": ("acomms_core", "acomms_core.nodes.message_queue_node:MessageQueueNode"),
+    "packet_dispatch_node": ("acomms_core",
+                             "acomms_core.nodes.packet_dispatch_node:PacketDispatchNode"),
+    "tdma_node": ("acomms_core", "acomms_core.nodes.tdma_node:TdmaNode"),
+    "tdma_advanced_node": ("acomms_core", "acomms_core.nodes.tdma_advanced_node:TdmaAdvancedNode"),
+    "tdma_scripted_node": ("acomms_core", "acomms_core.nodes.tdma_scripted_node:TdmaScriptedNode"),
+    "modem_sim_node": ("acomms_sim", "acomms_sim.nodes.modem_sim_node:ModemSimNode"),
+    "sim_transmission_loss_node": (
+        "acomms_sim", "acomms_sim.nodes.sim_transmission_loss_node:SimTransmissionLossNode"),
+    "sim_packet_performance_node": (
+        "acomms_sim", "acomms_sim.nodes.sim_packet_performance_node:SimPacketPerformanceNode"),
+    "platform_location_node": ("acomms_sim",
+                               "acomms_sim.nodes.platform_location_node:PlatformLocationNode"),
+    "sim_clock_node": ("acomms_sim", "acomms_sim.nodes.sim_clock_node:SimClockNode"),
+    "acomms_driver_node": ("acomms_driver",
+                           "acomms_driver.nodes.acomms_driver_node:AcommsDriverNode"),
+    "trajectory_node": ("acomms_bringup", "acomms_bringup.nodes.trajectory_node:TrajectoryNode"),
+    "lifecycle_manager": ("acomms_bringup",
+                          "acomms_bringup.nodes.lifecycle_manager:LifecycleManager"),
+}
+MAC_EXECUTABLES = {"tdma": "tdma_node", "tdma_advanced": "tdma_advanced_node",
+                   "tdma_scripted": "tdma_scripted_node"}
+MODEM_EXECUTABLES = {"sim": "modem_sim_node", "micromodem": "acomms_driver_node"}
+# Global service names the sim modems reach (ARCHITECTURE: only these sim names are global).
+READ_LOCATION_SERVICE = "/read_location"
+SOUND_SPEED_PROFILE_TOPIC = "/sound_speed_profile"
+FIX_TOPIC = "fix"  # relative: /<vehicle>/fix (NavSatFix), published by trajectory_node
+CLOCK_START_SECONDS = 0.0  # sim time when the sim clock starts
+TRAJECTORY_PUBLISH_RATE_HZ = 2.0
+# Wall-clock seconds the manager waits for one transition / for a node's services.
+TRANSITION_TIMEOUT_SECONDS = 30.0
+SERVICE_WAIT_SECONDS = 30.0
+
+
+@dataclasses.dataclass(frozen=True)
+class NodeDescription:
+    """One node to start: what to run, under which name, with which parameters."""
+
+    package: str
+    executable: str
+    plugin: str  # "module:Class" for composing in one process
+    name: str
+    namespace: str  # absolute, "/" for global nodes
+    parameters: Mapping[str, Any]
+    remappings: tuple[tuple[str, str], ...] = ()
+    lifecycle: bool = True
+
+    @property
+    def fully_qualified_name(self) -> str:
+        return f"{self.namespace.rstrip('/')}/{self.name}"
+
+    def load_class(self) -> type:
+        """Import the node class (raises ImportError naming the module if it is not there)."""
+        module_name, _, class_name = self.plugin.partition(":")
+        return getattr(importlib.import_module(module_name), class_name)
+
+
+@dataclasses.dataclass(frozen=True)
+class NodeGroup:
+    """Lifecycle nodes brought up together (in order) by one lifecycle manager."""
+
+    name: str
+    namespace: str
+    nodes: tuple[NodeDescription, ...]
+    manager: NodeDescription
+
+    def node(self, name: str) -> NodeDescription:
+        for node in self.nodes:
+            if node.name == name:
+                return node
+        raise KeyError(f"group {self.name} has no node {name!r}: {[n.name for n in self.nodes]}")
+
+
+@dataclasses.dataclass(frozen=True)
+class StackDescription:
+    groups: tuple[NodeGroup, ...]  # in start-up order
+
+    def group(self, name: str) -> NodeGroup:
+        for group in self.groups:
+            if group.name == name:
+                return group
+        raise KeyError(f"no group {name!r}: {[g.name for g in self.groups]}")
+
+    def all_nodes(self) -> list[NodeDescription]:
+        """Every node, managers included, in start-up order (each group's manager last)."""
+        return [node for group in self.groups for node in (*group.nodes, group.manager)]
+
+
+def _node(executable: str, name: str | None, namespace: str, parameters: dict[str, Any],
+          remappings: tuple[tuple[str, str], ...] = (), lifecycle: bool = True
+          ) -> NodeDescription:
+    package, plugin = NODE_TYPES[executable]
+    return NodeDescription(package=package, executable=executable, plugin=plugin,
+                           name=name or executable, namespace=namespace,
+                           parameters=dict(parameters), remappings=tuple(remappings),
+                           lifecycle=lifecycle)
+
+
+def _manager(name: str, namespace: str, nodes: tuple[NodeDescription, ...]) -> NodeDescription:
+    return _node("lifecycle_manager", name, namespace, {
+        "node_names": [n.fully_qualified_name for n in nodes],
+        "autostart": True,
+        "transition_timeout_seconds": TRANSITION_TIMEOUT_SECONDS,
+        "service_wait_seconds": SERVICE_WAIT_SECONDS,
+    }, lifecycle=False)
+
+
+def _ros_slots(value: int | list | str) -> int | list[int] | str:
+    """A ROS parameter cannot mix ints and strings: such a list becomes one range string."""
+    if isinstance(value, list) and not all(isinstance(v, int) for v in value):
+        return ",".join(str(v) for v in value)
+    return value
+
+
+def channel_parameters(scenario: Scenario) -> dict[str, Any]:
+    """Propagation and water parameters, declared alike by modem_sim_node and
+    sim_transmission_loss_node (acomms_sim.nodes.sim_node_support.PROPAGATION_SPECS)."""
+    channel = scenario.channel
+    return {
+        "transmission_loss_model": channel.transmission_loss_model,
+        "spreading": channel.spreading,
+        "absorption_model": channel.absorption.model,
+        "water_temperature_c": channel.absorption.temperature_c,
+        "salinity_ppt": channel.absorption.salinity_ppt,
+        "ph": channel.absorption.ph,
+        # With a profile: its mean until the profile is published on /sound_speed_profile.
+        "sound_speed_mps": channel.sound_speed_m_s,
+        "water_depth_m": channel.water_depth_m,
+    }
+
+
+def noise_parameters(scenario: Scenario) -> dict[str, Any]:
+    noise = scenario.channel.noise
+    return {"ambient_noise_model": noise.model, "ambient_noise_db": noise.level_db,
+            "shipping_activity": noise.shipping_activity, "wind_speed_mps": noise.wind_speed_m_s}
+
+
+def _modem_sim_parameters(scenario: Scenario, vehicle: Vehicle) -> dict[str, Any]:
+    channel = scenario.channel
+    source_level = vehicle.modem.source_level_db
+    return {
+        "SRC": vehicle.src,
+        "center_frequency_hz": channel.center_frequency_hz,
+        "bandwidth_hz": channel.bandwidth_hz,
+        "source_level_db": source_level if source_level is not None else channel.source_level_db,
+        # Static position, or (moving vehicle) polled from the platform location service,
+        # which follows the vehicle's trajectory_node.
+        "location_source": "service" if vehicle.trajectory else "static",
+        "platform_name": vehicle.name,
+        "latitude": vehicle.position.latitude,
+        "longitude": vehicle.position.longitude,
+        "depth": vehicle.position.depth,
+        "seed": scenario.seed,  # the node mixes in its SRC: distinct streams per modem
+        **channel_parameters(scenario),
+        **noise_parameters(scenario),
+    }
+
+
+def _driver_parameters(vehicle: Vehicle) -> dict[str, Any]:
+    connection = vehicle.modem.connection
+    parameters: dict[str, Any] = {"modem_connection_type": connection["connection"],
+                                  "set_modem_time": connection.get("set_modem_time", False)}
+    if connection["connection"] == "serial":
+        parameters["modem_serial_port"] = connection["serial_port"]
+        parameters["modem_baud_rate"] = connection["baud_rate"]
+    else:
+        parameters["modem_remote_host"] = connection["remote_host"]
+        parameters["modem_remote_port"] = connection["remote_port"]
+        if "local_port" in connection:
+            parameters["modem_local_port"] = connection["local_port"]
+    # $CCCFG settings as one YAML mapping string (a ROS parameter cannot be a mapping); the
+    # scenario's SRC is written to the modem unless the scenario sets SRC itself.
+    config = {"SRC": vehicle.src, **connection.get("modem_config", {})}
+    parameters["modem_config"] = yaml.safe_dump(config, default_flow_style=True,
+                                                sort_keys=False).strip()
+    return parameters
+
+
+def _with_overrides(node: NodeDescription, overrides: Mapping[str, Any] | None
+                    ) -> NodeDescription:
+    if not overrides:
+        return node
+    return dataclasses.replace(node, parameters={**node.parameters, **overrides})
+
+
+def describe_vehicle(scenario: Scenario, vehicle: Vehicle | str) -> NodeGroup:
+    """The lifecycle nodes of one vehicle in dependency order, plus their manager."""
+    if isinstance(vehicle, str):
+        vehicle = scenario.vehicle(vehicle)
+    namespace = vehicle.namespace
+    common = {"use_sim_time": scenario.clock.use_sim_time}
+    overrides = vehicle.parameters
+    nodes: list[NodeDescription] = []
+
+    if vehicle.trajectory is not None:
+        waypoints = vehicle.trajectory.waypoints
+        nodes.append(_with_overrides(_node("trajectory_node", None, namespace, {
+            **common,
+            "waypoint_times_seconds": [w.time_seconds for w in waypoints],
+            "waypoint_latitudes": [w.position.latitude for w in waypoints],
+            "waypoint_longitudes": [w.position.longitude for w in waypoints],
+            "waypoint_depths": [w.position.depth for w in waypoints],
+            "publish_rate_hz": TRAJECTORY_PUBLISH_RATE_HZ,
+            # Sim time: trajectory time = sim time (the clock starts at CLOCK_START_SECONDS).
+            # Wall time: trajectory time 0 is the node's activation.
+            "start_time_seconds": (CLOCK_START_SECONDS if scenario.clock.use_sim_time
+                                   else -1.0),
+        }), overrides.get("trajectory_node")))
+
+    modem_executable = MODEM_EXECUTABLES[vehicle.modem.kind]
+    if vehicle.modem.kind == "sim":
+        modem_parameters = {**common, **_modem_sim_parameters(scenario, vehicle)}
+        remappings = [("sound_speed_profile", SOUND_SPEED_PROFILE_TOPIC)]
+        if vehicle.trajectory:
+            remappings.insert(0, ("read_location", READ_LOCATION_SERVICE))
+    else:
+        modem_parameters = {**common, **_driver_parameters(vehicle)}
+        remappings = []
+    nodes.append(_with_overrides(_node(modem_executable, None, namespace, modem_parameters,
+                                       tuple(remappings)), overrides.get("modem")))
+
+    codec_config_file = str(vehicle.codec_config)
+    nodes.append(_with_overrides(_node("message_queue_node", None, namespace, {
+        **common, "src": vehicle.src, "codec_config_file": codec_config_file}),
+        overrides.get("message_queue_node")))
+    nodes.append(_with_overrides(_node("packet_dispatch_node", None, namespace, {
+        **common, "codec_config_file": codec_config_file}), overrides.get("packet_dispatch_node")))
+
+    mac_parameters = {key: _ros_slots(value) if key.endswith("_slots") else value
+                      for key, value in vehicle.mac.parameters.items()}
+    nodes.append(_with_overrides(_node(MAC_EXECUTABLES[vehicle.mac.kind], None, namespace, {
+        **common, **mac_parameters}), overrides.get("mac")))
+
+    nodes_tuple = tuple(nodes)
+    return NodeGroup(name=vehicle.name, namespace=namespace, nodes=nodes_tuple,
+                     manager=_manager("lifecycle_manager", namespace, nodes_tuple))
+
+
+def describe_simulation(scenario: Scenario) -> NodeGroup | None:
+    """The global simulator services the sim modems use; None without sim modems."""
+    if not scenario.has_sim_modems:
+        return None
+    common = {"use_sim_time": scenario.clock.use_sim_time}
+    sim_vehicles = [v for v in scenario.vehicles if v.modem.kind == "sim"]
+    location: dict[str, Any] = {
+        **common,
+        "platform_names": [v.name for v in sim_vehicles],
+        "latitudes": [v.position.latitude for v in sim_vehicles],
+        "longitudes": [v.position.longitude for v in sim_vehicles],
+        "depths": [v.position.depth for v in sim_vehicles],
+        # A moving vehicle's position follows its trajectory_node's fixes.
+        "position_topics": [f"{v.namespace}/{FIX_TOPIC}" if v.trajectory else ""
+                            for v in sim_vehicles],
+    }
+    transmission_loss = {**common, **channel_parameters(scenario)}
+    nodes = (
+        _node("platform_location_node", None, "/", location),
+        _node("sim_transmission_loss_node", None, "/", transmission_loss),
+        _node("sim_packet_performance_node", None, "/", {**common, "seed": scenario.seed}),
+    )
+    return NodeGroup(name="simulation", namespace="/", nodes=nodes,
+                     manager=_manager("simulation_lifecycle_manager", "/", nodes))
+
+
+def describe_clock(scenario: Scenario) -> NodeGroup | None:
+    """The simulated clock (publishes /clock at the warp factor); None in wall-clock time."""
+    if not scenario.clock.use_sim_time:
+        return None
+    nodes = (_node("sim_clock_node", None, "/", {
+        "mode": "free_running", "warp_factor": scenario.clock.warp_factor,
+        "start_time_s": CLOCK_START_SECONDS}),)
+    return NodeGroup(name="clock", namespace="/", nodes=nodes,
+                     manager=_manager("clock_lifecycle_manager", "/", nodes))
+
+
+def describe_stack(scenario: Scenario) -> StackDescription:
+    """Every group of the scenario in start-up order: simulation, vehicles, clock."""
+    groups = [describe_simulation(scenario)]
+    groups += [describe_vehicle(scenario, vehicle) for vehicle in scenario.vehicles]
+    groups.append(describe_clock(scenario))
+    return StackDescription(groups=tuple(g for g in groups if g is not None))
+
+
+def active_slots(vehicle: Vehicle) -> list[int]:
+    """The vehicle's TDMA active slots as a sorted list (for summaries and checks)."""
+    parameters = vehicle.mac.parameters
+    return parse_slots(parameters.get("active_slots", 0), parameters.get("num_slots", 4))
+
+
+def format_stack(stack: StackDescription) -> str:
+    """A readable listing: one line per node with its parameters and remappings."""
+    lines = []
+    for group in stack.groups:
+        lines.append(f"[{group.name}] managed by {group.manager.fully_qualified_name}")
+        for node in group.nodes:
+            lines.append(f"  {node.fully_qualified_name}  ({node.package}/{node.executable})")
+            for name, value in node.parameters.items():
+                lines.append(f"      {name} = {value!r}")
+            for source, target in node.remappings:
+                lines.append(f"      remap {source} -> {target}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`acomms_check_scenario FILE...`: validate scenarios and list the nodes they start."""
+    import argparse
+    import sys
+
+    from acomms_bringup.description.scenario import ScenarioError, load_scenario
+
+    parser = argparse.ArgumentParser(prog="acomms_check_scenario", description=main.__doc__)
+    parser.add_argument("scenario", nargs="+", help="scenario YAML file(s)")
+    parser.add_argument("--quiet", "-q", action="store_true", help="only report errors")
+    arguments = parser.parse_args(argv)
+    status = 0
+    for path in arguments.scenario:
+        try:
+            scenario = load_scenario(path)
+        except ScenarioError as exc:
+            print(exc, file=sys.stderr)
+            status = 1
+            continue
+        for warning in scenario.warnings:
+            print(f"{path}: warning: {warning}", file=sys.stderr)
+        if not arguments.quiet:
+            print(f"{path}: scenario {scenario.name!r}, {len(scenario.vehicles)} vehicles, "
+                  f"{scenario.duration_seconds:g} s, warp {scenario.clock.warp_factor:g}")
+            print(format_stack(describe_stack(scenario)))
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,387 @@
+"""lifecycle_manager: bring a vehicle's lifecycle nodes up and down in dependency order.
+
+Drives the nodes named in `node_names` (fully qualified, in dependency order) through their
+standard `<node>/change_state` and `<node>/get_state` services (lifecycle_msgs), so it works the
+same for nodes in this process (embedded runner) and in other processes (launch files).
+
+- startup: configure every node in order, then activate every node in order. If one fails (the
+  transition is refused or fails, its services do not appear, or it does not answer in time), the
+  manager names the node and the reason, then rolls back what this startup changed (deactivate,
+  clean up, in reverse order), so no node is left half-started.
+- shutdown: deactivate then clean up in reverse order (best effort; failures are reported).
+- restart: shutdown then startup.
+
+Interfaces (relative to the manager, `~/`): services `startup`, `shutdown`, `restart`, `status`
+(std_srvs/Trigger; the response message says what happened or who failed and why), and the
+transient-local topic `manager_status` (diagnostic_msgs/DiagnosticArray: one status for the manager
+and one per managed node, level ERROR naming the reason on failure).
+
+The manager is a plain rclpy node (not a lifecycle node itself): it is what brings the lifecycle
+nodes up, so it must be running before anything else is. All its waiting is asynchronous
+(coroutine callbacks), so it works under a single- or multi-threaded executor, in-process or not.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+from typing import Any
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from lifecycle_msgs.msg import State, Transition
+from lifecycle_msgs.srv import ChangeState, GetState
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.clock import Clock, ClockType
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.task import Future
+from std_srvs.srv import Trigger
+
+from acomms_core.ros.ros_support import ParameterSpec, declare_parameters, run_node
+
+STATE_LABELS = {
+    State.PRIMARY_STATE_UNKNOWN: "unknown",
+    State.PRIMARY_STATE_UNCONFIGURED: "unconfigured",
+    State.PRIMARY_STATE_INACTIVE: "inactive",
+    State.PRIMARY_STATE_ACTIVE: "active",
+    State.PRIMARY_STATE_FINALIZED: "finalized",
+}
+
+PARAMETERS = (
+    ParameterSpec("node_names", None,
+                  "Fully qualified names of the lifecycle nodes to manage, in dependency order "
+                  "(started in this order, stopped in reverse).",
+                  read_only=True, parameter_type=Parameter.Type.STRING_ARRAY),
+    ParameterSpec("autostart", True,
+                  "Start (configure + activate) the managed nodes as soon as the manager runs."),
+    ParameterSpec("transition_timeout_seconds", 10.0,
+                  "Longest wait for one change_state or get_state answer, s (wall time).",
+                  minimum=0.1, maximum=600.0),
+    ParameterSpec("service_wait_seconds", 10.0,
+                  "Longest wait for a managed node's lifecycle services to appear, s (wall time).",
+                  minimum=0.0, maximum=600.0),
+)
+
+
+def _validate(change: dict[str, Any]) -> str | None:
+    names = change.get("node_names", ())
+    if "node_names" in change:
+        if not names:
+            return "node_names: give at least one fully qualified lifecycle node name"
+        for name in names:
+            if not name.startswith("/") or name.endswith("/") or "//" in name:
+                return f"node_names: {name!r} is not a fully qualified node name like /auv/node"
+        duplicates = sorted({n for n in names if list(names).count(n) > 1})
+        if duplicates:
+            return f"node_names: listed more than once: {duplicates}"
+    return None
+
+
+class TransitionError(Exception):
+    """One managed node could not be moved; the message says which and why."""
+
+
+@dataclasses.dataclass
+class _Managed:
+    name: str
+    change_state: Any
+    get_state: Any
+    state: str = "unknown"
+    problem: str = ""
+
+
+class LifecycleManager(Node):
+    """Configures/activates its managed nodes in order; rolls back on failure."""
+
+    def __init__(self, node_name: str = "lifecycle_manager", **kwargs):
+        super().__init__(node_name, **kwargs)
+        self._group = ReentrantCallbackGroup()
+        self._steady = Clock(clock_type=ClockType.STEADY_TIME)
+        values = declare_parameters(self, PARAMETERS, _validate)
+        self._timeout = values["transition_timeout_seconds"]
+        self._service_wait = values["service_wait_seconds"]
+        self.add_post_set_parameters_callback(self._remember_timeouts)
+        self._managed = [
+            _Managed(name,
+                     self.create_client(ChangeState, f"{name}/change_state",
+                                        callback_group=self._group),
+                     self.create_client(GetState, f"{name}/get_state",
+                                        callback_group=self._group))
+            for name in values["node_names"]]
+        self.manager_state = "idle"  # idle | starting | active | stopping | failed
+        self.last_message = ""
+        self._busy = False
+        self._status_publisher = self.create_publisher(
+            DiagnosticArray, "~/manager_status",
+            QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                       reliability=ReliabilityPolicy.RELIABLE))
+        for service, handler in (("startup", self._on_startup), ("shutdown", self._on_shutdown),
+                                 ("restart", self._on_restart), ("status", self._on_status)):
+            self.create_service(Trigger, f"~/{service}", handler, callback_group=self._group)
+        self._publish_status()
+        self._autostart_timer = None
+        if values["autostart"]:
+            self._autostart_timer = self.create_timer(0.0, self._autostart, self._group,
+                                                      clock=self._steady)
+
+    @property
+    def node_names(self) -> list[str]:
+        return [m.name for m in self._managed]
+
+    def _remember_timeouts(self, parameters) -> None:
+        """Runtime `ros2 param set` of the timeouts takes effect for the next call."""
+        for parameter in parameters:
+            if parameter.name == "transition_timeout_seconds":
+                self._timeout = parameter.value
+            elif parameter.name == "service_wait_seconds":
+                self._service_wait = parameter.value
+
+    # --- service handlers -------------------------------------------------------------------
+
+    async def _autostart(self):
+        self._autostart_timer.cancel()
+        self.destroy_timer(self._autostart_timer)
+        await self._run("startup", self.startup)
+
+    async def _on_startup(self, request, response):
+        return await self._respond(response, "startup", self.startup)
+
+    async def _on_shutdown(self, request, response):
+        return await self._respond(response, "shutdown", self.shutdown)
+
+    async def _on_restart(self, request, response):
+        async def restart():
+            await self.shutdown()
+            return await self.startup()
+        return await self._respond(response, "restart", restart)
+
+    async def _on_status(self, request, response):
+        for managed in self._managed:
+            await self._refresh_state(managed)
+        self._publish_status()
+        response.success = all(m.state == "active" for m in self._managed)
+        lines = [f"manager {self.manager_state}"]
+        lines += [f"{m.name}: {m.state}" + (f" ({m.problem})" if m.problem else "")
+                  for m in self._managed]
+        response.message = "; ".join(lines)
+        return response
+
+    async def _respond(self, response, what, action):
+        response.success, response.message = await self._run(what, action)
+        return response
+
+    async def _run(self, what, action) -> tuple[bool, str]:
+        if self._busy:
+            message = f"{what} refused: a {self.manager_state} operation is in progress"
+            self.get_logger().warning(message)
+            return False, message
+        self._busy = True
+        try:
+            return await action()
+        except Exception as exc:  # a bug here must be reported, not kill the executor
+            self.manager_state = "failed"
+            self.last_message = f"{what} failed unexpectedly: {exc!r}"
+            self.get_logger().error(self.last_message)
+            return False, self.last_message
+        finally:
+            self._busy = False
+            self._publish_status()
+
+    # --- the sequences ----------------------------------------------------------------------
+
+    async def startup(self) -> tuple[bool, str]:
+        """Configure all, then activate all; on failure roll back and explain."""
+        self.manager_state = "starting"
+        self._publish_status()
+        changed: list[_Managed] = []  # nodes this startup moved, in the order it moved them
+        try:
+            for managed in self._managed:
+                managed.problem = ""
+                await self._wait_for_services(managed)
+                await self._refresh_state(managed, required=True)
+            for managed in self._managed:
+                if managed.state == "unconfigured":
+                    # A node that failed or timed out mid-transition may still have moved:
+                    # it is rolled back too (from wherever it ended up).
+                    changed.append(managed)
+                    await self._transition(managed, Transition.TRANSITION_CONFIGURE, "inactive")
+                elif managed.state not in ("inactive", "active"):
+                    raise TransitionError(f"{managed.name}: cannot configure from state "
+                                          f"{managed.state}")
+            for managed in self._managed:
+                if managed.state == "inactive":
+                    if managed not in changed:
+                        changed.append(managed)
+                    await self._transition(managed, Transition.TRANSITION_ACTIVATE, "active")
+        except TransitionError as exc:
+            reason = str(exc)
+            self.get_logger().error(f"startup failed: {reason}; rolling back")
+            rolled_back, problems = await self._roll_back(changed)
+            self.manager_state = "failed"
+            message = f"startup failed: {reason}"
+            message += (f"; rolled back {', '.join(rolled_back)}" if rolled_back
+                        else "; nothing to roll back")
+            if problems:
+                message += f"; roll-back problems: {'; '.join(problems)}"
+            self.last_message = message
+            return False, message
+        self.manager_state = "active"
+        self.last_message = f"startup: {len(self._managed)} nodes active"
+        self.get_logger().info(f"{self.last_message}: {', '.join(self.node_names)}")
+        return True, self.last_message
+
+    async def shutdown(self) -> tuple[bool, str]:
+        """Deactivate then clean up every node, in reverse order; report what failed."""
+        self.manager_state = "stopping"
+        self._publish_status()
+        problems = []
+        for managed in reversed(self._managed):
+            try:
+                await self._bring_down(managed)
+            except TransitionError as exc:
+                problems.append(str(exc))
+        if problems:
+            self.manager_state = "failed"
+            self.last_message = f"shutdown incomplete: {'; '.join(problems)}"
+            self.get_logger().error(self.last_message)
+            return False, self.last_message
+        self.manager_state = "idle"
+        self.last_message = f"shutdown: {len(self._managed)} nodes unconfigured"
+        self.get_logger().info(self.last_message)
+        return True, self.last_message
+
+    async def _roll_back(self, changed: list[_Managed]) -> tuple[list[str], list[str]]:
+        rolled_back, problems = [], []
+        for managed in reversed(changed):
+            problem = managed.problem  # keep the original failure reason for the report
+            try:
+                await self._refresh_state(managed, required=True)
+                if await self._bring_down(managed):
+                    rolled_back.append(managed.name)
+            except TransitionError as exc:
+                problems.append(str(exc))
+            finally:
+                managed.problem = problem or managed.problem
+        return rolled_back, problems
+
+    async def _bring_down(self, managed: _Managed) -> bool:
+        """Deactivate and clean up as needed; True if the node had to be moved."""
+        if managed.state == "unknown":
+            await self._refresh_state(managed, required=True)
+        moved = False
+        if managed.state == "active":
+            await self._transition(managed, Transition.TRANSITION_DEACTIVATE, "inactive")
+            moved = True
+        if managed.state == "inactive":
+            await self._transition(managed, Transition.TRANSITION_CLEANUP, "unconfigured")
+            moved = True
+        return moved
+
+    # --- service plumbing -------------------------------------------------------------------
+
+    async def _wait_for_services(self, managed: _Managed) -> None:
+        deadline = time.monotonic() + self._service_wait
+        while not (managed.change_state.service_is_ready()
+                   and managed.get_state.service_is_ready()):
+            if time.monotonic() >= deadline:
+                managed.problem = "lifecycle services not available"
+                raise TransitionError(
+                    f"{managed.name}: lifecycle services {managed.name}/change_state and "
+                    f"get_state did not appear within {self._service_wait:g} s (is the node "
+                    "running, with that exact name and namespace?)")
+            await self._sleep(0.05)
+
+    async def _call(self, client, request, what: str, managed: _Managed):
+        if not client.service_is_ready():
+            await self._wait_for_services(managed)
+        future = client.call_async(request)
+        timer = self.create_timer(self._timeout, lambda: future.cancel(), self._group,
+                                  clock=self._steady)
+        try:
+            result = await future
+        except Exception as exc:
+            managed.problem = f"{what} call failed: {exc}"
+            raise TransitionError(f"{managed.name}: {managed.problem}") from None
+        finally:
+            timer.cancel()
+            self.destroy_timer(timer)
+        if future.cancelled() or result is None:
+            managed.problem = f"{what} got no answer within {self._timeout:g} s"
+            raise TransitionError(f"{managed.name}: {managed.problem}")
+        return result
+
+    async def _refresh_state(self, managed: _Managed, required: bool = False) -> str:
+        try:
+            result = await self._call(managed.get_state, GetState.Request(), "get_state", managed)
+        except TransitionError:
+            managed.state = "unknown"
+            if required:
+                raise
+            return managed.state
+        managed.state = STATE_LABELS.get(result.current_state.id,
+                                         result.current_state.label or "unknown")
+        return managed.state
+
+    async def _transition(self, managed: _Managed, transition_id: int, expected: str) -> None:
+        label = {Transition.TRANSITION_CONFIGURE: "configure",
+                 Transition.TRANSITION_ACTIVATE: "activate",
+                 Transition.TRANSITION_DEACTIVATE: "deactivate",
+                 Transition.TRANSITION_CLEANUP: "cleanup"}[transition_id]
+        request = ChangeState.Request(transition=Transition(id=transition_id))
+        before = managed.state
+        self.get_logger().info(f"{label} {managed.name}")
+        try:
+            result = await self._call(managed.change_state, request, label, managed)
+        finally:
+            # Whatever happened, learn where the node ended up (rollback depends on it).
+            await self._refresh_state(managed)
+        if not result.success:
+            managed.problem = (f"{label} failed (from {before}; the node is now {managed.state};"
+                               " its log says why)")
+            raise TransitionError(f"{managed.name}: {managed.problem}")
+        if managed.state != expected:
+            managed.problem = f"{label} left it {managed.state}, expected {expected}"
+            raise TransitionError(f"{managed.name}: {managed.problem}")
+
+    async def _sleep(self, seconds: float) -> None:
+        done = Future()
+        timer = self.create_timer(seconds, lambda: done.set_result(None), self._group,
+                                  clock=self._steady)
+        try:
+            await done
+        finally:
+            timer.cancel()
+            self.destroy_timer(timer)
+
+    def destroy_node(self):
+        self._destroyed = True  # a pending startup coroutine must not touch a dead handle
+        return super().destroy_node()
+
+    def _publish_status(self) -> None:
+        if getattr(self, "_destroyed", False):
+            return
+        array = DiagnosticArray()
+        array.header.stamp = self.get_clock().now().to_msg()
+        failed = self.manager_state == "failed"
+        array.status.append(DiagnosticStatus(
+            level=DiagnosticStatus.ERROR if failed else DiagnosticStatus.OK,
+            name=self.get_fully_qualified_name(), hardware_id="",
+            message=self.last_message or self.manager_state,
+            values=[KeyValue(key="state", value=self.manager_state)]))
+        for managed in self._managed:
+            array.status.append(DiagnosticStatus(
+                level=DiagnosticStatus.ERROR if managed.problem else DiagnosticStatus.OK,
+                name=managed.name, hardware_id="",
+                message=managed.problem or managed.state,
+                values=[KeyValue(key="state", value=managed.state)]))
+        self._status_publisher.publish(array)
+
+
+def main(args=None) -> int:
+    return run_node(LifecycleManager, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,164 @@
+"""trajectory_node: publishes a scenario vehicle's position along its waypoint trajectory.
+
+A moving vehicle in a scenario has waypoints (time, latitude, longitude, depth); between them it
+moves in straight lines (`acomms_bringup.description.scenario.Trajectory`). This lifecycle node
+publishes the current position on `fix` (sensor_msgs/NavSatFix, altitude = −depth, status FIX;
+relative to the vehicle namespace) at `publish_rate_hz` on the node clock, so with `use_sim_time`
+it follows simulated time. platform_location_node follows these topics (`position_topics`) and
+answers the simulated modems' `read_location` calls with them.
+
+Trajectory time 0 is `start_time_seconds` on the node clock, or the moment of activation when that
+is negative (the default).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from rclpy.exceptions import ParameterUninitializedException
+from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import NavSatFix, NavSatStatus
+
+from acomms_bringup.description.scenario import Position, Trajectory, Waypoint
+from acomms_core.ros.ros_support import ParameterSpec, declare_parameters, run_node
+
+WAYPOINT_PARAMETERS = ("waypoint_times_seconds", "waypoint_latitudes", "waypoint_longitudes",
+                       "waypoint_depths")
+PARAMETERS = (
+    ParameterSpec("waypoint_times_seconds", None,
+                  "Waypoint times, s after trajectory start, strictly increasing.",
+                  parameter_type=Parameter.Type.DOUBLE_ARRAY),
+    ParameterSpec("waypoint_latitudes", None, "Waypoint latitudes, decimal degrees north.",
+                  parameter_type=Parameter.Type.DOUBLE_ARRAY),
+    ParameterSpec("waypoint_longitudes", None, "Waypoint longitudes, decimal degrees east.",
+                  parameter_type=Parameter.Type.DOUBLE_ARRAY),
+    ParameterSpec("waypoint_depths", None, "Waypoint depths, m, positive down.",
+                  parameter_type=Parameter.Type.DOUBLE_ARRAY),
+    ParameterSpec("publish_rate_hz", 2.0, "Location messages per second (node clock).",
+                  minimum=0.01, maximum=100.0),
+    ParameterSpec("start_time_seconds", -1.0,
+                  "Node-clock time of trajectory time 0, s; negative: the activation time."),
+)
+
+
+def trajectory_from_values(values: dict[str, Any]) -> Trajectory:
+    """Build a Trajectory from the four waypoint arrays; ValueError says what is wrong."""
+    arrays = [list(values.get(name) or []) for name in WAYPOINT_PARAMETERS]
+    if not arrays[0]:
+        raise ValueError("waypoint_times_seconds: at least one waypoint is needed")
+    lengths = {name: len(a) for name, a in zip(WAYPOINT_PARAMETERS, arrays, strict=True)}
+    if len(set(lengths.values())) != 1:
+        raise ValueError(f"waypoint arrays must have the same length, got {lengths}")
+    waypoints = []
+    for time_s, latitude, longitude, depth in zip(*arrays, strict=True):
+        if waypoints and time_s <= waypoints[-1].time_seconds:
+            raise ValueError(f"waypoint_times_seconds must increase strictly ({time_s} after "
+                             f"{waypoints[-1].time_seconds})")
+        if not (-90 <= latitude <= 90 and -180 <= longitude <= 180 and depth >= 0):
+            raise ValueError(f"waypoint at {time_s} s out of range: latitude {latitude}, "
+                             f"longitude {longitude}, depth {depth}")
+        waypoints.append(Waypoint(time_s, Position(latitude, longitude, depth)))
+    return Trajectory(tuple(waypoints))
+
+
+class TrajectoryNode(LifecycleNode):
+    """Publishes `fix` along the configured waypoints."""
+
+    def __init__(self, node_name: str = "trajectory_node", **kwargs):
+        super().__init__(node_name, **kwargs)
+        self._trajectory: Trajectory | None = None
+        self._publisher = None
+        self._timer = None
+        self._start_ns: int | None = None
+        self.published_count = 0
+        declare_parameters(self, PARAMETERS, self._validate)
+
+    def _validate(self, change: dict[str, Any]) -> str | None:
+        if not any(name in change for name in WAYPOINT_PARAMETERS):
+            return None
+        values = {}
+        for name in WAYPOINT_PARAMETERS:
+            if name in change:
+                values[name] = change[name]
+            else:
+                values[name] = self._waypoint_values().get(name)
+        if all(values.get(name) is None for name in WAYPOINT_PARAMETERS):
+            return None  # nothing set yet; on_configure refuses an empty trajectory
+        try:
+            trajectory_from_values(values)
+        except ValueError as exc:
+            return str(exc)
+        return None
+
+    def _waypoint_values(self) -> dict[str, Any]:
+        """Current waypoint arrays; None for one never set (declared without a value)."""
+        values = {}
+        for name in WAYPOINT_PARAMETERS:
+            try:
+                values[name] = self.get_parameter(name).value
+            except ParameterUninitializedException:
+                values[name] = None
+        return values
+
+    def on_configure(self, state) -> TransitionCallbackReturn:
+        try:
+            self._trajectory = trajectory_from_values(self._waypoint_values())
+        except ValueError as exc:
+            self.get_logger().error(f"configure refused: {exc}")
+            return TransitionCallbackReturn.FAILURE
+        self._publisher = self.create_lifecycle_publisher(NavSatFix, "fix", 10)
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_activate(self, state) -> TransitionCallbackReturn:
+        start = self.get_parameter("start_time_seconds").value
+        self._start_ns = (int(start * 1e9) if start >= 0
+                          else self.get_clock().now().nanoseconds)
+        period = 1.0 / self.get_parameter("publish_rate_hz").value
+        self._timer = self.create_timer(period, self._publish)
+        result = super().on_activate(state)
+        self._publish()  # the position at activation, without waiting one period
+        return result
+
+    def on_deactivate(self, state) -> TransitionCallbackReturn:
+        self._destroy_timer()
+        return super().on_deactivate(state)
+
+    def on_cleanup(self, state) -> TransitionCallbackReturn:
+        self._destroy_timer()
+        if self._publisher is not None:
+            self.destroy_publisher(self._publisher)
+            self._publisher = None
+        self._trajectory = None
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state) -> TransitionCallbackReturn:
+        return self.on_cleanup(state)
+
+    def _destroy_timer(self) -> None:
+        if self._timer is not None:
+            self.destroy_timer(self._timer)
+            self._timer = None
+
+    def _publish(self) -> None:
+        if self._trajectory is None or self._publisher is None:
+            return
+        now = self.get_clock().now()
+        position = self._trajectory.position_at((now.nanoseconds - self._start_ns) / 1e9)
+        message = NavSatFix(latitude=position.latitude, longitude=position.longitude,
+                            altitude=-float(position.depth),
+                            status=NavSatStatus(status=NavSatStatus.STATUS_FIX,
+                                                service=NavSatStatus.SERVICE_GPS))
+        message.header.stamp = now.to_msg()
+        message.header.frame_id = self.get_name()
+        self._publisher.publish(message)
+        self.published_count += 1
+
+
+def main(args=None) -> int:
+    return run_node(TrajectoryNode, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,287 @@
+"""message_queue_node: queues ROS messages from the codec config's topics and fills packets.
+
+Thin lifecycle adapter over `acomms_core.queue.message_queue.MessageQueues`.
+
+- configure: reads `codec_config_file` (refused with a reason naming file/codec/field when bad),
+  builds one queue per subscribe_topic, creates the `queue_status` / `queue_counters` publishers.
+- activate: subscribes every subscribe_topic and `neighbor_reachability`, serves
+  `get_next_packet_data`, `priority_update`, `queue_active`, starts the status timer.
+- deactivate: stops all of that; queued messages are kept and sent after the next activate.
+- cleanup: drops the queues.
+
+Services run in a ReentrantCallbackGroup; the queues have one lock, so concurrent
+get_next_packet_data callers are all answered (never refused). Subscriptions share one mutually
+exclusive group so messages of a topic are queued in arrival order.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.executors import (
+    MultiThreadedExecutor,
+    SingleThreadedExecutor,
+)
+from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
+from rclpy.parameter import Parameter
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from std_msgs.msg import Header
+
+from acomms_core.codecs import CodecConfigError, load_codec_config
+from acomms_core.modems.modem_rates import RATES
+from acomms_core.queue.message_queue import MessageQueues, PacketRequest
+from acomms_core.ros.ros_support import ParameterSpec, declare_parameters, run_node
+from acomms_interfaces.msg import (
+    NeighborReachability,
+    QueueCounters,
+    QueueStatus,
+    QueueSummary,
+    SummaryMessageCount,
+)
+from acomms_interfaces.srv import GetNextPacketData, PriorityUpdate, QueueActive
+
+LARGEST_PACKET_BYTES = max(r.max_miniframe_bytes + r.max_dataframe_bytes for r in RATES.values())
+
+PARAMETERS = (
+    ParameterSpec("codec_config_file", "", "Path of the ros_acomms-format codec config YAML; "
+                  "read at configure (change it, then cleanup + configure)",
+                  parameter_type=Parameter.Type.STRING),
+    ParameterSpec("default_dest", 121, "Destination of queues whose config gives no default_dest",
+                  minimum=0, maximum=255),
+    ParameterSpec("default_priority", 10, "Priority of queues whose config gives no priority "
+                  "(higher is sent first)", minimum=0, maximum=32767),
+    ParameterSpec("unknown_dests_are_reachable", True, "Treat destinations without a "
+                  "neighbor_reachability report as reachable"),
+    ParameterSpec("update_rate", 1.0, "queue_status / queue_counters publish rate, Hz",
+                  minimum=0.01, maximum=100.0),
+    ParameterSpec("src", -1, "This modem's address (-1: unknown; the ros packet codec does not "
+                  "need it)", minimum=-1, maximum=255),
+    ParameterSpec("max_packet_bytes", LARGEST_PACKET_BYTES, "Largest packet (miniframe + "
+                  "dataframe bytes) any MAC will ask for; messages that can never fit are refused "
+                  "on arrival", minimum=1, maximum=65535),
+)
+
+
+class MessageQueueNode(LifecycleNode):
+    """Lifecycle node serving get_next_packet_data from per-topic priority queues."""
+
+    def __init__(self, node_name: str = "message_queue_node", **kwargs):
+        super().__init__(node_name, **kwargs)
+        self._values = declare_parameters(self, PARAMETERS, self._validate)
+        self.add_post_set_parameters_callback(self._on_parameters_set)
+        self.queues: MessageQueues | None = None
+        self.codec_config = None
+        self._service_group = ReentrantCallbackGroup()
+        self._subscription_group = MutuallyExclusiveCallbackGroup()
+        self._status_pub = None
+        self._counters_pub = None
+        self._io_subscriptions = []
+        self._io_services = []
+        self._status_timer = None
+
+    # -- parameters -------------------------------------------------------------------------------
+    @staticmethod
+    def _validate(change: dict) -> str | None:
+        path = change.get("codec_config_file")
+        if path is not None and not isinstance(path, str):
+            return "codec_config_file must be a string"
+        return None
+
+    def _on_parameters_set(self, parameters) -> None:
+        names = {p.name for p in parameters}
+        if self.queues is not None:
+            if names & {"default_dest", "default_priority"}:
+                self.queues.set_defaults(self._param("default_dest"),
+                                         self._param("default_priority"))
+            self.queues.unknown_dests_are_reachable = self._param("unknown_dests_are_reachable")
+            self.queues.max_packet_bytes = self._param("max_packet_bytes")
+        if "update_rate" in names and self._status_timer is not None:
+            self._start_timer()
+
+    def _param(self, name: str):
+        return self.get_parameter(name).value
+
+    def _now(self) -> float:
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    # -- lifecycle --------------------------------------------------------------------------------
+    def on_configure(self, state) -> TransitionCallbackReturn:
+        try:
+            self.codec_config = load_codec_config(self._param("codec_config_file"))
+        except CodecConfigError as exc:
+            self.get_logger().error(f"configure refused: {exc}")
+            return TransitionCallbackReturn.FAILURE
+        for warning in self.codec_config.warnings:
+            self.get_logger().warning(warning)
+        self.queues = MessageQueues(
+            self.codec_config, default_dest=self._param("default_dest"),
+            default_priority=self._param("default_priority"),
+            unknown_dests_are_reachable=self._param("unknown_dests_are_reachable"),
+            max_packet_bytes=self._param("max_packet_bytes"))
+        for topic, queue in self.queues.queues.items():
+            limit = self.queues.max_message_bits(queue)
+            if queue.codec.min_length_bits > limit:
+                self.get_logger().warning(
+                    f"{topic}: every message is at least {queue.codec.min_length_bits} bits, more "
+                    f"than a {self.queues.max_packet_bytes}-byte packet carries ({limit}); all "
+                    "will be refused")
+        self._status_pub = self.create_lifecycle_publisher(QueueStatus, "queue_status", 10)
+        self._counters_pub = self.create_lifecycle_publisher(QueueCounters, "queue_counters", 10)
+        self.get_logger().info(f"configured {len(self.queues.queues)} queues from "
+                               f"{self.codec_config.path}")
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_activate(self, state) -> TransitionCallbackReturn:
+        for topic, queue in self.queues.queues.items():
+            qos = QoSProfile(depth=max(queue.maxsize, 50), reliability=ReliabilityPolicy.RELIABLE)
+            self._io_subscriptions.append(self.create_subscription(
+                queue.codec.msg_class, topic, lambda msg, t=topic: self._on_message(t, msg), qos,
+                callback_group=self._subscription_group))
+        self._io_subscriptions.append(self.create_subscription(
+            NeighborReachability, "neighbor_reachability", self._on_reachability, 10,
+            callback_group=self._subscription_group))
+        # A deep request queue: many MACs/tools may call at once and none may be dropped.
+        service_qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+        self._io_services = [
+            self.create_service(GetNextPacketData, "get_next_packet_data",
+                                self._on_get_next_packet_data, qos_profile=service_qos,
+                                callback_group=self._service_group),
+            self.create_service(PriorityUpdate, "priority_update", self._on_priority_update,
+                                qos_profile=service_qos, callback_group=self._service_group),
+            self.create_service(QueueActive, "queue_active", self._on_queue_active,
+                                qos_profile=service_qos, callback_group=self._service_group),
+        ]
+        self._start_timer()
+        return super().on_activate(state)
+
+    def on_deactivate(self, state) -> TransitionCallbackReturn:
+        self._stop_io()
+        return super().on_deactivate(state)
+
+    def on_cleanup(self, state) -> TransitionCallbackReturn:
+        self._stop_io()
+        for publisher in (self._status_pub, self._counters_pub):
+            if publisher is not None:
+                self.destroy_lifecycle_publisher(publisher)
+        self._status_pub = self._counters_pub = None
+        self.queues = None
+        self.codec_config = None
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state) -> TransitionCallbackReturn:
+        self._stop_io()
+        return TransitionCallbackReturn.SUCCESS
+
+    def _start_timer(self) -> None:
+        if self._status_timer is not None:
+            self.destroy_timer(self._status_timer)
+        self._status_timer = self.create_timer(
+            1.0 / self._param("update_rate"), self.publish_status,
+            callback_group=self._service_group)
+
+    def _stop_io(self) -> None:
+        if self._status_timer is not None:
+            self.destroy_timer(self._status_timer)
+            self._status_timer = None
+        for subscription in self._io_subscriptions:
+            self.destroy_subscription(subscription)
+        for service in self._io_services:
+            self.destroy_service(service)
+        self._io_subscriptions, self._io_services = [], []
+
+    # -- callbacks --------------------------------------------------------------------------------
+    def _on_message(self, topic: str, msg) -> None:
+        queues = self.queues
+        if queues is None:
+            return
+        outcome = queues.add(topic, msg, self._now())
+        if outcome in ("encode_failures", "rejected_too_large"):
+            self.get_logger().warning(f"message on {topic} not queued: "
+                                      f"{queues.counts.last_error}", throttle_duration_sec=5.0)
+        elif outcome == "dropped_queue_full":
+            self.get_logger().warning(f"{topic}: queue full, new message dropped",
+                                      throttle_duration_sec=5.0)
+
+    def _on_reachability(self, msg: NeighborReachability) -> None:
+        if self.queues is not None:
+            self.queues.set_reachable(msg.dest, msg.reachable)
+
+    def _on_get_next_packet_data(self, request, response):
+        queues = self.queues
+        if queues is None:
+            return response
+        try:
+            packet = queues.next_packet(PacketRequest(
+                num_miniframe_bytes=max(int(request.num_miniframe_bytes), 0),
+                num_dataframe_bytes=max(int(request.num_dataframe_bytes), 0),
+                match_dest=bool(request.match_dest), dest=int(request.dest),
+                minimum_priority=int(request.minimum_priority),
+                require_tags=tuple(request.require_tags),
+                exclude_tags=tuple(request.exclude_tags)), self._now())
+        except Exception as exc:  # a bug here must not take the MAC down with it
+            self.get_logger().error(f"get_next_packet_data failed: {type(exc).__name__}: {exc}")
+            queues.counts.last_error = f"get_next_packet_data: {exc}"
+            return response
+        response.dest = packet.dest
+        response.miniframe_bytes = list(packet.miniframe_bytes)
+        response.dataframe_bytes = list(packet.dataframe_bytes)
+        response.queued_message_ids = packet.message_seqs
+        response.num_miniframe_bytes = len(packet.miniframe_bytes)
+        response.num_dataframe_bytes = len(packet.dataframe_bytes)
+        response.num_messages = packet.num_messages
+        return response
+
+    def _on_priority_update(self, request, response):
+        ok = self.queues is not None and self.queues.set_priority(request.topic_name,
+                                                                  request.priority_desired)
+        if not ok:
+            self.get_logger().warning(f"priority_update: no queue for topic '{request.topic_name}'")
+        response.response = ok
+        return response
+
+    def _on_queue_active(self, request, response):
+        ok = self.queues is not None and self.queues.set_active(request.topic_name,
+                                                                request.set_active)
+        if not ok:
+            self.get_logger().warning(f"queue_active: no queue for topic '{request.topic_name}'")
+        response.success = ok
+        return response
+
+    def publish_status(self) -> None:
+        queues = self.queues
+        if queues is None or self._status_pub is None:
+            return
+        snapshot = queues.status(self._now())
+        header = Header(stamp=self.get_clock().now().to_msg())
+        self._status_pub.publish(QueueStatus(
+            header=header,
+            total_message_count=snapshot["total_message_count"],
+            highest_priority=snapshot["highest_priority"],
+            queued_dest_addresses=snapshot["queued_dest_addresses"],
+            summary_message_counts=[SummaryMessageCount(**s)
+                                    for s in snapshot["summary_message_counts"]],
+            queue_summaries=[QueueSummary(**s) for s in snapshot["queue_summaries"]]))
+        counts = queues.counts
+        self._counters_pub.publish(QueueCounters(
+            header=header, messages_received=counts.messages_received,
+            messages_queued=counts.messages_queued, messages_sent=counts.messages_sent,
+            dropped_queue_full=counts.dropped_queue_full, expired_ttl=counts.expired_ttl,
+            rejected_too_large=counts.rejected_too_large, encode_failures=counts.encode_failures,
+            ignored_inactive=counts.ignored_inactive, packet_requests=counts.packet_requests,
+            last_error=counts.last_error))
+
+
+def make_executor(name: str = "multi"):
+    """The executor main() uses ('multi': services answered in parallel threads) or 'single'."""
+    if name == "single":
+        return SingleThreadedExecutor()
+    return MultiThreadedExecutor()
+
+
+def main(args=None) -> int:
+    return run_node(MessageQueueNode, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

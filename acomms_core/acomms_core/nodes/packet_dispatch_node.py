@@ -1,0 +1,165 @@
+"""packet_dispatch_node: decodes received packets and publishes their messages.
+
+For each ReceivedPacket on `packet_rx`, every packet codec of the codec config whose match_src /
+match_dest / except_src / except_dest lists and header bytes match decodes it (as ros_acomms
+does); each decoded message is published on its codec's `publish_topic` with the config's type.
+Truncated, corrupted (checksum), partially valid (minibytes_valid / databytes_valid) and
+unknown-id packets never raise: whatever decodes is published, the rest is counted on
+`dispatch_status` (DispatchStatus, published after every packet) and logged.
+
+Lifecycle: configure reads `codec_config_file` and creates the publishers; activate subscribes
+`packet_rx`; deactivate unsubscribes; cleanup releases everything.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
+from rclpy.parameter import Parameter
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from std_msgs.msg import Header
+
+from acomms_core.codecs import CodecConfigError, load_codec_config
+from acomms_core.ros.ros_support import ParameterSpec, declare_parameters, run_node
+from acomms_interfaces.msg import DispatchStatus, ReceivedPacket
+
+PARAMETERS = (
+    ParameterSpec("codec_config_file", "", "Path of the ros_acomms-format codec config YAML; "
+                  "read at configure (change it, then cleanup + configure)",
+                  parameter_type=Parameter.Type.STRING),
+)
+
+COUNTERS = ("packets_received", "packets_unmatched", "messages_published", "unknown_ids",
+            "checksum_failures", "invalid_bytes", "decode_errors", "no_publish_topic")
+
+
+class PacketDispatchNode(LifecycleNode):
+    """Lifecycle node: packet_rx -> decoded messages on their publish topics."""
+
+    def __init__(self, node_name: str = "packet_dispatch_node", **kwargs):
+        super().__init__(node_name, **kwargs)
+        declare_parameters(self, PARAMETERS)
+        self.codec_config = None
+        self.counts = dict.fromkeys(COUNTERS, 0)
+        self.last_error = ""
+        self._dispatch_lock = threading.Lock()
+        self._topic_publishers = {}        # (codec id, src or None) -> lifecycle publisher
+        self._status_pub = None
+        self._packet_subscription = None
+
+    # -- lifecycle --------------------------------------------------------------------------------
+    def on_configure(self, state) -> TransitionCallbackReturn:
+        try:
+            self.codec_config = load_codec_config(
+                self.get_parameter("codec_config_file").value)
+        except CodecConfigError as exc:
+            self.get_logger().error(f"configure refused: {exc}")
+            return TransitionCallbackReturn.FAILURE
+        for warning in self.codec_config.warnings:
+            self.get_logger().warning(warning)
+        self.counts = dict.fromkeys(COUNTERS, 0)
+        self.last_error = ""
+        qos = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
+        for message in self.codec_config.message_codecs:
+            for src, topic in message.publish_topics().items():
+                self._topic_publishers[(message.id, src)] = self.create_lifecycle_publisher(
+                    message.msg_class, topic, qos)
+        self._status_pub = self.create_lifecycle_publisher(DispatchStatus, "dispatch_status", 10)
+        self.get_logger().info(f"configured {len(self.codec_config.message_codecs)} message "
+                               f"codecs from {self.codec_config.path}")
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_activate(self, state) -> TransitionCallbackReturn:
+        self._packet_subscription = self.create_subscription(
+            ReceivedPacket, "packet_rx", self.on_packet_rx,
+            QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE))
+        return super().on_activate(state)
+
+    def on_deactivate(self, state) -> TransitionCallbackReturn:
+        self._unsubscribe()
+        return super().on_deactivate(state)
+
+    def on_cleanup(self, state) -> TransitionCallbackReturn:
+        self._unsubscribe()
+        for publisher in [*self._topic_publishers.values(), self._status_pub]:
+            if publisher is not None:
+                self.destroy_lifecycle_publisher(publisher)
+        self._topic_publishers = {}
+        self._status_pub = None
+        self.codec_config = None
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state) -> TransitionCallbackReturn:
+        self._unsubscribe()
+        return TransitionCallbackReturn.SUCCESS
+
+    def _unsubscribe(self) -> None:
+        if self._packet_subscription is not None:
+            self.destroy_subscription(self._packet_subscription)
+            self._packet_subscription = None
+
+    # -- dispatch ---------------------------------------------------------------------------------
+    def on_packet_rx(self, received: ReceivedPacket) -> None:
+        config = self.codec_config
+        if config is None:
+            return
+        with self._dispatch_lock:
+            try:
+                self._dispatch(config, received)
+            except Exception as exc:  # never let one packet take the node down
+                self._problem("decode_errors", f"packet dropped: {type(exc).__name__}: {exc}")
+            self._publish_status()
+
+    def _dispatch(self, config, received: ReceivedPacket) -> None:
+        self.counts["packets_received"] += 1
+        packet = received.packet
+        miniframe, dataframe = bytes(packet.miniframe_bytes), bytes(packet.dataframe_bytes)
+        matching = [p for p in config.packet_codecs
+                    if p.matches(packet.src, packet.dest, miniframe, dataframe)]
+        if not matching:
+            if miniframe.strip(b"\x00") or dataframe.strip(b"\x00"):
+                self._problem("packets_unmatched", f"packet from {packet.src} to {packet.dest} "
+                                                   "matched no packet codec")
+            else:  # empty / zero-padded packet: nothing was lost
+                self.counts["packets_unmatched"] += 1
+            return
+        for packet_config in matching:
+            result = packet_config.packet_codec.decode(
+                miniframe, dataframe, packet_config.codecs_by_id(), received_packet=received,
+                minibytes_valid=list(received.minibytes_valid),
+                databytes_valid=list(received.databytes_valid))
+            for name in ("unknown_ids", "checksum_failures", "invalid_bytes", "decode_errors"):
+                self.counts[name] += getattr(result, name)
+            for error in result.errors:
+                self.last_error = f"packet from {packet.src}: {error}"
+                self.get_logger().warning(self.last_error, throttle_duration_sec=2.0)
+            for codec_id, message in result.messages:
+                publisher = (self._topic_publishers.get((codec_id, packet.src))
+                             or self._topic_publishers.get((codec_id, None)))
+                if publisher is None:
+                    self._problem("no_publish_topic", f"message id {codec_id} from {packet.src} "
+                                                      "has no publish_topic")
+                    continue
+                publisher.publish(message)
+                self.counts["messages_published"] += 1
+
+    def _problem(self, counter: str, reason: str) -> None:
+        self.counts[counter] += 1
+        self.last_error = reason
+        self.get_logger().warning(reason, throttle_duration_sec=2.0)
+
+    def _publish_status(self) -> None:
+        if self._status_pub is not None:
+            self._status_pub.publish(DispatchStatus(
+                header=Header(stamp=self.get_clock().now().to_msg()), last_error=self.last_error,
+                **self.counts))
+
+
+def main(args=None) -> int:
+    return run_node(PacketDispatchNode, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

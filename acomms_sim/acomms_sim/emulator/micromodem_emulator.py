@@ -1,0 +1,358 @@
+"""Micromodem emulator: a `MicromodemModel` served on a pseudo-terminal or a TCP port.
+
+    micromodem_emulator --src 1                       # pty; prints the serial device path
+    micromodem_emulator --src 1 --link /tmp/modem1    # pty plus a stable symlink to it
+    micromodem_emulator --src 2 --tcp-port 4002       # TCP server, one client at a time
+
+    micromodem_emulator --network network.yaml        # several modems on the simulated channel
+
+A driver connects to it as to a real modem (modem_connection_type serial with the printed path,
+or tcp with the port). A single emulated modem has no acoustic peers (its transmissions are
+reported sent and heard by nobody). With `--network`, every modem of the file is served (pty or
+TCP) in one process and they hear each other through acomms_sim's channel physics
+(`channel_backend.SimChannelBackend`): propagation delay, transmission loss, noise, collisions,
+half duplex, frame errors. Network file:
+
+    channel:                      # all optional; defaults shown
+      sound_speed_mps: 1500.0
+      spreading: spherical        # spherical | practical | cylindrical
+      absorption_model: thorp     # thorp | francois_garrison
+      ambient_noise_db: 70.0      # band noise level, dB re 1 uPa
+      source_level_db: 185.0
+      seed: 0
+    modems:
+      - {src: 1, tcp_port: 4001, latitude: 41.52, longitude: -70.67, depth: 10.0}
+      - {src: 2, link: /tmp/modem2, latitude: 41.53, longitude: -70.67, depth: 50.0}
+
+Tests and scenarios can also build models on a shared `AcousticBackend` in their own process and
+serve each with `PtyServer` / `TcpServer`. ROS-free.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import select
+import signal
+import socket
+import sys
+import threading
+import tty
+
+import yaml
+
+from acomms_sim.emulator.channel_backend import SimChannelBackend
+from acomms_sim.emulator.micromodem_model import LoopbackBackend, MicromodemModel
+from acomms_sim.physics.ambient_noise import AmbientNoise
+from acomms_sim.physics.sound_speed import SoundSpeedProfile
+from acomms_sim.physics.transmission_loss import Propagation, SpreadingModel
+
+
+class _LineServer:
+    """Splits host bytes into lines for the model; writes model output to the host."""
+
+    def __init__(self, model: MicromodemModel):
+        self.model = model
+        self._buffer = bytearray()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._write_lock = threading.Lock()
+        self.dropped_output = 0
+        model.output = self.write_text
+
+    def _feed(self, data: bytes) -> None:
+        self._buffer += data
+        while b"\n" in self._buffer:
+            line, _, rest = self._buffer.partition(b"\n")
+            self._buffer = bytearray(rest)
+            if line.strip():
+                self.model.handle_line(bytes(line))
+        if len(self._buffer) > 65536:  # no newline for 64 KiB: garbage, forget it
+            self._buffer.clear()
+
+    def write_text(self, text: str) -> None:
+        self.write_bytes(text.encode("ascii", errors="replace"))
+
+    def write_bytes(self, data: bytes) -> None:
+        raise NotImplementedError
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, daemon=True, name=type(self).__name__)
+        self._thread.start()
+
+    def _run(self) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(2.0)
+
+
+class PtyServer(_LineServer):
+    """Serves the model on a new pseudo-terminal; `path` is the device a driver opens."""
+
+    def __init__(self, model: MicromodemModel, link: str | None = None):
+        super().__init__(model)
+        self._master, self._slave = os.openpty()
+        tty.setraw(self._slave)  # no echo, no line editing: a plain byte pipe like a UART
+        os.set_blocking(self._master, False)
+        self.path = os.ttyname(self._slave)
+        self.link = link
+        if link:
+            temporary = f"{link}.{os.getpid()}.tmp"
+            if os.path.lexists(temporary):
+                os.unlink(temporary)
+            os.symlink(self.path, temporary)
+            os.replace(temporary, link)
+
+    def write_bytes(self, data: bytes) -> None:
+        with self._write_lock:
+            try:
+                os.write(self._master, data)
+            except (BlockingIOError, OSError):
+                self.dropped_output += 1  # nobody reading and the buffer is full
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            ready, _, _ = select.select([self._master], [], [], 0.2)
+            if not ready:
+                continue
+            try:
+                data = os.read(self._master, 65536)
+            except BlockingIOError:
+                continue
+            except OSError:
+                break
+            if data:
+                self._feed(data)
+
+    def close(self) -> None:
+        super().close()
+        for fd in (self._master, self._slave):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        if self.link and os.path.islink(self.link) and os.readlink(self.link) == self.path:
+            os.unlink(self.link)
+
+
+class TcpServer(_LineServer):
+    """Serves the model on a TCP port (0 = pick one; see `port`); one client at a time."""
+
+    def __init__(self, model: MicromodemModel, port: int = 0, host: str = "127.0.0.1"):
+        super().__init__(model)
+        self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._listener.bind((host, port))
+        self._listener.listen(1)
+        self.port = self._listener.getsockname()[1]
+        self._client: socket.socket | None = None
+
+    def write_bytes(self, data: bytes) -> None:
+        with self._write_lock:
+            client = self._client
+            if client is None:
+                self.dropped_output += 1
+                return
+            try:
+                client.sendall(data)
+            except OSError:
+                self.dropped_output += 1
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            sockets = [self._listener] + ([self._client] if self._client else [])
+            ready, _, _ = select.select(sockets, [], [], 0.2)
+            for sock in ready:
+                if sock is self._listener:
+                    client, _ = self._listener.accept()
+                    client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                    with self._write_lock:
+                        if self._client is not None:
+                            self._client.close()  # a new client replaces the old one
+                        self._client = client
+                    self._buffer.clear()
+                    continue
+                try:
+                    data = sock.recv(65536)
+                except OSError:
+                    data = b""
+                if data:
+                    self._feed(data)
+                else:
+                    with self._write_lock:
+                        sock.close()
+                        if self._client is sock:
+                            self._client = None
+
+    def close(self) -> None:
+        super().close()
+        with self._write_lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+        self._listener.close()
+
+
+def _parse_config(items: list[str]) -> dict:
+    config = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise argparse.ArgumentTypeError(f"--config expects NAME=VALUE, got {item!r}")
+        config[name] = value
+    return config
+
+
+CHANNEL_DEFAULTS = {"sound_speed_mps": 1500.0, "spreading": "spherical",
+                    "absorption_model": "thorp", "ambient_noise_db": 70.0,
+                    "source_level_db": 185.0, "seed": 0}
+MODEM_KEYS = {"src", "tcp_port", "host", "link", "latitude", "longitude", "depth", "config"}
+
+
+class EmulatorNetwork:
+    """Several emulated modems on one simulated channel, each served on a pty or TCP port."""
+
+    def __init__(self, spec: dict, source: str = "network", airtime_scale: float = 1.0):
+        channel = {**CHANNEL_DEFAULTS, **(spec.get("channel") or {})}
+        unknown = set(channel) - set(CHANNEL_DEFAULTS)
+        if unknown:
+            raise ValueError(f"{source}: channel: unknown keys {sorted(unknown)}")
+        modems = spec.get("modems")
+        if not isinstance(modems, list) or not modems:
+            raise ValueError(f"{source}: modems: a non-empty list is required")
+        model = SpreadingModel(channel["spreading"], channel["absorption_model"])
+        try:
+            model.validate()
+        except ValueError as exc:
+            raise ValueError(f"{source}: channel: {exc}") from None
+        self.backend = SimChannelBackend(
+            Propagation(model, SoundSpeedProfile.constant(float(channel["sound_speed_mps"]))),
+            AmbientNoise("fixed", float(channel["ambient_noise_db"])),
+            source_level_db=float(channel["source_level_db"]), seed=int(channel["seed"]))
+        self.models, self.servers, self.endpoints = [], [], {}
+        try:
+            for index, entry in enumerate(modems):
+                self._add(entry, f"{source}: modems[{index}]", airtime_scale)
+        except Exception:
+            self.close()
+            raise
+
+    def _add(self, entry: dict, where: str, airtime_scale: float) -> None:
+        if not isinstance(entry, dict):
+            raise ValueError(f"{where}: expected a mapping")
+        unknown = set(entry) - MODEM_KEYS
+        if unknown:
+            raise ValueError(f"{where}: unknown keys {sorted(unknown)}")
+        try:
+            src = int(entry["src"])
+            position = (float(entry["latitude"]), float(entry["longitude"]),
+                        float(entry["depth"]))
+        except KeyError as exc:
+            raise ValueError(f"{where}: missing {exc.args[0]}") from None
+        if not 0 <= src <= 255:
+            raise ValueError(f"{where}: src {src} outside 0-255")
+        try:
+            self.backend.set_position(src, *position)
+            model = MicromodemModel(src, self.backend, airtime_scale=airtime_scale,
+                                    config=entry.get("config"))
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        self.models.append(model)
+        if "tcp_port" in entry:
+            server = TcpServer(model, int(entry["tcp_port"]), entry.get("host", "127.0.0.1"))
+            self.endpoints[src] = f"tcp {entry.get('host', '127.0.0.1')}:{server.port}"
+        else:
+            server = PtyServer(model, entry.get("link"))
+            self.endpoints[src] = server.path
+        self.servers.append(server)
+        server.start()
+
+    def close(self) -> None:
+        for server in self.servers:
+            server.close()
+        for model in self.models:
+            model.close()
+        self.backend.close()
+
+
+def load_network(path: str, airtime_scale: float = 1.0) -> EmulatorNetwork:
+    """EmulatorNetwork from a network YAML file; ValueError naming the file and key."""
+    try:
+        with open(path) as stream:
+            spec = yaml.safe_load(stream) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    if not isinstance(spec, dict):
+        raise ValueError(f"{path}: expected a mapping with channel and modems")
+    return EmulatorNetwork(spec, path, airtime_scale)
+
+
+def _wait_for_signal() -> None:
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    while not stop.wait(0.5):
+        pass
+
+
+def main(args=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--src", type=int, default=1, help="modem address (SRC), 0-255")
+    parser.add_argument("--tcp-port", type=int, default=None,
+                        help="serve on this TCP port instead of a pseudo-terminal (0 = any)")
+    parser.add_argument("--host", default="127.0.0.1", help="TCP address to listen on")
+    parser.add_argument("--link", default=None,
+                        help="also create this symlink to the pty (stable across restarts)")
+    parser.add_argument("--airtime-scale", type=float, default=1.0,
+                        help="multiply on-air durations (e.g. 0.1 for fast tests)")
+    parser.add_argument("--config", action="append", default=[], metavar="NAME=VALUE",
+                        help="initial modem configuration value (repeatable)")
+    parser.add_argument("--network", default=None, metavar="YAML",
+                        help="serve every modem of this network file on the simulated channel")
+    options = parser.parse_args(args)
+    if not 0 <= options.src <= 255:
+        parser.error("--src must be 0-255")
+    if options.airtime_scale <= 0:
+        parser.error("--airtime-scale must be > 0")
+    if options.network:
+        try:
+            network = load_network(options.network, options.airtime_scale)
+        except (ValueError, OSError) as exc:
+            print(f"micromodem_emulator: {exc}", file=sys.stderr)
+            return 1
+        for src, where in network.endpoints.items():
+            print(f"micromodem_emulator: SRC {src} on {where}", flush=True)
+        _wait_for_signal()
+        network.close()
+        return 0
+    try:
+        config = _parse_config(options.config)
+    except argparse.ArgumentTypeError as exc:
+        parser.error(str(exc))
+    backend = LoopbackBackend()
+    model = MicromodemModel(options.src, backend, airtime_scale=options.airtime_scale,
+                            config=config)
+    try:
+        if options.tcp_port is not None:
+            server = TcpServer(model, options.tcp_port, options.host)
+            where = f"tcp {options.host}:{server.port}"
+        else:
+            server = PtyServer(model, options.link)
+            where = server.path + (f" (link {options.link})" if options.link else "")
+    except OSError as exc:
+        print(f"micromodem_emulator: {exc}", file=sys.stderr)
+        return 1
+    server.start()
+    print(f"micromodem_emulator: SRC {options.src} on {where}", flush=True)
+    _wait_for_signal()
+    server.close()
+    model.close()
+    backend.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+"""platform_location_node: where is each simulated platform? Service `read_location`.
+
+Platforms are listed by the parallel array parameters `platform_names`, `latitudes`,
+`longitudes`, `depths` (static positions) and `position_topics`: a non-empty topic makes that
+platform follow a sensor_msgs/NavSatFix topic (depth = −altitude), overriding the static values
+from the first fix on. An unknown name, or a platform without a valid position yet, is answered
+with valid=false (and logged, counted in `errors`). Static positions out of range are refused when
+the parameters are set.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import sys
+
+from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import NavSatFix, NavSatStatus
+
+from acomms_core.ros.ros_support import (
+    ParameterSpec,
+    declare_parameters,
+    destroy_entities,
+    parameter_values,
+    run_node,
+)
+from acomms_interfaces.srv import GetPlatformLocation
+from acomms_sim.physics import geodesy
+
+SPECS = [
+    ParameterSpec("platform_names", None, "platform names answered by read_location",
+                  parameter_type=Parameter.Type.STRING_ARRAY),
+    ParameterSpec("latitudes", None, "static latitude per platform, degrees",
+                  parameter_type=Parameter.Type.DOUBLE_ARRAY),
+    ParameterSpec("longitudes", None, "static longitude per platform, degrees",
+                  parameter_type=Parameter.Type.DOUBLE_ARRAY),
+    ParameterSpec("depths", None, "static depth per platform, m, positive down",
+                  parameter_type=Parameter.Type.DOUBLE_ARRAY),
+    ParameterSpec("position_topics", None,
+                  "NavSatFix topic per platform ('' = static position only)",
+                  parameter_type=Parameter.Type.STRING_ARRAY),
+]
+NAMES = [s.name for s in SPECS]
+
+
+class PlatformLocationNode(LifecycleNode):
+    def __init__(self, node_name: str = "platform_location_node", **kwargs):
+        super().__init__(node_name, **kwargs)
+        self.values = declare_parameters(self, SPECS, self._validate)
+        self.positions: dict[str, tuple[float, float, float] | None] = {}
+        self.errors = collections.Counter()
+        self._entities = []
+
+    def _validate(self, change: dict) -> str | None:
+        values = {**getattr(self, "values", {}), **change}
+        arrays = [list(values.get(n) or []) for n in NAMES]
+        if len({len(a) for a in arrays}) != 1:
+            return ("platform_names, latitudes, longitudes, depths and position_topics must "
+                    "have the same length")
+        names, lats, lons, depths, topics = arrays
+        if len(set(names)) != len(names):
+            return "platform_names must be unique"
+        for name, lat, lon, depth, topic in zip(names, lats, lons, depths, topics, strict=True):
+            if topic:
+                continue
+            try:
+                geodesy.check_position(lat, lon, depth)
+            except ValueError as exc:
+                return f"platform {name!r}: {exc}"
+        return None
+
+    def on_configure(self, state) -> TransitionCallbackReturn:
+        self.values = parameter_values(self, NAMES)
+        self.positions = {}
+        arrays = [list(self.values[n] or []) for n in NAMES]
+        for name, lat, lon, depth, topic in zip(*arrays, strict=True):
+            if not name:
+                continue
+            self.positions[name] = None if topic else (lat, lon, depth)
+            if topic:
+                self._entities.append(self.create_subscription(
+                    NavSatFix, topic, lambda msg, name=name: self._on_fix(name, msg), 10))
+        self._entities.append(self.create_service(GetPlatformLocation, "read_location",
+                                                  self._on_read_location))
+        self.get_logger().info(f"platforms: {sorted(self.positions)}")
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_cleanup(self, state) -> TransitionCallbackReturn:
+        destroy_entities(self, self._entities)
+        self._entities = []
+        self.positions = {}
+        return TransitionCallbackReturn.SUCCESS
+
+    def _on_fix(self, name: str, msg: NavSatFix) -> None:
+        depth = -msg.altitude if math.isfinite(msg.altitude) else 0.0
+        try:
+            if msg.status.status == NavSatStatus.STATUS_NO_FIX:
+                raise ValueError("status is NO_FIX")
+            geodesy.check_position(msg.latitude, msg.longitude, max(depth, 0.0))
+        except ValueError as exc:
+            self.errors["bad_fix"] += 1
+            self.get_logger().warning(f"fix for {name} ignored: {exc}",
+                                      throttle_duration_sec=5.0)
+            return
+        self.positions[name] = (msg.latitude, msg.longitude, max(depth, 0.0))
+
+    def _on_read_location(self, request, response):
+        response.valid = False
+        position = self.positions.get(request.name)
+        if self._state_machine.current_state[1] != "active" or position is None:
+            reason = ("node is not active" if self._state_machine.current_state[1] != "active"
+                      else "unknown platform" if request.name not in self.positions
+                      else "no position yet")
+            self.errors["read_location_invalid"] += 1
+            self.get_logger().warning(f"read_location {request.name!r}: {reason}",
+                                      throttle_duration_sec=5.0)
+            return response
+        response.valid = True
+        response.latitude, response.longitude, depth = position
+        response.depth = float(depth)
+        return response
+
+
+def main(args=None) -> int:
+    return run_node(PlatformLocationNode, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,161 @@
+"""sim_clock_node: the simulation clock, published on `/clock` for nodes with use_sim_time.
+
+Two modes (parameter `mode`):
+- `free_running`: every `publish_period_s` of wall (steady) time, publish
+  sim time = start_time_s + warp_factor × wall time elapsed while active. warp_factor can be
+  changed at run time (the clock continues from where it is, without a jump).
+- `lockstep`: time only moves when an external simulator (Gazebo, MBARI WEC sim, a test) sends a
+  Tick on `/tick`: the clock advances by exactly Tick.duration, `/clock` is published, and a Tock
+  with the same step_id is published on `/tock`. A Tick whose step_id is not the previous one + 1
+  (or 0, a restart) is still executed but answered with STATUS_SEQUENCING; a Tick with
+  STATUS_RESET restarts the clock at the Tick's header stamp. A negative duration is refused
+  (Tock with STATUS_SEQUENCING, time unchanged).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+from rclpy.clock import Clock, ClockType
+from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
+from rclpy.qos import QoSDurabilityPolicy, QoSProfile
+from rosgraph_msgs.msg import Clock as ClockMsg
+
+from acomms_core.ros.ros_support import (
+    ParameterSpec,
+    declare_parameters,
+    parameter_values,
+    run_node,
+)
+from acomms_interfaces.msg import Tick, Tock
+from acomms_sim.nodes.sim_node_support import seconds_to_time_msg, stamp_seconds
+
+MODES = ("free_running", "lockstep")
+SPECS = [
+    ParameterSpec("mode", "free_running", "'free_running' (warp factor) or 'lockstep' (tick/tock)"),
+    ParameterSpec("warp_factor", 1.0, "free_running: sim seconds per wall second", 0.001, 1e5),
+    ParameterSpec("publish_period_s", 0.02, "free_running: wall time between /clock messages, s",
+                  0.001, 10.0),
+    ParameterSpec("start_time_s", 0.0, "sim time at the first activation, s", 0.0, 1e10),
+]
+
+
+class SimClockNode(LifecycleNode):
+    def __init__(self, node_name: str = "sim_clock_node", **kwargs):
+        super().__init__(node_name, **kwargs)
+        self._timer = None
+        self.values = {}
+        self.values = declare_parameters(self, SPECS, self._validate)
+        self.add_post_set_parameters_callback(self._after_set)
+        self._lock = threading.Lock()
+        self.sim_time_s = self.values["start_time_s"]
+        self.last_step_id: int | None = None
+        self.steps = 0
+        self._wall_anchor = None
+        self._timer = None
+        self._entities = []
+
+    def _validate(self, change: dict) -> str | None:
+        if "mode" in change and change["mode"] not in MODES:
+            return f"mode must be one of {list(MODES)}, not {change['mode']!r}"
+        if "mode" in change and self._timer is not None and change["mode"] != self.values["mode"]:
+            return "mode can only change while the node is not active"
+        return None
+
+    def _after_set(self, parameters) -> None:
+        with self._lock:
+            if self._wall_anchor is not None:
+                self._rebase()
+            self.values.update({p.name: p.value for p in parameters})
+        if self._timer is not None and any(p.name == "publish_period_s" for p in parameters):
+            self.destroy_timer(self._timer)
+            self._start_timer()
+
+    def _start_timer(self) -> None:
+        self._timer = self.create_timer(self.values["publish_period_s"], self._on_timer,
+                                        clock=Clock(clock_type=ClockType.STEADY_TIME))
+
+    def _rebase(self) -> None:
+        """Fold elapsed wall time into sim_time_s and restart the wall anchor."""
+        now = time.monotonic()
+        self.sim_time_s += (now - self._wall_anchor) * self.values["warp_factor"]
+        self._wall_anchor = now
+
+    def on_configure(self, state) -> TransitionCallbackReturn:
+        self.values = parameter_values(self, [s.name for s in SPECS])
+        latched = QoSProfile(depth=10, durability=QoSDurabilityPolicy.TRANSIENT_LOCAL)
+        self.clock_pub = self.create_lifecycle_publisher(ClockMsg, "/clock", 10)
+        self.tock_pub = self.create_lifecycle_publisher(Tock, "/tock", latched)
+        if self.values["mode"] == "lockstep":
+            self._entities.append(self.create_subscription(Tick, "/tick", self._on_tick, 10))
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_activate(self, state) -> TransitionCallbackReturn:
+        result = super().on_activate(state)
+        if self.values["mode"] == "free_running":
+            self._wall_anchor = time.monotonic()
+            self._start_timer()
+        self._publish_clock()
+        return result
+
+    def on_deactivate(self, state) -> TransitionCallbackReturn:
+        if self._timer is not None:
+            self.destroy_timer(self._timer)
+            self._timer = None
+        with self._lock:
+            if self._wall_anchor is not None:
+                self._rebase()
+                self._wall_anchor = None
+        return super().on_deactivate(state)
+
+    def on_cleanup(self, state) -> TransitionCallbackReturn:
+        for sub in self._entities:
+            self.destroy_subscription(sub)
+        self._entities = []
+        self.destroy_lifecycle_publisher(self.clock_pub)
+        self.destroy_lifecycle_publisher(self.tock_pub)
+        return TransitionCallbackReturn.SUCCESS
+
+    def _publish_clock(self) -> None:
+        self.clock_pub.publish(ClockMsg(clock=seconds_to_time_msg(self.sim_time_s)))
+
+    def _on_timer(self) -> None:
+        with self._lock:
+            self._rebase()
+        self._publish_clock()
+
+    def _on_tick(self, tick: Tick) -> None:
+        if self._state_machine.current_state[1] != "active":
+            return
+        status = Tock.STATUS_OK
+        duration = stamp_seconds(tick.duration)
+        if tick.status & Tick.STATUS_RESET:
+            self.sim_time_s = stamp_seconds(tick.header.stamp)
+            self.last_step_id = None
+            status |= Tock.STATUS_RESET
+        if (self.last_step_id is not None and tick.step_id != self.last_step_id + 1
+                and tick.step_id != 0):
+            status |= Tock.STATUS_SEQUENCING
+            self.get_logger().warning(
+                f"tick step_id {tick.step_id} after {self.last_step_id}: out of sequence")
+        if duration < 0:
+            status |= Tock.STATUS_SEQUENCING
+            self.get_logger().warning(f"tick {tick.step_id} has a negative duration; ignored")
+        else:
+            self.sim_time_s += duration
+            self.steps += 1
+            self._publish_clock()
+        self.last_step_id = tick.step_id
+        tock = Tock(step_id=tick.step_id, status=status, node_name=self.get_fully_qualified_name())
+        tock.header.stamp = seconds_to_time_msg(self.sim_time_s)
+        self.tock_pub.publish(tock)
+
+
+def main(args=None) -> int:
+    return run_node(SimClockNode, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,114 @@
+"""ROS-side helpers shared by the acomms_sim nodes: channel parameters, time conversions.
+
+The channel parameters (propagation model, water properties, noise) are declared identically by
+`modem_sim_node` (which evaluates receptions in-process) and `sim_transmission_loss_node`, so a
+scenario file can give both the same values.
+"""
+
+from __future__ import annotations
+
+import math
+
+from builtin_interfaces.msg import Duration as DurationMsg
+from builtin_interfaces.msg import Time as TimeMsg
+
+from acomms_core.ros.ros_support import ParameterSpec
+from acomms_sim.physics.ambient_noise import AmbientNoise
+from acomms_sim.physics.sound_speed import SoundSpeedProfile
+from acomms_sim.physics.transmission_loss import (
+    SPREADING_FACTORS,
+    BellhopModel,
+    Propagation,
+    SpreadingModel,
+)
+
+TL_MODELS = ("spreading", "bellhop")
+
+PROPAGATION_SPECS = [
+    ParameterSpec("transmission_loss_model", "spreading",
+                  "'spreading' (spreading + absorption, fast) or 'bellhop' (bellhopcxx via "
+                  "whoi-uwapm, cached per quantised geometry)"),
+    ParameterSpec("spreading", "spherical", "spreading law: spherical, practical or cylindrical"),
+    ParameterSpec("absorption_model", "thorp", "volume absorption: thorp or francois_garrison"),
+    ParameterSpec("water_temperature_c", 10.0, "water temperature for absorption, °C",
+                  -2.0, 40.0),
+    ParameterSpec("salinity_ppt", 35.0, "salinity for absorption, ppt", 0.0, 45.0),
+    ParameterSpec("ph", 8.0, "pH for Francois-Garrison absorption", 6.0, 9.0),
+    ParameterSpec("sound_speed_mps", 1500.0,
+                  "constant sound speed used until a sound_speed_profile message arrives, m/s",
+                  1300.0, 1800.0),
+    ParameterSpec("water_depth_m", 1000.0, "water depth for the Bellhop model, m", 1.0, 12000.0),
+    ParameterSpec("bellhop_range_quantum_m", 10.0, "Bellhop cache cell size in range, m",
+                  0.1, 10000.0),
+    ParameterSpec("bellhop_depth_quantum_m", 1.0, "Bellhop cache cell size in depth, m",
+                  0.1, 1000.0),
+]
+
+NOISE_SPECS = [
+    ParameterSpec("ambient_noise_model", "wenz",
+                  "'wenz' (Coates fit of the Wenz curves, integrated over the band) or 'fixed'"),
+    ParameterSpec("ambient_noise_db", 70.0,
+                  "fixed model: noise level in the receiver band, dB re 1 uPa", 0.0, 200.0),
+    ParameterSpec("shipping_activity", 0.5, "wenz model: shipping activity 0..1", 0.0, 1.0),
+    ParameterSpec("wind_speed_mps", 5.0, "wenz model: wind speed, m/s", 0.0, 50.0),
+]
+
+PROPAGATION_NAMES = [s.name for s in PROPAGATION_SPECS]
+NOISE_NAMES = [s.name for s in NOISE_SPECS]
+
+
+def validate_choices(values: dict) -> str | None:
+    """Reason string for a bad choice parameter, None when acceptable."""
+    choices = {"transmission_loss_model": TL_MODELS, "spreading": tuple(SPREADING_FACTORS),
+               "absorption_model": ("thorp", "francois_garrison"),
+               "ambient_noise_model": AmbientNoise.MODELS}
+    for name, allowed in choices.items():
+        if name in values and values[name] not in allowed:
+            return f"{name} must be one of {list(allowed)}, not {values[name]!r}"
+    return None
+
+
+def build_propagation(values: dict, profile: SoundSpeedProfile | None) -> Propagation:
+    """Propagation from the PROPAGATION_SPECS values; profile None = constant sound_speed_mps."""
+    if profile is None:
+        profile = SoundSpeedProfile.constant(values["sound_speed_mps"])
+    if values["transmission_loss_model"] == "bellhop":
+        model = BellhopModel(profile, values["water_depth_m"],
+                             range_quantum_m=values["bellhop_range_quantum_m"],
+                             depth_quantum_m=values["bellhop_depth_quantum_m"])
+    else:
+        model = SpreadingModel(values["spreading"], values["absorption_model"],
+                               values["water_temperature_c"], values["salinity_ppt"],
+                               values["ph"])
+        model.validate()
+    return Propagation(model, profile)
+
+
+def build_noise(values: dict) -> AmbientNoise:
+    noise = AmbientNoise(values["ambient_noise_model"], values["ambient_noise_db"],
+                         values["shipping_activity"], values["wind_speed_mps"])
+    noise.validate()
+    return noise
+
+
+def profile_from_msg(msg) -> SoundSpeedProfile:
+    """SoundSpeedProfile from a SoundSpeedProfile message; ValueError with the reason."""
+    return SoundSpeedProfile(list(msg.depths), list(msg.sound_speeds))
+
+
+def seconds_to_time_msg(seconds: float) -> TimeMsg:
+    whole = math.floor(seconds)
+    nanos = int(round((seconds - whole) * 1e9))
+    if nanos >= 1_000_000_000:
+        whole, nanos = whole + 1, nanos - 1_000_000_000
+    return TimeMsg(sec=int(whole), nanosec=nanos)
+
+
+def seconds_to_duration_msg(seconds: float) -> DurationMsg:
+    msg = seconds_to_time_msg(seconds)
+    return DurationMsg(sec=msg.sec, nanosec=msg.nanosec)
+
+
+def stamp_seconds(msg) -> float:
+    """Seconds of a builtin_interfaces Time or Duration message."""
+    return msg.sec + msg.nanosec * 1e-9

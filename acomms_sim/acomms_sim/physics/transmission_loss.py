@@ -1,0 +1,200 @@
+"""Transmission loss (TL, dB) and propagation delay between two positions.
+
+Models, selectable per scenario:
+- `SpreadingModel`: TL = k·10·log10(r) + α·r/1000 with k = 2 (spherical), 1.5 (practical) or
+  1 (cylindrical), r the slant range in m (at least 1 m), α the volume absorption in dB/km
+  (Thorp or Francois–Garrison at the mean depth of the path). Microseconds per call.
+- `BellhopModel`: incoherent TL from the Bellhop Gaussian-beam tracer (bellhopcxx, shipped by
+  whoi-uwapm) with the current sound speed profile and water depth. whoi-uwapm's environment file
+  selects Thorp volume attenuation, so Bellhop's TL includes Thorp absorption. Each run takes
+  ~20 ms, so results are cached per quantised geometry (depths, horizontal range, frequency);
+  the TL of a geometry is the TL at the centre of its quantisation cell.
+
+`Propagation` combines a TL model with a sound speed profile to give TL and delay between two
+geographic positions: delay = slant range / harmonic-mean sound speed between the two depths
+(straight path).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import dataclasses
+import io
+import math
+import os
+import tempfile
+import threading
+
+from acomms_sim.physics import geodesy
+from acomms_sim.physics.absorption import absorption_db_per_km
+from acomms_sim.physics.sound_speed import SoundSpeedProfile
+
+SPREADING_FACTORS = {"spherical": 2.0, "practical": 1.5, "cylindrical": 1.0}
+MAX_TRANSMISSION_LOSS_DB = 300.0  # reported for total shadow zones (Bellhop pressure 0)
+
+
+def spreading_loss_db(range_m: float, spreading: str = "spherical") -> float:
+    try:
+        k = SPREADING_FACTORS[spreading]
+    except KeyError:
+        raise ValueError(f"unknown spreading {spreading!r}; choose one of "
+                         f"{sorted(SPREADING_FACTORS)}") from None
+    return k * 10.0 * math.log10(max(range_m, 1.0))
+
+
+@dataclasses.dataclass
+class SpreadingModel:
+    spreading: str = "practical"
+    absorption_model: str = "thorp"
+    temperature_c: float = 10.0
+    salinity_ppt: float = 35.0
+    ph: float = 8.0
+
+    def validate(self) -> None:
+        spreading_loss_db(1.0, self.spreading)
+        absorption_db_per_km(self.absorption_model, 10.0, self.temperature_c,
+                             self.salinity_ppt, 100.0, self.ph)
+
+    def transmission_loss_db(self, src_depth_m: float, rcv_depth_m: float,
+                             horizontal_range_m: float, frequency_hz: float) -> float:
+        slant = geodesy.slant_range_m(horizontal_range_m, src_depth_m, rcv_depth_m)
+        alpha = absorption_db_per_km(self.absorption_model, frequency_hz / 1000.0,
+                                     self.temperature_c, self.salinity_ppt,
+                                     (src_depth_m + rcv_depth_m) / 2.0, self.ph)
+        return spreading_loss_db(slant, self.spreading) + alpha * max(slant, 1.0) / 1000.0
+
+
+class BellhopError(RuntimeError):
+    """Bellhop could not compute a result; the message says why."""
+
+
+_UWAPM_LOCK = threading.Lock()  # whoi-uwapm uses module-level state (mkstemp); one run at a time
+
+
+@dataclasses.dataclass
+class BellhopModel:
+    """Incoherent Bellhop TL with a cache keyed on quantised geometry."""
+
+    profile: SoundSpeedProfile
+    water_depth_m: float
+    bottom_soundspeed_mps: float = 1600.0
+    bottom_density_kg_m3: float = 1600.0
+    bottom_absorption_db_per_wavelength: float = 0.1
+    range_quantum_m: float = 10.0
+    depth_quantum_m: float = 1.0
+    frequency_quantum_hz: float = 100.0
+    cache_size: int = 20000
+    runs: int = 0
+    cache_hits: int = 0
+
+    def __post_init__(self):
+        if not self.water_depth_m > 0:
+            raise ValueError(f"Bellhop needs a positive water depth, got {self.water_depth_m}")
+        self._cache: collections.OrderedDict = collections.OrderedDict()
+
+    def set_profile(self, profile: SoundSpeedProfile, water_depth_m: float | None = None) -> None:
+        """New environment: the cache is cleared since every cached TL depended on the old one."""
+        if water_depth_m is not None:
+            if not water_depth_m > 0:
+                raise ValueError(f"Bellhop needs a positive water depth, got {water_depth_m}")
+            self.water_depth_m = water_depth_m
+        self.profile = profile
+        self._cache.clear()
+
+    def _quantise(self, value: float, quantum: float) -> float:
+        return (math.floor(value / quantum) + 0.5) * quantum
+
+    def transmission_loss_db(self, src_depth_m: float, rcv_depth_m: float,
+                             horizontal_range_m: float, frequency_hz: float) -> float:
+        for name, depth in (("source", src_depth_m), ("receiver", rcv_depth_m)):
+            if not 0.0 <= depth <= self.water_depth_m:
+                raise ValueError(f"{name} depth {depth} m is outside the water column "
+                                 f"0..{self.water_depth_m} m")
+        margin = min(self.depth_quantum_m / 2.0, self.water_depth_m / 4.0)
+        depths = sorted(min(max(self._quantise(d, self.depth_quantum_m), margin),
+                            self.water_depth_m - margin) for d in (src_depth_m, rcv_depth_m))
+        rng = max(self._quantise(horizontal_range_m, self.range_quantum_m), 1.0)
+        freq = self._quantise(frequency_hz, self.frequency_quantum_hz)
+        # Reciprocity: TL(a -> b) = TL(b -> a), so the key uses the sorted depths.
+        key = (depths[0], depths[1], rng, freq)
+        cached = self._cache.get(key)
+        if cached is not None:
+            self._cache.move_to_end(key)
+            self.cache_hits += 1
+            return cached
+        value = self.run_bellhop(depths[0], depths[1], rng, freq)
+        self._cache[key] = value
+        if len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        return value
+
+    def run_bellhop(self, src_depth_m: float, rcv_depth_m: float, horizontal_range_m: float,
+                    frequency_hz: float) -> float:
+        """One bellhopcxx run (incoherent TL) in a private temporary directory."""
+        try:
+            from whoi_uwapm import uwapm
+        except ImportError as exc:
+            raise BellhopError(f"the Bellhop model needs whoi-uwapm: {exc}") from exc
+        self.runs += 1
+        with _UWAPM_LOCK, tempfile.TemporaryDirectory(prefix="acomms_bellhop_") as workdir:
+            def mkstemp_in_workdir(suffix="", prefix="tmp", dir=None, text=False):
+                return tempfile.mkstemp(suffix=suffix, prefix=prefix, dir=workdir, text=text)
+
+            printed = io.StringIO()
+            original = uwapm._mkstemp
+            uwapm._mkstemp = mkstemp_in_workdir
+            try:
+                with contextlib.redirect_stdout(printed):
+                    env = uwapm.create_env2d(
+                        frequency=frequency_hz, depth=self.water_depth_m,
+                        soundspeed=(self.profile.as_pairs(self.water_depth_m)
+                                    if not self.profile.is_constant
+                                    else float(self.profile.speeds_mps[0])),
+                        soundspeed_interp=uwapm.linear,
+                        bottom_soundspeed=self.bottom_soundspeed_mps,
+                        bottom_density=self.bottom_density_kg_m3,
+                        bottom_absorption=self.bottom_absorption_db_per_wavelength,
+                        tx_depth=src_depth_m, rx_depth=rcv_depth_m,
+                        rx_range=horizontal_range_m)
+                    result = uwapm.compute_transmission_loss(env, mode=uwapm.incoherent,
+                                                             model="bellhopcxx")
+            except (AssertionError, ValueError, KeyError, OSError) as exc:
+                raise BellhopError(f"Bellhop environment rejected: {exc}") from exc
+            finally:
+                uwapm._mkstemp = original
+            leftovers = sorted(os.listdir(workdir))
+        if result is None:
+            detail = printed.getvalue().strip() or "no output file"
+            raise BellhopError(f"bellhopcxx failed ({detail}); work files: {leftovers}")
+        pressure = abs(complex(result.values.flat[0]))
+        if pressure <= 0.0 or not math.isfinite(pressure):
+            return MAX_TRANSMISSION_LOSS_DB
+        return min(-20.0 * math.log10(pressure), MAX_TRANSMISSION_LOSS_DB)
+
+
+@dataclasses.dataclass(frozen=True)
+class PathResult:
+    transmission_loss_db: float
+    delay_s: float
+    horizontal_range_m: float
+    slant_range_m: float
+
+
+class Propagation:
+    """TL model + sound speed profile: TL and delay between two geographic positions."""
+
+    def __init__(self, model, profile: SoundSpeedProfile):
+        self.model = model
+        self.profile = profile
+
+    def path(self, src: tuple[float, float, float], rcv: tuple[float, float, float],
+             frequency_hz: float) -> PathResult:
+        """src/rcv are (latitude, longitude, depth_m); ValueError for a bad position."""
+        geodesy.check_position(*src)
+        geodesy.check_position(*rcv)
+        horizontal = geodesy.horizontal_distance_m(src[0], src[1], rcv[0], rcv[1])
+        slant = geodesy.slant_range_m(horizontal, src[2], rcv[2])
+        speed = self.profile.mean_speed_between(src[2], rcv[2])
+        loss = self.model.transmission_loss_db(src[2], rcv[2], horizontal, frequency_hz)
+        return PathResult(loss, slant / speed, horizontal, slant)
