@@ -1,73 +1,51 @@
-"""Shared plumbing for acomms lifecycle nodes: declared, range-checked, validated parameters.
+"""Shared plumbing for acomms lifecycle nodes: parameters, lifecycle state, entities, time.
 
-Every node declares its parameters through `ParameterSpec` so that `ros2 param describe` shows a
-description and range, `ros2 param set` outside the range is refused by rclpy itself, and a
-node-specific validator can refuse a change with a reason (e.g. a TDMA schedule that does not fit).
+- `declare_parameters`: declare `ParameterSpec`s (description, range); a pure validator refuses a
+  change with a reason before it is accepted, and a separate `apply` step acts on accepted ones
+  (the rclpy on-set / post-set split).
+- `is_active(node)`: the lifecycle state without reaching into rclpy internals everywhere.
+- `NodeResources`: creates and tracks a node's publishers, services, subscriptions, clients and
+  timers, and releases all of them in reverse order with one call (on_cleanup / on_shutdown).
+- `now_s`, `seconds_to_time_msg`, `seconds_to_duration_msg`, `stamp_seconds`: one set of time
+  conversions.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from rcl_interfaces.msg import (
-    FloatingPointRange,
-    IntegerRange,
-    ParameterDescriptor,
-    SetParametersResult,
-)
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.parameter import Parameter
 
-# A validator gets {name: new_value} for the parameters being set and returns None when the change
-# is acceptable, or a reason string when it must be refused.
-Validator = Callable[[dict[str, Any]], "str | None"]
+from acomms_core.ros.parameter_spec import ParameterSpec, Validator
+
+__all__ = ["ParameterSpec", "Validator", "declare_parameters", "parameter_values", "run_node",
+           "is_active", "lifecycle_state_label", "NodeResources", "destroy_entities", "now_s",
+           "seconds_to_time_msg", "seconds_to_duration_msg", "stamp_seconds"]
+
+# apply(values, changed): values are every spec's current value after an accepted change,
+# changed the names that changed.
+Apply = Callable[[dict[str, Any], frozenset], None]
 
 
-@dataclasses.dataclass(frozen=True)
-class ParameterSpec:
-    """One node parameter: name, default, description and optional numeric range."""
+def declare_parameters(node, specs: Iterable[ParameterSpec], validator: Validator | None = None,
+                       apply: Apply | None = None) -> dict[str, Any]:
+    """Declare specs on node, install validator (on-set) and apply (post-set); return the values.
 
-    name: str
-    default: Any
-    description: str
-    minimum: float | int | None = None
-    maximum: float | int | None = None
-    read_only: bool = False
-    # For parameters whose default is empty/None, the ROS type cannot be inferred from it.
-    parameter_type: Parameter.Type | None = None
-
-    def descriptor(self) -> ParameterDescriptor:
-        descriptor = ParameterDescriptor(description=self.description, read_only=self.read_only)
-        if self.parameter_type is not None:
-            descriptor.type = self.parameter_type.value
-        if self.minimum is not None or self.maximum is not None:
-            if isinstance(self.default, bool):
-                raise ValueError(f"{self.name}: a bool parameter has no range")
-            if isinstance(self.default, int):
-                descriptor.integer_range = [IntegerRange(
-                    from_value=int(self.minimum if self.minimum is not None else -(2**63)),
-                    to_value=int(self.maximum if self.maximum is not None else 2**63 - 1),
-                    step=0)]
-            else:
-                descriptor.floating_point_range = [FloatingPointRange(
-                    from_value=float(self.minimum if self.minimum is not None else -1e308),
-                    to_value=float(self.maximum if self.maximum is not None else 1e308),
-                    step=0.0)]
-        return descriptor
-
-
-def declare_parameters(node, specs: Iterable[ParameterSpec],
-                       validator: Validator | None = None) -> dict[str, Any]:
-    """Declare specs on node, install validator as an on-set callback, return current values.
-
-    Overrides given at construction (parameter_overrides, launch files, YAML) apply as usual and
-    are validated too: a bad initial value raises here with the reason.
+    The validator sees the merged candidate values of every spec (current values with the change
+    applied) and returns a reason to refuse, or None; it must not change the node. `apply` runs
+    after a change was accepted. Overrides given at construction (parameter_overrides, launch
+    files, YAML) are validated too: a bad initial value raises ValueError here with the reason.
     """
+    specs = tuple(specs)
+    names = {spec.name for spec in specs}
     values = {}
     for spec in specs:
         if spec.parameter_type is not None and spec.default is None:
-            param = node.declare_parameter(spec.name, spec.parameter_type, spec.descriptor())
+            param = node.declare_parameter(
+                spec.name, Parameter.Type[spec.type_name.upper()], spec.descriptor())
         else:
             param = node.declare_parameter(spec.name, spec.default, spec.descriptor())
         values[spec.name] = param.value
@@ -77,14 +55,24 @@ def declare_parameters(node, specs: Iterable[ParameterSpec],
             raise ValueError(reason)
 
         def on_set(parameters: list[Parameter]) -> SetParametersResult:
-            change = {p.name: p.value for p in parameters}
+            change = {p.name: p.value for p in parameters if p.name in names}
+            if not change:
+                return SetParametersResult(successful=True)
+            candidate = {**parameter_values(node, names), **change}
             try:
-                reason = validator(change)
+                reason = validator(candidate)
             except Exception as exc:  # a validator bug must refuse, not crash the node
                 reason = f"validation error: {exc}"
             return SetParametersResult(successful=not reason, reason=reason or "")
 
         node.add_on_set_parameters_callback(on_set)
+    if apply is not None:
+        def post_set(parameters: list[Parameter]) -> None:
+            changed = frozenset(p.name for p in parameters) & names
+            if changed:
+                apply(parameter_values(node, names), changed)
+
+        node.add_post_set_parameters_callback(post_set)
     return values
 
 
@@ -129,17 +117,98 @@ def run_node(node_factory: Callable[[], Any], args: list[str] | None = None) -> 
 
 
 def destroy_entities(node, entities: Iterable[Any]) -> None:
-    """Destroy the services, subscriptions, clients and timers a node created (e.g. in on_cleanup),
-    each with the node method for its type."""
+    """Destroy the publishers, services, subscriptions, clients and timers a node created (e.g. in
+    on_cleanup), each with the node method for its type."""
     from rclpy.client import Client
+    from rclpy.lifecycle import LifecyclePublisher
+    from rclpy.publisher import Publisher
     from rclpy.service import Service
     from rclpy.subscription import Subscription
     from rclpy.timer import Timer
 
-    destroyers = ((Service, node.destroy_service), (Subscription, node.destroy_subscription),
+    destroyers = ((LifecyclePublisher, node.destroy_lifecycle_publisher),
+                  (Publisher, node.destroy_publisher),
+                  (Service, node.destroy_service), (Subscription, node.destroy_subscription),
                   (Client, node.destroy_client), (Timer, node.destroy_timer))
     for entity in entities:
         destroy = next((d for kind, d in destroyers if isinstance(entity, kind)), None)
         if destroy is None:
             raise TypeError(f"cannot destroy {entity!r}")
         destroy(entity)
+
+
+def lifecycle_state_label(node) -> str:
+    """'unconfigured', 'inactive', 'active', 'finalized' or a transition state's label."""
+    return node._state_machine.current_state[1]  # the one place that reads rclpy's internals
+
+
+def is_active(node) -> bool:
+    return lifecycle_state_label(node) == "active"
+
+
+class NodeResources:
+    """The ROS entities a lifecycle node created, released together in reverse order.
+
+    Create through the holder (`resources.publisher(...)`, `.service(...)`, ...) or `track` an
+    entity made elsewhere; `release()` destroys all of them, newest first, and is safe to call
+    twice (on_cleanup, then on_shutdown or destroy_node).
+    """
+
+    def __init__(self, node):
+        self._node = node
+        self._entities: list[Any] = []
+
+    def __len__(self) -> int:
+        return len(self._entities)
+
+    def track(self, entity):
+        self._entities.append(entity)
+        return entity
+
+    def publisher(self, msg_type, topic: str, qos=10, **kwargs):
+        """A lifecycle publisher (publishes only while the node is active)."""
+        return self.track(self._node.create_lifecycle_publisher(msg_type, topic, qos, **kwargs))
+
+    def service(self, srv_type, name: str, callback, **kwargs):
+        return self.track(self._node.create_service(srv_type, name, callback, **kwargs))
+
+    def subscription(self, msg_type, topic: str, callback, qos=10, **kwargs):
+        return self.track(self._node.create_subscription(msg_type, topic, callback, qos,
+                                                         **kwargs))
+
+    def client(self, srv_type, name: str, **kwargs):
+        return self.track(self._node.create_client(srv_type, name, **kwargs))
+
+    def timer(self, period_s: float, callback, **kwargs):
+        return self.track(self._node.create_timer(period_s, callback, **kwargs))
+
+    def release(self) -> None:
+        entities, self._entities = self._entities, []
+        destroy_entities(self._node, reversed(entities))
+
+
+def now_s(node) -> float:
+    """The node clock's time in seconds (sim time when use_sim_time is set)."""
+    return node.get_clock().now().nanoseconds * 1e-9
+
+
+def seconds_to_time_msg(seconds: float):
+    from builtin_interfaces.msg import Time
+
+    whole = math.floor(seconds)
+    nanos = int(round((seconds - whole) * 1e9))
+    if nanos >= 1_000_000_000:
+        whole, nanos = whole + 1, nanos - 1_000_000_000
+    return Time(sec=int(whole), nanosec=nanos)
+
+
+def seconds_to_duration_msg(seconds: float):
+    from builtin_interfaces.msg import Duration
+
+    msg = seconds_to_time_msg(seconds)
+    return Duration(sec=msg.sec, nanosec=msg.nanosec)
+
+
+def stamp_seconds(msg) -> float:
+    """Seconds of a builtin_interfaces Time or Duration message."""
+    return msg.sec + msg.nanosec * 1e-9

@@ -131,7 +131,7 @@ def fill_message(msg, values: dict):
 class AcommsDriverNode(LifecycleNode):
     def __init__(self, node_name: str = "acomms_driver_node", **kwargs):
         super().__init__(node_name, **kwargs)
-        self.params = declare_parameters(self, PARAMETERS, self._validate)
+        self.params = declare_parameters(self, PARAMETERS, self._validate, self._apply)
         self.client: MicromodemClient | None = None
         self._topic_publishers: dict = {}
         self._service_servers: list = []
@@ -141,26 +141,28 @@ class AcommsDriverNode(LifecycleNode):
         self.counters: dict[str, int] = {"bad_requests": 0, "nmea_to_modem_refused": 0}
 
     # ------------------------------------------------------------------ parameters
-    def _validate(self, change: dict) -> str | None:
-        merged = dict(self.params) if hasattr(self, "params") else {}
-        merged.update(change)
-        if merged.get("modem_connection_type") not in CONNECTION_TYPES:
+    def _validate(self, values: dict) -> str | None:
+        """Pure: may these merged candidate values be used? (Applied later by _apply.)"""
+        if values.get("modem_connection_type") not in CONNECTION_TYPES:
             return f"modem_connection_type must be one of {CONNECTION_TYPES}"
         try:
-            modem_config = parse_modem_config(str(merged.get("modem_config", "{}")))
+            parse_modem_config(str(values.get("modem_config", "{}")))
         except ValueError as exc:
             return str(exc)
-        if merged.get("reconnect_initial_s", 0) > merged.get("reconnect_max_s", 1e9):
+        if values.get("reconnect_initial_s", 0) > values.get("reconnect_max_s", 1e9):
             return "reconnect_initial_s must not exceed reconnect_max_s"
-        if getattr(self, "_active", False) and any(n in change for n in LINK_PARAMETERS):
-            names = sorted(n for n in change if n in LINK_PARAMETERS)
-            return f"{names} cannot change while active: deactivate, set, activate"
-        if hasattr(self, "params"):
-            self.params.update(change)
-            self._apply_runtime(change, modem_config)
+        current = getattr(self, "params", None)
+        if current is not None and getattr(self, "_active", False):
+            names = sorted(n for n in LINK_PARAMETERS if values.get(n) != current.get(n))
+            if names:
+                return f"{names} cannot change while active: deactivate, set, activate"
         return None
 
-    def _apply_runtime(self, change: dict, modem_config: dict) -> None:
+    def _apply(self, values: dict, changed: frozenset) -> None:
+        self.params = dict(values)
+        self._apply_runtime(changed, parse_modem_config(values["modem_config"]))
+
+    def _apply_runtime(self, change: frozenset, modem_config: dict) -> None:
         client = self.client
         if client is None:
             return
@@ -176,7 +178,7 @@ class AcommsDriverNode(LifecycleNode):
         settings.tx_timeout_s = self.params["tx_timeout_s"]
         settings.max_tx_queue = self.params["max_tx_queue"]
         if "pwramp_txlevel" in change:
-            client.set_config("pwramp.txlevel", change["pwramp_txlevel"])
+            client.set_config("pwramp.txlevel", self.params["pwramp_txlevel"])
         if "modem_config" in change:
             for name, value in modem_config.items():
                 client.set_config(name, value)

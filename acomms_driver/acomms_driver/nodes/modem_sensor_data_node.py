@@ -53,7 +53,7 @@ def sensor_value(sentence_line: str) -> tuple[str, float] | None:
 class ModemSensorDataNode(LifecycleNode):
     def __init__(self, node_name: str = "modem_sensor_data_node", **kwargs):
         super().__init__(node_name, **kwargs)
-        self.params = declare_parameters(self, PARAMETERS, self._validate)
+        self.params = declare_parameters(self, PARAMETERS, apply=self._apply)
         self.counters = {"polls": 0, "published": 0, "missing_replies": 0, "unparseable": 0}
         self._values: dict[str, float] = {}
         self._polling = False
@@ -63,13 +63,12 @@ class ModemSensorDataNode(LifecycleNode):
         self._nmea_out = None
         self._nmea_subscription = None
 
-    def _validate(self, change: dict) -> str | None:
-        if hasattr(self, "params"):
-            self.params.update(change)
-            if "query_interval_s" in change and self._poll_timer is not None:
-                self.destroy_timer(self._poll_timer)
-                self._poll_timer = self.create_timer(change["query_interval_s"], self._poll)
-        return None
+    def _apply(self, values: dict, changed: frozenset) -> None:
+        """Post-set: a new query interval restarts the poll timer."""
+        self.params = dict(values)
+        if "query_interval_s" in changed and self._poll_timer is not None:
+            self.destroy_timer(self._poll_timer)
+            self._poll_timer = self.create_timer(values["query_interval_s"], self._poll)
 
     def on_configure(self, state) -> TransitionCallbackReturn:
         self._sensor_publisher = self.create_lifecycle_publisher(ModemSensorData,
