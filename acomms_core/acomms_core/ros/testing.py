@@ -20,6 +20,10 @@ from rclpy.context import Context
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.lifecycle import TransitionCallbackReturn
 
+from acomms_core.ros.ros_support import lifecycle_state_label
+
+LABELS = {State.PRIMARY_STATE_INACTIVE: "inactive", State.PRIMARY_STATE_ACTIVE: "active"}
+
 
 class RosHarness:
     """Owns a Context, an executor and the nodes added to it; tears all down on exit."""
@@ -83,6 +87,6 @@ class RosHarness:
             result = trigger()
             if result != TransitionCallbackReturn.SUCCESS:
                 raise AssertionError(f"{node.get_name()}: {trigger.__name__} returned {result}")
-            state_id, label = node._state_machine.current_state
-            if state_id != expected:
+            label = lifecycle_state_label(node)
+            if label != LABELS[expected]:
                 raise AssertionError(f"{node.get_name()}: {trigger.__name__} left it {label}")
