@@ -8,7 +8,8 @@ ros_acomms, or the same key in a packet codec entry of the codec YAML). Each sou
 - a `.py` file (relative paths: to the codec YAML's directory for the YAML key, to the working
   directory for the node parameter);
 - a directory: every `*_packet_codec.py` file directly in it (ros_acomms' naming convention);
-- a Python module name (`my_pkg.my_packet_codec`), imported from the Python path.
+- a Python module name (`my_pkg.my_packet_codec`), imported from the Python path (when no file
+  or directory of that name exists).
 
 A factory is called as `factory(miniframe_header=bytes, dataframe_header=bytes, **options)` and
 returns a `PacketCodec`; `options` are the extra codec YAML keys the codec registered.
@@ -51,6 +52,7 @@ BUILT_IN: tuple[PacketCodecEntry, ...] = (
 PACKET_CODECS: dict[str, PacketCodecEntry] = {entry.name: entry for entry in BUILT_IN}
 _lock = threading.RLock()
 _loaded_files: dict[str, object] = {}   # absolute path -> module (a file is executed once)
+_registered: dict[str, set[str]] = {"": set()}  # registering module -> names it registered
 _MODULE_NAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
 
@@ -77,6 +79,7 @@ def register_packet_codec(name: str, factory: PacketCodecFactory, options: Itera
             raise PacketCodecError(f"packet codec '{name}' is already registered (by "
                                    f"{existing.origin or 'another module'})")
         PACKET_CODECS[name] = entry
+        _registered.setdefault(origin, set()).add(name)
     return entry
 
 
@@ -125,12 +128,10 @@ def load_packet_codecs(sources, base_directory: str | None = None) -> list[str]:
 
 def load_packet_codec_source(source: str, base_directory: str | None = None) -> list[str]:
     """Load one source; PacketCodecError naming it when it cannot be loaded or registers none."""
-    looks_like_path = (source.endswith(".py") or os.sep in source or "/" in source
-                       or not _MODULE_NAME.match(source))
-    if not looks_like_path:
-        return _registered_by(_import_module(source), source)
     path = os.path.normpath(os.path.join(base_directory or os.getcwd(),
                                          os.path.expanduser(source)))
+    if not os.path.exists(path) and _MODULE_NAME.match(source) and not source.endswith(".py"):
+        return _registered_by(_import_module(source), source)
     if os.path.isdir(path):
         files = sorted(f for f in os.listdir(path) if f.endswith("_packet_codec.py"))
         if not files:
@@ -172,7 +173,7 @@ def _import_module(source: str):
 
 
 def _registered_by(module, source: str) -> list[str]:
-    names = [entry.name for entry in PACKET_CODECS.values() if entry.origin == module.__name__]
+    names = sorted(_registered.get(module.__name__, ()))
     if not names:
         raise PacketCodecError(f"'{source}': module {module.__name__} registers no packet codec "
                                "(it must call register_packet_codec(name, factory) at import)")
