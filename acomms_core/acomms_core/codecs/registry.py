@@ -52,7 +52,7 @@ BUILT_IN: tuple[PacketCodecEntry, ...] = (
 PACKET_CODECS: dict[str, PacketCodecEntry] = {entry.name: entry for entry in BUILT_IN}
 _lock = threading.RLock()
 _loaded_files: dict[str, object] = {}   # absolute path -> module (a file is executed once)
-_registered: dict[str, set[str]] = {"": set()}  # registering module -> names it registered
+_registered: dict[str, set[str]] = {}   # registering module -> the names it registered
 _MODULE_NAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
 
