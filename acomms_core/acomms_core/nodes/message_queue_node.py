@@ -2,12 +2,17 @@
 
 Thin lifecycle adapter over `acomms_core.queue.message_queue.MessageQueues`.
 
-- configure: reads `codec_config_file` (refused with a reason naming file/codec/field when bad),
-  builds one queue per subscribe_topic, creates the `queue_status` / `queue_counters` publishers.
+- configure: reads `codec_config_file` (packet codecs registered by `custom_packet_codec_paths`
+  first; refused with a reason naming file/codec/field when bad), builds one queue per
+  subscribe_topic, creates the `queue_status` / `queue_counters` publishers.
 - activate: subscribes every subscribe_topic and `neighbor_reachability`, serves
   `get_next_packet_data`, `priority_update`, `queue_active`, starts the status timer.
 - deactivate: stops all of that; queued messages are kept and sent after the next activate.
-- cleanup: drops the queues.
+- cleanup / shutdown: releases every entity (NodeResources) and drops the queues.
+
+Parameter changes are validated by a pure validator and applied afterwards (`_apply`):
+default_dest / default_priority / reachability / max_packet_bytes act on the queues at once,
+update_rate changes the status timer's period.
 
 Services run in a ReentrantCallbackGroup; the queues have one lock, so concurrent
 get_next_packet_data callers are all answered (never refused). Subscriptions share one mutually
