@@ -22,10 +22,11 @@ def queue_node(ros, namespace: str, config: str, **parameters) -> MessageQueueNo
     return node
 
 
-def dispatch_node(ros, namespace: str, config: str) -> PacketDispatchNode:
-    node = ros.add(PacketDispatchNode(
-        context=ros.context, namespace=namespace,
-        parameter_overrides=[Parameter("codec_config_file", value=config)]))
+def dispatch_node(ros, namespace: str, config: str, **parameters) -> PacketDispatchNode:
+    overrides = [Parameter("codec_config_file", value=config)]
+    overrides += [Parameter(k, value=v) for k, v in parameters.items()]
+    node = ros.add(PacketDispatchNode(context=ros.context, namespace=namespace,
+                                      parameter_overrides=overrides))
     ros.configure_and_activate(node)
     return node
 

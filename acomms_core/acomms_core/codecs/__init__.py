@@ -2,7 +2,10 @@
 
 - `MessageCodec`: one rclpy message type <-> bits, ltcodecs field codecs for leaf fields, our own
   handling of nested messages and arrays of messages, optional crc8/crc32.
-- `RosPacketCodec`: the `ros` packet layout, bit-compatible with ros_acomms.
+- `PacketCodec`: the packet-codec protocol the queue and dispatch use for every size decision;
+  `RosPacketCodec` (`ros`) is ros_acomms' layout, bit-compatible.
+- `registry`: packet codecs by name; `register_packet_codec`, custom codecs loaded from
+  `custom_packet_codec_paths`.
 - `load_codec_config`: the ros_acomms codec config YAML, validated with errors that name the file,
   codec and field.
 """
@@ -22,12 +25,20 @@ from acomms_core.codecs.message_codec import (
     EncodeError,
     MessageCodec,
 )
-from acomms_core.codecs.packet_codec import PacketDecodeResult, RosPacketCodec
+from acomms_core.codecs.packet_codec import PacketCodec, PacketDecodeResult
+from acomms_core.codecs.registry import (
+    PACKET_CODECS,
+    PacketCodecError,
+    load_packet_codecs,
+    register_packet_codec,
+)
+from acomms_core.codecs.ros_packet_codec import RosPacketCodec
 from acomms_core.codecs.ros_types import UnknownRosType, resolve_message_class
 
 __all__ = [
-    "ChecksumError", "CodecBuildError", "CodecConfig", "CodecConfigError", "DecodeError",
-    "EncodeError", "MessageCodec", "MessageCodecConfig", "PacketCodecConfig",
-    "PacketDecodeResult", "RosPacketCodec", "UnknownRosType", "load_codec_config",
-    "parse_codec_config", "resolve_message_class",
+    "PACKET_CODECS", "ChecksumError", "CodecBuildError", "CodecConfig", "CodecConfigError",
+    "DecodeError", "EncodeError", "MessageCodec", "MessageCodecConfig", "PacketCodec",
+    "PacketCodecConfig", "PacketCodecError", "PacketDecodeResult", "RosPacketCodec",
+    "UnknownRosType", "load_codec_config", "load_packet_codecs", "parse_codec_config",
+    "register_packet_codec", "resolve_message_class",
 ]

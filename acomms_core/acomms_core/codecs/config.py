@@ -7,13 +7,15 @@ The file is a list of packet codecs:
       match_dest: []           # ... to these destinations
       except_src: []           # never packets from these sources
       except_dest: []
-      packet_codec: ros        # the only packet codec implemented
+      packet_codec: ros        # a registered packet codec (acomms_core.codecs.registry)
+      custom_packet_codec_paths: []  # acomms extension: .py files / directories / modules that
+                               # register packet codecs (relative to this file), see registry
       miniframe_header: [0xac]
       dataframe_header: []
       remove_headers: true     # accepted; the ros packet codec always strips its headers
       src_names: {1: auv1}     # optional: '{src}' / '{name}' in topics expand per source
       message_codecs:
-        - id: 101              # 0..255, the 8-bit id on the wire, unique in the file
+        - id: 101              # unique in the file; ros: 0..255, the 8-bit id on the wire
           ros_type: geometry_msgs/Pose   # or geometry_msgs/msg/Pose
           subscribe_topic: pose           # omitted: decode-only
           publish_topic: from_acomms/pose # omitted: encode-only
@@ -42,16 +44,49 @@ import os
 import yaml
 
 from acomms_core.codecs.message_codec import CodecBuildError, MessageCodec
-from acomms_core.codecs.packet_codec import RosPacketCodec
+from acomms_core.codecs.packet_codec import PacketCodec
+from acomms_core.codecs.registry import (
+    PacketCodecError,
+    load_packet_codecs,
+    packet_codec_entry,
+    source_list,
+)
+from acomms_core.ros.parameter_spec import ParameterSpec
 
-PACKET_CODECS = {"ros": RosPacketCodec}
 PACKET_KEYS = {"codec_name", "match_src", "match_dest", "except_src", "except_dest",
                "packet_codec", "miniframe_header", "dataframe_header", "remove_headers",
-               "message_codecs", "src_names", "config_version"}
+               "message_codecs", "src_names", "config_version", "custom_packet_codec_paths"}
 MESSAGE_KEYS = {"id", "message_codec", "subscribe_topic", "publish_topic", "ros_type",
                 "default_dest", "queue_order", "queue_maxsize", "is_active",
                 "allow_fragmentation", "priority", "tags", "fields", "ttl_seconds", "checksum",
                 "dynamic_queue_service", "dynamic_update_topic"}
+
+
+# The parameters of every node that reads a codec config (message_queue_node,
+# packet_dispatch_node), ROS-free specs.
+CODEC_CONFIG_PARAMETERS = (
+    ParameterSpec("codec_config_file", "", "Path of the ros_acomms-format codec config YAML; "
+                  "read at configure (change it, then cleanup + configure)",
+                  parameter_type="string"),
+    ParameterSpec("custom_packet_codec_paths", "", "Python files, directories (every "
+                  "*_packet_codec.py) or module names that register packet codecs, one string "
+                  "or a list (as in ros_acomms); loaded at configure", dynamic_typing=True),
+)
+
+
+def check_codec_config_parameters(values: dict) -> str | None:
+    """Pure validator piece for CODEC_CONFIG_PARAMETERS (the file itself is read at configure)."""
+    try:
+        source_list(values.get("custom_packet_codec_paths"))
+    except PacketCodecError as exc:
+        return str(exc)
+    return None
+
+
+def codec_config_from_parameters(values: dict) -> CodecConfig:
+    """The codec config CODEC_CONFIG_PARAMETERS' values name; CodecConfigError with the reason."""
+    return load_codec_config(values["codec_config_file"],
+                             values.get("custom_packet_codec_paths"))
 
 
 class CodecConfigError(ValueError):
@@ -99,7 +134,7 @@ class MessageCodecConfig:
 @dataclasses.dataclass
 class PacketCodecConfig:
     codec_name: str
-    packet_codec: RosPacketCodec
+    packet_codec: PacketCodec
     match_src: tuple = ()
     match_dest: tuple = ()
     except_src: tuple = ()
@@ -158,8 +193,13 @@ def _yaml_loader(base_directory: str):
         return Loader
 
 
-def load_codec_config(path: str) -> CodecConfig:
-    """Read and validate a codec config file; CodecConfigError says what and where."""
+def load_codec_config(path: str, custom_packet_codec_paths=()) -> CodecConfig:
+    """Read and validate a codec config file; CodecConfigError says what and where.
+
+    custom_packet_codec_paths: the node parameter (one string or a list; files, directories or
+    module names, relative to the working directory), loaded before the config's packet codecs
+    are resolved.
+    """
     if not path:
         raise CodecConfigError("no codec config file given (parameter codec_config_file)")
     try:
@@ -171,7 +211,7 @@ def load_codec_config(path: str) -> CodecConfig:
         raise CodecConfigError(f"{path}: not valid YAML: {exc}") from None
     except Exception as exc:  # include errors
         raise CodecConfigError(f"{path}: cannot load: {exc}") from None
-    return parse_codec_config(data, path)
+    return parse_codec_config(data, path, custom_packet_codec_paths)
 
 
 def _int_list(value, where: str, key: str) -> tuple:
@@ -192,58 +232,35 @@ def _header(value, where: str, key: str) -> bytes:
     return bytes(values)
 
 
-def parse_codec_config(data, path: str = "<memory>") -> CodecConfig:
+def parse_codec_config(data, path: str = "<memory>",
+                       custom_packet_codec_paths=()) -> CodecConfig:
     """Validate an already-loaded config (a list of packet codec mappings)."""
     if not isinstance(data, list) or not data:
         raise CodecConfigError(f"{path}: a codec config is a non-empty list of packet codecs, got "
                                f"{type(data).__name__}")
+    try:
+        load_packet_codecs(custom_packet_codec_paths)
+    except PacketCodecError as exc:
+        raise CodecConfigError(f"{path}: custom_packet_codec_paths (node parameter): "
+                               f"{exc}") from None
     warnings: list[str] = []
     packet_codecs = []
     seen_ids: dict[int, str] = {}
     seen_topics: dict[str, str] = {}
     for index, entry in enumerate(data):
-        if not isinstance(entry, dict):
-            raise CodecConfigError(f"{path}: packet codec #{index} must be a mapping")
-        name = str(entry.get("codec_name", f"#{index}"))
-        where = f"{path}: packet codec '{name}'"
-        for key in sorted(set(entry) - PACKET_KEYS):
-            warnings.append(f"{where}: unknown key '{key}' ignored")
-        if entry.get("config_version") is not None:
-            raise CodecConfigError(f"{where}: config_version {entry['config_version']!r} is not "
-                                   "supported (only the legacy one-queue-per-codec layout)")
-        kind = entry.get("packet_codec", "ros")
-        if kind not in PACKET_CODECS:
-            raise CodecConfigError(f"{where}: unknown packet_codec '{kind}' "
-                                   f"(supported: {', '.join(PACKET_CODECS)})")
-        src_names = entry.get("src_names") or {}
-        try:
-            src_names = {int(k): str(v) for k, v in dict(src_names).items()}
-        except (TypeError, ValueError):
-            raise CodecConfigError(
-                f"{where}: src_names must map integer sources to names") from None
-        packet = PacketCodecConfig(
-            codec_name=name,
-            packet_codec=PACKET_CODECS[kind](
-                miniframe_header=_header(entry.get("miniframe_header", [0xAC]), where,
-                                         "miniframe_header"),
-                dataframe_header=_header(entry.get("dataframe_header", []), where,
-                                         "dataframe_header")),
-            match_src=_int_list(entry.get("match_src"), where, "match_src"),
-            match_dest=_int_list(entry.get("match_dest"), where, "match_dest"),
-            except_src=_int_list(entry.get("except_src"), where, "except_src"),
-            except_dest=_int_list(entry.get("except_dest"), where, "except_dest"),
-            remove_headers=bool(entry.get("remove_headers", True)),
-            src_names=src_names)
+        packet = _parse_packet_codec(entry, index, path, warnings)
+        where = f"{path}: packet codec '{packet.codec_name}'"
         message_entries = entry.get("message_codecs")
         if not isinstance(message_entries, list) or not message_entries:
             raise CodecConfigError(f"{where}: 'message_codecs' must be a non-empty list")
         for m_index, params in enumerate(message_entries):
-            message = _parse_message_codec(params, where, m_index, warnings)
+            message = _parse_message_codec(params, where, m_index, warnings,
+                                           packet.packet_codec.message_ids)
             message.packet_codec = packet
             if message.id in seen_ids:
                 raise CodecConfigError(f"{where}: duplicate message codec id {message.id} (also "
                                        f"used by {seen_ids[message.id]})")
-            seen_ids[message.id] = f"packet codec '{name}' ({message.ros_type})"
+            seen_ids[message.id] = f"packet codec '{packet.codec_name}' ({message.ros_type})"
             for topic in message.subscribe_topics():
                 if topic in seen_topics:
                     raise CodecConfigError(f"{where}: message codec id {message.id}: "
@@ -255,13 +272,69 @@ def parse_codec_config(data, path: str = "<memory>") -> CodecConfig:
     return CodecConfig(path=path, packet_codecs=packet_codecs, warnings=warnings)
 
 
-def _parse_message_codec(params, where: str, index: int, warnings: list) -> MessageCodecConfig:
+def _parse_packet_codec(entry, index: int, path: str, warnings: list) -> PacketCodecConfig:
+    """One packet codec entry without its message codecs."""
+    if not isinstance(entry, dict):
+        raise CodecConfigError(f"{path}: packet codec #{index} must be a mapping")
+    name = str(entry.get("codec_name", f"#{index}"))
+    where = f"{path}: packet codec '{name}'"
+    if entry.get("config_version") is not None:
+        raise CodecConfigError(f"{where}: config_version {entry['config_version']!r} is not "
+                               "supported (only the legacy one-queue-per-codec layout)")
+    codec, options = _build_packet_codec(entry, where, path)
+    for key in sorted(set(entry) - PACKET_KEYS - set(options)):
+        warnings.append(f"{where}: unknown key '{key}' ignored")
+    src_names = entry.get("src_names") or {}
+    try:
+        src_names = {int(k): str(v) for k, v in dict(src_names).items()}
+    except (TypeError, ValueError):
+        raise CodecConfigError(f"{where}: src_names must map integer sources to names") from None
+    return PacketCodecConfig(
+        codec_name=name, packet_codec=codec,
+        match_src=_int_list(entry.get("match_src"), where, "match_src"),
+        match_dest=_int_list(entry.get("match_dest"), where, "match_dest"),
+        except_src=_int_list(entry.get("except_src"), where, "except_src"),
+        except_dest=_int_list(entry.get("except_dest"), where, "except_dest"),
+        remove_headers=bool(entry.get("remove_headers", True)),
+        src_names=src_names)
+
+
+def _build_packet_codec(entry: dict, where: str, path: str) -> tuple[PacketCodec, tuple]:
+    """(the entry's packet codec, the option keys it registered); custom sources load first."""
+    kind = entry.get("packet_codec", "ros")
+    try:
+        load_packet_codecs(entry.get("custom_packet_codec_paths"),
+                           os.path.dirname(os.path.abspath(path)))
+        registered = packet_codec_entry(kind)
+    except PacketCodecError as exc:
+        raise CodecConfigError(f"{where}: {exc}") from None
+    options = {key: entry[key] for key in registered.options if key in entry}
+    try:
+        codec = registered.factory(
+            miniframe_header=_header(entry.get("miniframe_header", [0xAC]), where,
+                                     "miniframe_header"),
+            dataframe_header=_header(entry.get("dataframe_header", []), where,
+                                     "dataframe_header"), **options)
+    except CodecConfigError:
+        raise
+    except Exception as exc:
+        raise CodecConfigError(f"{where}: packet_codec '{kind}' refused its settings: "
+                               f"{type(exc).__name__}: {exc}") from None
+    if not isinstance(codec, PacketCodec):
+        raise CodecConfigError(f"{where}: packet_codec '{kind}' built {type(codec).__name__}, "
+                               "which lacks the PacketCodec methods")
+    return codec, registered.options
+
+
+def _parse_message_codec(params, where: str, index: int, warnings: list,
+                         message_ids: range) -> MessageCodecConfig:
     if not isinstance(params, dict):
         raise CodecConfigError(f"{where}: message codec #{index} must be a mapping")
     codec_id = params.get("id")
-    if not isinstance(codec_id, int) or isinstance(codec_id, bool) or not 0 <= codec_id <= 255:
-        raise CodecConfigError(f"{where}: message codec #{index}: 'id' must be an integer 0..255 "
-                               f"(the 8-bit id on the wire), got {codec_id!r}")
+    if not isinstance(codec_id, int) or isinstance(codec_id, bool) or codec_id not in message_ids:
+        raise CodecConfigError(f"{where}: message codec #{index}: 'id' must be an integer "
+                               f"{message_ids.start}..{message_ids.stop - 1} (the message id on "
+                               f"the wire of this packet codec), got {codec_id!r}")
     ros_type = params.get("ros_type")
     here = f"{where}: message codec id {codec_id}" + (f" ({ros_type})" if ros_type else "")
     if not isinstance(ros_type, str) or not ros_type:

@@ -1,32 +1,23 @@
-"""The `ros` packet codec, bit-compatible with ros_acomms' RosPacketCodec.
+"""The packet-codec seam: how messages are framed into one modem packet, and back.
 
-Layout of one packet:
+A packet codec turns [(message codec id, message bits)] into (miniframe bytes, dataframe bytes)
+and a received packet back into messages. The queue asks it every size question (how many payload
+bits a budget holds, what one message costs in the packet) and never assumes a layout; the
+dispatch node asks it whether a packet's header bytes are its own, then to decode.
 
-    miniframe: [miniframe_header bytes][payload bits 0 .. M)         zero-padded to a byte
-    dataframe: [dataframe_header bytes][payload bits M .. end)       zero-padded to a byte
-    payload:   ([8-bit message codec id][that message's bits])*     no padding between messages
-
-M is the miniframe budget minus its header, in bits: the payload fills the miniframe first and
-spills into the dataframe. Decoding joins the two frames (headers removed) and reads id + message
-until fewer than 8 bits remain or an unknown id appears.
-
-Beyond ros_acomms: a frame's header must fit in that frame's budget (otherwise the codec cannot
-be used for the request); trailing all-zero bits are padding (unless id 0 is configured); and
-partially received packets are decoded message by message against the modem's valid byte
-ranges (ReceivedPacket.minibytes_valid / databytes_valid: flat [start, end) pairs; when both
-lists are empty the receiver did not report validity and every byte counts as valid).
+Implementations: `RosPacketCodec` (`ros`, ros_acomms' layout, in `ros_packet_codec`). A new
+packet codec is one module with a class satisfying `PacketCodec` plus one registration in
+`acomms_core.codecs.registry` (built in) or a `register_packet_codec` call in the module itself
+(loaded from `custom_packet_codec_paths`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol, runtime_checkable
 
-from bitstring import BitArray, Bits, ConstBitStream
-
-from acomms_core.codecs.message_codec import ChecksumError, DecodeError, MessageCodec
-
-ID_BITS = 8
+from bitstring import Bits
 
 
 @dataclasses.dataclass
@@ -41,6 +32,45 @@ class PacketDecodeResult:
     errors: list = dataclasses.field(default_factory=list)    # human-readable reasons
 
 
+@runtime_checkable
+class PacketCodec(Protocol):
+    """What the queue and the dispatch node need from a packet codec (ROS-free).
+
+    Built by its registered factory as `factory(miniframe_header=bytes, dataframe_header=bytes,
+    **options)`, where options are the codec YAML keys the codec registered.
+    """
+
+    name: str
+    # The message codec ids this layout can carry (the config refuses others), e.g. range(256).
+    message_ids: range
+
+    def payload_capacity_bits(self, num_miniframe_bytes: int, num_dataframe_bytes: int) -> int:
+        """Payload bits a packet with these frame budgets holds; 0 if the codec cannot use it."""
+
+    def total_capacity_bits(self, num_packet_bytes: int) -> int:
+        """Payload bits of the best packet of that many bytes in total, however the bytes are
+        split between miniframe and dataframe (the queue refuses messages that exceed it)."""
+
+    def message_cost_bits(self, message_bits: int) -> int:
+        """Payload bits one message of `message_bits` occupies (its framing included);
+        non-decreasing in message_bits, so message_cost_bits(0) is the cheapest message."""
+
+    def pack(self, messages: Iterable[tuple[int, Bits]], num_miniframe_bytes: int,
+             num_dataframe_bytes: int) -> tuple[bytes, bytes]:
+        """(miniframe bytes, dataframe bytes) for [(codec id, message bits)] in that order;
+        ValueError if their summed cost exceeds payload_capacity_bits."""
+
+    def headers_match(self, miniframe: bytes, dataframe: bytes) -> bool:
+        """Whether a received packet carries this codec's header bytes."""
+
+    def decode(self, miniframe: bytes, dataframe: bytes, message_codecs: Mapping[int, object],
+               received_packet=None, minibytes_valid: Sequence[int] = (),
+               databytes_valid: Sequence[int] = ()) -> PacketDecodeResult:
+        """Every message that can be trusted, the rest counted; never raises on bad bits.
+        minibytes_valid / databytes_valid: flat [start, end) pairs of bytes the modem received
+        intact (both empty: every byte is valid)."""
+
+
 def valid_byte_mask(num_bytes: int, ranges: Sequence[int]) -> list[bool]:
     """[start, end) pairs (flat list) -> one bool per byte."""
     mask = [False] * num_bytes
@@ -49,125 +79,3 @@ def valid_byte_mask(num_bytes: int, ranges: Sequence[int]) -> list[bool]:
         for j in range(start, end):
             mask[j] = True
     return mask
-
-
-class RosPacketCodec:
-    """Pack encoded messages into miniframe/dataframe bytes and back."""
-
-    name = "ros"
-
-    def __init__(self, miniframe_header: bytes = b"\xac", dataframe_header: bytes = b""):
-        self.miniframe_header = bytes(miniframe_header)
-        self.dataframe_header = bytes(dataframe_header)
-
-    def headers_fit(self, num_miniframe_bytes: int, num_dataframe_bytes: int) -> bool:
-        return (len(self.miniframe_header) <= num_miniframe_bytes
-                and len(self.dataframe_header) <= num_dataframe_bytes)
-
-    def frame_payload_bits(self, num_miniframe_bytes: int,
-                           num_dataframe_bytes: int) -> tuple[int, int]:
-        """Payload bits available in (miniframe, dataframe); (0, 0) if a header does not fit."""
-        if not self.headers_fit(num_miniframe_bytes, num_dataframe_bytes):
-            return 0, 0
-        return (8 * (num_miniframe_bytes - len(self.miniframe_header)),
-                8 * (num_dataframe_bytes - len(self.dataframe_header)))
-
-    def payload_capacity_bits(self, num_miniframe_bytes: int, num_dataframe_bytes: int) -> int:
-        return sum(self.frame_payload_bits(num_miniframe_bytes, num_dataframe_bytes))
-
-    @staticmethod
-    def message_bits(payload_bits: int) -> int:
-        """Bits one message occupies in the payload (id + its bits)."""
-        return ID_BITS + payload_bits
-
-    def pack(self, messages: Iterable[tuple[int, Bits]], num_miniframe_bytes: int,
-             num_dataframe_bytes: int) -> tuple[bytes, bytes]:
-        """(miniframe bytes, dataframe bytes) for [(codec id, message bits)] in that order."""
-        mini_bits, data_bits = self.frame_payload_bits(num_miniframe_bytes, num_dataframe_bytes)
-        payload = BitArray()
-        for codec_id, bits in messages:
-            if not 0 <= codec_id <= 255:
-                raise ValueError(f"message codec id {codec_id} does not fit 8 bits")
-            payload.append(Bits(uint=codec_id, length=ID_BITS))
-            payload.append(bits)
-        if len(payload) > mini_bits + data_bits:
-            raise ValueError(f"{len(payload)} payload bits do not fit {mini_bits + data_bits}")
-        miniframe = BitArray(bytes=self.miniframe_header)
-        miniframe.append(payload[:mini_bits])
-        dataframe = BitArray(bytes=self.dataframe_header)
-        dataframe.append(payload[mini_bits:])
-        return miniframe.tobytes(), dataframe.tobytes()
-
-    def headers_match(self, miniframe: bytes, dataframe: bytes) -> bool:
-        return (bytes(miniframe[:len(self.miniframe_header)]) == self.miniframe_header
-                and bytes(dataframe[:len(self.dataframe_header)]) == self.dataframe_header)
-
-    def decode(self, miniframe: bytes, dataframe: bytes, message_codecs: Mapping[int, MessageCodec],
-               received_packet=None, minibytes_valid: Sequence[int] = (),
-               databytes_valid: Sequence[int] = ()) -> PacketDecodeResult:
-        """Decode every message that can be trusted; count the rest (never raises on bad bits)."""
-        miniframe, dataframe = bytes(miniframe), bytes(dataframe)
-        result = PacketDecodeResult()
-        mini_payload = miniframe[len(self.miniframe_header):]
-        data_payload = dataframe[len(self.dataframe_header):]
-        payload = mini_payload + data_payload
-        if len(minibytes_valid) == 0 and len(databytes_valid) == 0:
-            valid = None  # validity not reported: trust every byte
-        else:
-            mini_mask = valid_byte_mask(len(miniframe), minibytes_valid)
-            data_mask = valid_byte_mask(len(dataframe), databytes_valid)
-            valid = (mini_mask[len(self.miniframe_header):]
-                     + data_mask[len(self.dataframe_header):])
-
-        def span_valid(start_bit: int, end_bit: int) -> bool:
-            if valid is None:
-                return True
-            last = min((max(end_bit, start_bit + 1) - 1) // 8, len(valid) - 1)
-            return all(valid[start_bit // 8: last + 1])
-
-        stream = ConstBitStream(bytes=payload)
-        total = len(stream)
-        while total - stream.pos >= ID_BITS:
-            id_start = stream.pos
-            if 0 not in message_codecs and not stream[id_start:].any(True):
-                break  # zero padding after the last message
-            if not span_valid(id_start, id_start + ID_BITS):
-                result.invalid_bytes += 1
-                result.errors.append(f"message id at payload bit {id_start} is in invalid bytes; "
-                                     "rest of packet skipped")
-                break
-            codec_id = stream.read(f"uint:{ID_BITS}")
-            codec = message_codecs.get(codec_id)
-            if codec is None:
-                result.unknown_ids += 1
-                result.errors.append(f"unknown message id {codec_id}; rest of packet skipped")
-                break
-            message_start = stream.pos
-            outcome, message, error = "ok", None, None
-            try:
-                message = codec.decode(stream, received_packet)
-            except ChecksumError as exc:
-                outcome, error = "checksum", exc
-            except DecodeError as exc:
-                outcome, error = ("refused" if exc.position_known else "truncated"), exc
-            if codec.is_fixed_length:
-                end = message_start + codec.max_length_bits
-            else:
-                end = stream.pos if outcome != "truncated" else total
-            can_continue = codec.is_fixed_length or outcome in ("ok", "refused")
-            if not span_valid(id_start, end):
-                result.invalid_bytes += 1
-                result.errors.append(f"message id {codec_id} overlaps invalid bytes")
-                can_continue = codec.is_fixed_length
-            elif outcome == "ok":
-                result.messages.append((codec_id, message))
-            elif outcome == "checksum":
-                result.checksum_failures += 1
-                result.errors.append(f"message id {codec_id}: {error}")
-            else:
-                result.decode_errors += 1
-                result.errors.append(f"message id {codec_id}: {error}")
-            if not can_continue or end > total:
-                break
-            stream.pos = end
-        return result

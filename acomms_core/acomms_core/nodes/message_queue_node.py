@@ -2,12 +2,17 @@
 
 Thin lifecycle adapter over `acomms_core.queue.message_queue.MessageQueues`.
 
-- configure: reads `codec_config_file` (refused with a reason naming file/codec/field when bad),
-  builds one queue per subscribe_topic, creates the `queue_status` / `queue_counters` publishers.
+- configure: reads `codec_config_file` (packet codecs registered by `custom_packet_codec_paths`
+  first; refused with a reason naming file/codec/field when bad), builds one queue per
+  subscribe_topic, creates the `queue_status` / `queue_counters` publishers.
 - activate: subscribes every subscribe_topic and `neighbor_reachability`, serves
   `get_next_packet_data`, `priority_update`, `queue_active`, starts the status timer.
 - deactivate: stops all of that; queued messages are kept and sent after the next activate.
-- cleanup: drops the queues.
+- cleanup / shutdown: releases every entity (NodeResources) and drops the queues.
+
+Parameter changes are validated by a pure validator and applied afterwards (`_apply`):
+default_dest / default_priority / reachability / max_packet_bytes act on the queues at once,
+update_rate changes the status timer's period.
 
 Services run in a ReentrantCallbackGroup; the queues have one lock, so concurrent
 get_next_packet_data callers are all answered (never refused). Subscriptions share one mutually
@@ -24,14 +29,27 @@ from rclpy.executors import (
     SingleThreadedExecutor,
 )
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
-from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Header
 
-from acomms_core.codecs import CodecConfigError, load_codec_config
-from acomms_core.modems.modem_rates import RATES
-from acomms_core.queue.message_queue import MessageQueues, PacketRequest
-from acomms_core.ros.ros_support import ParameterSpec, declare_parameters, run_node
+from acomms_core.codecs import CodecConfigError
+from acomms_core.codecs.config import (
+    CODEC_CONFIG_PARAMETERS,
+    check_codec_config_parameters,
+    codec_config_from_parameters,
+)
+from acomms_core.modems.registry import DEFAULT_MODEM_PROFILE, modem_profile
+from acomms_core.queue.message_queue import BROADCAST_ADDRESS, MessageQueues, PacketRequest
+from acomms_core.ros.ros_support import (
+    NodeResources,
+    ParameterSpec,
+    declare_parameters,
+    is_active,
+    now_s,
+    parameter_values,
+    run_node,
+    seconds_to_time_msg,
+)
 from acomms_interfaces.msg import (
     NeighborReachability,
     QueueCounters,
@@ -41,14 +59,12 @@ from acomms_interfaces.msg import (
 )
 from acomms_interfaces.srv import GetNextPacketData, PriorityUpdate, QueueActive
 
-LARGEST_PACKET_BYTES = max(r.max_miniframe_bytes + r.max_dataframe_bytes for r in RATES.values())
+LARGEST_PACKET_BYTES = max(r.max_miniframe_bytes + r.max_dataframe_bytes
+                           for r in modem_profile(DEFAULT_MODEM_PROFILE).rates.values())
 
-PARAMETERS = (
-    ParameterSpec("codec_config_file", "", "Path of the ros_acomms-format codec config YAML; "
-                  "read at configure (change it, then cleanup + configure)",
-                  parameter_type=Parameter.Type.STRING),
-    ParameterSpec("default_dest", 121, "Destination of queues whose config gives no default_dest",
-                  minimum=0, maximum=255),
+PARAMETERS = CODEC_CONFIG_PARAMETERS + (
+    ParameterSpec("default_dest", BROADCAST_ADDRESS, "Destination of queues whose config gives "
+                  "no default_dest", minimum=0, maximum=255),
     ParameterSpec("default_priority", 10, "Priority of queues whose config gives no priority "
                   "(higher is sent first)", minimum=0, maximum=32767),
     ParameterSpec("unknown_dests_are_reachable", True, "Treat destinations without a "
@@ -68,91 +84,82 @@ class MessageQueueNode(LifecycleNode):
 
     def __init__(self, node_name: str = "message_queue_node", **kwargs):
         super().__init__(node_name, **kwargs)
-        self._values = declare_parameters(self, PARAMETERS, self._validate)
-        self.add_post_set_parameters_callback(self._on_parameters_set)
+        declare_parameters(self, PARAMETERS, check_codec_config_parameters, self._apply)
         self.queues: MessageQueues | None = None
         self.codec_config = None
         self._service_group = ReentrantCallbackGroup()
         self._subscription_group = MutuallyExclusiveCallbackGroup()
-        self._status_pub = None
-        self._counters_pub = None
-        self._io_subscriptions = []
-        self._io_services = []
-        self._status_timer = None
+        self._configured = NodeResources(self)   # publishers: configure .. cleanup
+        self._activated = NodeResources(self)    # subscriptions, services, timer: while active
+        self._status_pub = self._counters_pub = self._status_timer = None
 
     # -- parameters -------------------------------------------------------------------------------
-    @staticmethod
-    def _validate(change: dict) -> str | None:
-        path = change.get("codec_config_file")
-        if path is not None and not isinstance(path, str):
-            return "codec_config_file must be a string"
-        return None
-
-    def _on_parameters_set(self, parameters) -> None:
-        names = {p.name for p in parameters}
-        if self.queues is not None:
-            if names & {"default_dest", "default_priority"}:
-                self.queues.set_defaults(self._param("default_dest"),
-                                         self._param("default_priority"))
-            self.queues.unknown_dests_are_reachable = self._param("unknown_dests_are_reachable")
-            self.queues.max_packet_bytes = self._param("max_packet_bytes")
-        if "update_rate" in names and self._status_timer is not None:
-            self._start_timer()
-
-    def _param(self, name: str):
-        return self.get_parameter(name).value
-
-    def _now(self) -> float:
-        return self.get_clock().now().nanoseconds * 1e-9
+    def _apply(self, values: dict, changed: frozenset) -> None:
+        """Accepted parameter changes that act at once (the rest are read at configure)."""
+        queues = self.queues
+        if queues is not None:
+            if changed & {"default_dest", "default_priority"}:
+                queues.set_defaults(values["default_dest"], values["default_priority"])
+            queues.unknown_dests_are_reachable = values["unknown_dests_are_reachable"]
+            queues.max_packet_bytes = values["max_packet_bytes"]
+        timer = self._status_timer
+        if "update_rate" in changed and timer is not None:
+            timer.timer_period_ns = int(1e9 / values["update_rate"])
+            timer.reset()
 
     # -- lifecycle --------------------------------------------------------------------------------
     def on_configure(self, state) -> TransitionCallbackReturn:
+        values = parameter_values(self, [spec.name for spec in PARAMETERS])
         try:
-            self.codec_config = load_codec_config(self._param("codec_config_file"))
+            self.codec_config = codec_config_from_parameters(values)
         except CodecConfigError as exc:
             self.get_logger().error(f"configure refused: {exc}")
             return TransitionCallbackReturn.FAILURE
         for warning in self.codec_config.warnings:
             self.get_logger().warning(warning)
         self.queues = MessageQueues(
-            self.codec_config, default_dest=self._param("default_dest"),
-            default_priority=self._param("default_priority"),
-            unknown_dests_are_reachable=self._param("unknown_dests_are_reachable"),
-            max_packet_bytes=self._param("max_packet_bytes"))
-        for topic, queue in self.queues.queues.items():
-            limit = self.queues.max_message_bits(queue)
-            if queue.codec.min_length_bits > limit:
-                self.get_logger().warning(
-                    f"{topic}: every message is at least {queue.codec.min_length_bits} bits, more "
-                    f"than a {self.queues.max_packet_bytes}-byte packet carries ({limit}); all "
-                    "will be refused")
-        self._status_pub = self.create_lifecycle_publisher(QueueStatus, "queue_status", 10)
-        self._counters_pub = self.create_lifecycle_publisher(QueueCounters, "queue_counters", 10)
+            self.codec_config, default_dest=values["default_dest"],
+            default_priority=values["default_priority"],
+            unknown_dests_are_reachable=values["unknown_dests_are_reachable"],
+            max_packet_bytes=values["max_packet_bytes"])
+        self._warn_unsendable_queues()
+        self._status_pub = self._configured.publisher(QueueStatus, "queue_status", 10)
+        self._counters_pub = self._configured.publisher(QueueCounters, "queue_counters", 10)
         self.get_logger().info(f"configured {len(self.queues.queues)} queues from "
                                f"{self.codec_config.path}")
         return TransitionCallbackReturn.SUCCESS
 
+    def _warn_unsendable_queues(self) -> None:
+        queues = self.queues
+        for topic, queue in queues.queues.items():
+            shortest = queue.codec.min_length_bits
+            if queues.never_fits(queue, shortest):
+                self.get_logger().warning(
+                    f"{topic}: every message is at least {shortest} bits "
+                    f"({queue.packet_codec.message_cost_bits(shortest)} in a packet), more than "
+                    f"a {queues.max_packet_bytes}-byte packet carries "
+                    f"({queues.largest_payload_bits(queue)}); all will be refused")
+
     def on_activate(self, state) -> TransitionCallbackReturn:
         for topic, queue in self.queues.queues.items():
             qos = QoSProfile(depth=max(queue.maxsize, 50), reliability=ReliabilityPolicy.RELIABLE)
-            self._io_subscriptions.append(self.create_subscription(
+            self._activated.subscription(
                 queue.codec.msg_class, topic, lambda msg, t=topic: self._on_message(t, msg), qos,
-                callback_group=self._subscription_group))
-        self._io_subscriptions.append(self.create_subscription(
-            NeighborReachability, "neighbor_reachability", self._on_reachability, 10,
-            callback_group=self._subscription_group))
+                callback_group=self._subscription_group)
+        self._activated.subscription(NeighborReachability, "neighbor_reachability",
+                                     self._on_reachability, 10,
+                                     callback_group=self._subscription_group)
         # A deep request queue: many MACs/tools may call at once and none may be dropped.
         service_qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
-        self._io_services = [
-            self.create_service(GetNextPacketData, "get_next_packet_data",
-                                self._on_get_next_packet_data, qos_profile=service_qos,
-                                callback_group=self._service_group),
-            self.create_service(PriorityUpdate, "priority_update", self._on_priority_update,
-                                qos_profile=service_qos, callback_group=self._service_group),
-            self.create_service(QueueActive, "queue_active", self._on_queue_active,
-                                qos_profile=service_qos, callback_group=self._service_group),
-        ]
-        self._start_timer()
+        for srv_type, name, callback in (
+                (GetNextPacketData, "get_next_packet_data", self._on_get_next_packet_data),
+                (PriorityUpdate, "priority_update", self._on_priority_update),
+                (QueueActive, "queue_active", self._on_queue_active)):
+            self._activated.service(srv_type, name, callback, qos_profile=service_qos,
+                                    callback_group=self._service_group)
+        self._status_timer = self._activated.timer(
+            1.0 / self.get_parameter("update_rate").value, self.publish_status,
+            callback_group=self._service_group)
         return super().on_activate(state)
 
     def on_deactivate(self, state) -> TransitionCallbackReturn:
@@ -160,42 +167,31 @@ class MessageQueueNode(LifecycleNode):
         return super().on_deactivate(state)
 
     def on_cleanup(self, state) -> TransitionCallbackReturn:
-        self._stop_io()
-        for publisher in (self._status_pub, self._counters_pub):
-            if publisher is not None:
-                self.destroy_lifecycle_publisher(publisher)
-        self._status_pub = self._counters_pub = None
-        self.queues = None
-        self.codec_config = None
+        self._release()
         return TransitionCallbackReturn.SUCCESS
 
     def on_shutdown(self, state) -> TransitionCallbackReturn:
-        self._stop_io()
+        self._release()
         return TransitionCallbackReturn.SUCCESS
 
-    def _start_timer(self) -> None:
-        if self._status_timer is not None:
-            self.destroy_timer(self._status_timer)
-        self._status_timer = self.create_timer(
-            1.0 / self._param("update_rate"), self.publish_status,
-            callback_group=self._service_group)
-
     def _stop_io(self) -> None:
-        if self._status_timer is not None:
-            self.destroy_timer(self._status_timer)
-            self._status_timer = None
-        for subscription in self._io_subscriptions:
-            self.destroy_subscription(subscription)
-        for service in self._io_services:
-            self.destroy_service(service)
-        self._io_subscriptions, self._io_services = [], []
+        self._status_timer = None
+        self._activated.release()
+
+    def _release(self) -> None:
+        """Everything configure and activate created (on_cleanup, on_shutdown; safe twice)."""
+        self._stop_io()
+        self._configured.release()
+        self._status_pub = self._counters_pub = None
+        self.queues = None
+        self.codec_config = None
 
     # -- callbacks --------------------------------------------------------------------------------
     def _on_message(self, topic: str, msg) -> None:
         queues = self.queues
         if queues is None:
             return
-        outcome = queues.add(topic, msg, self._now())
+        outcome = queues.add(topic, msg, now_s(self))
         if outcome in ("encode_failures", "rejected_too_large"):
             self.get_logger().warning(f"message on {topic} not queued: "
                                       f"{queues.counts.last_error}", throttle_duration_sec=5.0)
@@ -218,7 +214,7 @@ class MessageQueueNode(LifecycleNode):
                 match_dest=bool(request.match_dest), dest=int(request.dest),
                 minimum_priority=int(request.minimum_priority),
                 require_tags=tuple(request.require_tags),
-                exclude_tags=tuple(request.exclude_tags)), self._now())
+                exclude_tags=tuple(request.exclude_tags)), now_s(self))
         except Exception as exc:  # a bug here must not take the MAC down with it
             self.get_logger().error(f"get_next_packet_data failed: {type(exc).__name__}: {exc}")
             queues.counts.last_error = f"get_next_packet_data: {exc}"
@@ -249,12 +245,13 @@ class MessageQueueNode(LifecycleNode):
         return response
 
     def publish_status(self) -> None:
-        queues = self.queues
-        if queues is None or self._status_pub is None:
+        queues, status_pub, counters_pub = self.queues, self._status_pub, self._counters_pub
+        if queues is None or status_pub is None or not is_active(self):
             return
-        snapshot = queues.status(self._now())
-        header = Header(stamp=self.get_clock().now().to_msg())
-        self._status_pub.publish(QueueStatus(
+        now = now_s(self)
+        snapshot = queues.status(now)
+        header = Header(stamp=seconds_to_time_msg(now))
+        status_pub.publish(QueueStatus(
             header=header,
             total_message_count=snapshot["total_message_count"],
             highest_priority=snapshot["highest_priority"],
@@ -263,7 +260,7 @@ class MessageQueueNode(LifecycleNode):
                                     for s in snapshot["summary_message_counts"]],
             queue_summaries=[QueueSummary(**s) for s in snapshot["queue_summaries"]]))
         counts = queues.counts
-        self._counters_pub.publish(QueueCounters(
+        counters_pub.publish(QueueCounters(
             header=header, messages_received=counts.messages_received,
             messages_queued=counts.messages_queued, messages_sent=counts.messages_sent,
             dropped_queue_full=counts.dropped_queue_full, expired_ttl=counts.expired_ttl,

@@ -7,8 +7,9 @@ Truncated, corrupted (checksum), partially valid (minibytes_valid / databytes_va
 unknown-id packets never raise: whatever decodes is published, the rest is counted on
 `dispatch_status` (DispatchStatus, published after every packet) and logged.
 
-Lifecycle: configure reads `codec_config_file` and creates the publishers; activate subscribes
-`packet_rx`; deactivate unsubscribes; cleanup releases everything.
+Lifecycle: configure reads `codec_config_file` (custom packet codecs from
+`custom_packet_codec_paths`) and creates the publishers; activate subscribes `packet_rx`;
+deactivate unsubscribes; cleanup and shutdown release everything.
 """
 
 from __future__ import annotations
@@ -17,19 +18,27 @@ import sys
 import threading
 
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
-from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Header
 
-from acomms_core.codecs import CodecConfigError, load_codec_config
-from acomms_core.ros.ros_support import ParameterSpec, declare_parameters, run_node
+from acomms_core.codecs import CodecConfigError
+from acomms_core.codecs.config import (
+    CODEC_CONFIG_PARAMETERS,
+    check_codec_config_parameters,
+    codec_config_from_parameters,
+)
+from acomms_core.ros.ros_support import (
+    NodeResources,
+    declare_parameters,
+    is_active,
+    now_s,
+    parameter_values,
+    run_node,
+    seconds_to_time_msg,
+)
 from acomms_interfaces.msg import DispatchStatus, ReceivedPacket
 
-PARAMETERS = (
-    ParameterSpec("codec_config_file", "", "Path of the ros_acomms-format codec config YAML; "
-                  "read at configure (change it, then cleanup + configure)",
-                  parameter_type=Parameter.Type.STRING),
-)
+PARAMETERS = CODEC_CONFIG_PARAMETERS
 
 COUNTERS = ("packets_received", "packets_unmatched", "messages_published", "unknown_ids",
             "checksum_failures", "invalid_bytes", "decode_errors", "no_publish_topic")
@@ -40,20 +49,21 @@ class PacketDispatchNode(LifecycleNode):
 
     def __init__(self, node_name: str = "packet_dispatch_node", **kwargs):
         super().__init__(node_name, **kwargs)
-        declare_parameters(self, PARAMETERS)
+        declare_parameters(self, PARAMETERS, check_codec_config_parameters)
         self.codec_config = None
         self.counts = dict.fromkeys(COUNTERS, 0)
         self.last_error = ""
         self._dispatch_lock = threading.Lock()
+        self._configured = NodeResources(self)   # publishers: configure .. cleanup
+        self._activated = NodeResources(self)    # the packet_rx subscription: while active
         self._topic_publishers = {}        # (codec id, src or None) -> lifecycle publisher
         self._status_pub = None
-        self._packet_subscription = None
 
     # -- lifecycle --------------------------------------------------------------------------------
     def on_configure(self, state) -> TransitionCallbackReturn:
         try:
-            self.codec_config = load_codec_config(
-                self.get_parameter("codec_config_file").value)
+            self.codec_config = codec_config_from_parameters(
+                parameter_values(self, [spec.name for spec in PARAMETERS]))
         except CodecConfigError as exc:
             self.get_logger().error(f"configure refused: {exc}")
             return TransitionCallbackReturn.FAILURE
@@ -64,46 +74,43 @@ class PacketDispatchNode(LifecycleNode):
         qos = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
         for message in self.codec_config.message_codecs:
             for src, topic in message.publish_topics().items():
-                self._topic_publishers[(message.id, src)] = self.create_lifecycle_publisher(
+                self._topic_publishers[(message.id, src)] = self._configured.publisher(
                     message.msg_class, topic, qos)
-        self._status_pub = self.create_lifecycle_publisher(DispatchStatus, "dispatch_status", 10)
+        self._status_pub = self._configured.publisher(DispatchStatus, "dispatch_status", 10)
         self.get_logger().info(f"configured {len(self.codec_config.message_codecs)} message "
                                f"codecs from {self.codec_config.path}")
         return TransitionCallbackReturn.SUCCESS
 
     def on_activate(self, state) -> TransitionCallbackReturn:
-        self._packet_subscription = self.create_subscription(
+        self._activated.subscription(
             ReceivedPacket, "packet_rx", self.on_packet_rx,
             QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE))
         return super().on_activate(state)
 
     def on_deactivate(self, state) -> TransitionCallbackReturn:
-        self._unsubscribe()
+        self._activated.release()
         return super().on_deactivate(state)
 
     def on_cleanup(self, state) -> TransitionCallbackReturn:
-        self._unsubscribe()
-        for publisher in [*self._topic_publishers.values(), self._status_pub]:
-            if publisher is not None:
-                self.destroy_lifecycle_publisher(publisher)
-        self._topic_publishers = {}
-        self._status_pub = None
-        self.codec_config = None
+        self._release()
         return TransitionCallbackReturn.SUCCESS
 
     def on_shutdown(self, state) -> TransitionCallbackReturn:
-        self._unsubscribe()
+        self._release()
         return TransitionCallbackReturn.SUCCESS
 
-    def _unsubscribe(self) -> None:
-        if self._packet_subscription is not None:
-            self.destroy_subscription(self._packet_subscription)
-            self._packet_subscription = None
+    def _release(self) -> None:
+        """Everything configure and activate created (on_cleanup, on_shutdown; safe twice)."""
+        self._activated.release()
+        self._configured.release()
+        self._topic_publishers = {}
+        self._status_pub = None
+        self.codec_config = None
 
     # -- dispatch ---------------------------------------------------------------------------------
     def on_packet_rx(self, received: ReceivedPacket) -> None:
         config = self.codec_config
-        if config is None:
+        if config is None or not is_active(self):
             return
         with self._dispatch_lock:
             try:
@@ -151,9 +158,10 @@ class PacketDispatchNode(LifecycleNode):
         self.get_logger().warning(reason, throttle_duration_sec=2.0)
 
     def _publish_status(self) -> None:
-        if self._status_pub is not None:
-            self._status_pub.publish(DispatchStatus(
-                header=Header(stamp=self.get_clock().now().to_msg()), last_error=self.last_error,
+        status_pub = self._status_pub
+        if status_pub is not None:
+            status_pub.publish(DispatchStatus(
+                header=Header(stamp=seconds_to_time_msg(now_s(self))), last_error=self.last_error,
                 **self.counts))
 
 

@@ -11,6 +11,8 @@ Beyond ros_acomms:
 - per-queue `ttl_seconds`: older messages expire (counted) instead of being sent stale;
 - a message whose encoding can never fit `max_packet_bytes` is refused on arrival (counted)
   instead of sitting at the head of its queue;
+- every size decision (what a budget holds, what a message costs in a packet, what can never
+  fit) is asked of the queue's packet codec (`acomms_core.codecs.PacketCodec`), never assumed;
 - one lock guards the queues, so any number of concurrent callers are served one after another.
 """
 
@@ -24,7 +26,9 @@ from collections import Counter, deque
 from bitstring import Bits
 
 from acomms_core.codecs import CodecConfig, EncodeError, MessageCodecConfig
-from acomms_core.codecs.packet_codec import ID_BITS
+from acomms_core.modems.registry import DEFAULT_MODEM_PROFILE, modem_profile
+
+BROADCAST_ADDRESS = modem_profile(DEFAULT_MODEM_PROFILE).broadcast_address
 
 
 @dataclasses.dataclass(eq=False)
@@ -136,10 +140,53 @@ class PacketRequest:
     exclude_tags: tuple = ()
 
 
+class _PacketFill:
+    """One packet being filled: the first message chosen fixes its packet codec and dest."""
+
+    def __init__(self, request: PacketRequest, is_reachable):
+        self.request = request
+        self.is_reachable = is_reachable
+        self.chosen: list[QueuedMessage] = []
+        self.packet_codec = None
+        self.dest = request.dest if request.match_dest else None
+        self.remaining = 0
+        self._capacity: dict = {}   # packet codec -> payload bits of the request's budget
+
+    def room_for(self, queue: TopicQueue) -> int:
+        if self.packet_codec is not None:
+            return self.remaining
+        codec = queue.packet_codec
+        if codec not in self._capacity:
+            self._capacity[codec] = codec.payload_capacity_bits(
+                self.request.num_miniframe_bytes, self.request.num_dataframe_bytes)
+        return self._capacity[codec]
+
+    def offer(self, message: QueuedMessage) -> tuple[bool, bool]:
+        """Take the message if it may and can go; (keep offering its queue, packet is full)."""
+        queue = message.queue
+        if self.packet_codec is not None and queue.packet_codec is not self.packet_codec:
+            return False, False
+        if (self.dest is not None and message.dest != self.dest) or not self.is_reachable(
+                message.dest):
+            return queue.codec.dest_field is not None, False  # per-message dests differ
+        codec = queue.packet_codec
+        room = self.room_for(queue)
+        needed = codec.message_cost_bits(message.length_bits)
+        if needed > room:
+            # none of its messages fits any more when even its shortest does not
+            return codec.message_cost_bits(queue.shortest_bits()) <= room, False
+        if self.packet_codec is None:
+            self.packet_codec, self.dest, self.remaining = codec, message.dest, room
+        self.chosen.append(message)
+        self.remaining -= needed
+        return True, self.remaining < codec.message_cost_bits(0)
+
+
 class MessageQueues:
     """All queues of one node, their counters and the packet filler."""
 
-    def __init__(self, config: CodecConfig, default_dest: int = 121, default_priority: int = 10,
+    def __init__(self, config: CodecConfig, default_dest: int = BROADCAST_ADDRESS,
+                 default_priority: int = 10,
                  unknown_dests_are_reachable: bool = True, max_packet_bytes: int = 2144):
         self.config = config
         self.lock = threading.Lock()
@@ -188,11 +235,14 @@ class MessageQueues:
     def is_reachable(self, dest: int) -> bool:
         return self.destination_reachable.get(dest, self.unknown_dests_are_reachable)
 
-    def max_message_bits(self, queue: TopicQueue) -> int:
-        """Largest message (without its id) a packet of max_packet_bytes can carry."""
-        codec = queue.packet_codec
-        header_bytes = len(codec.miniframe_header) + len(codec.dataframe_header)
-        return 8 * (self.max_packet_bytes - header_bytes) - ID_BITS
+    def largest_payload_bits(self, queue: TopicQueue) -> int:
+        """Payload bits of a max_packet_bytes packet of the queue's packet codec."""
+        return queue.packet_codec.total_capacity_bits(self.max_packet_bytes)
+
+    def never_fits(self, queue: TopicQueue, message_bits: int) -> bool:
+        """Whether a message of that many bits can never be sent (max_packet_bytes)."""
+        return (queue.packet_codec.message_cost_bits(message_bits)
+                > self.largest_payload_bits(queue))
 
     # -- arrival --------------------------------------------------------------------------------
     def add(self, topic: str, msg, now: float) -> str:
@@ -214,11 +264,12 @@ class MessageQueues:
         if metadata and "dest" in metadata:
             dest = metadata["dest"]
         with self.lock:
-            limit = self.max_message_bits(queue)
-            if len(bits) > limit:
+            if self.never_fits(queue, len(bits)):
                 return self._fail("rejected_too_large",
-                                  f"{topic}: message is {len(bits)} bits, a packet of "
-                                  f"{self.max_packet_bytes} bytes carries at most {limit}")
+                                  f"{topic}: message is {len(bits)} bits "
+                                  f"({queue.packet_codec.message_cost_bits(len(bits))} in a "
+                                  f"packet), a packet of {self.max_packet_bytes} bytes carries "
+                                  f"at most {self.largest_payload_bits(queue)} payload bits")
             self._seq += 1
             queued = QueuedMessage(self._seq, queue, bits, dest, now)
             outcome = "queued"
@@ -290,11 +341,7 @@ class MessageQueues:
         by_priority: dict[int, list[TopicQueue]] = {}
         for queue in self._eligible_queues(request):
             by_priority.setdefault(queue.priority, []).append(queue)
-        chosen: list[QueuedMessage] = []
-        packet_codec = None
-        dest = request.dest if request.match_dest else None
-        remaining = 0
-        capacity_cache = {}
+        packet = _PacketFill(request, self.is_reachable)
         for priority in sorted(by_priority, reverse=True):
             heap = []
             for index, queue in enumerate(by_priority[priority]):
@@ -305,40 +352,15 @@ class MessageQueues:
             heapq.heapify(heap)
             while heap:
                 _, index, message, iterator = heapq.heappop(heap)
-                queue = message.queue
-                keep_queue = True
-                if packet_codec is not None and queue.packet_codec is not packet_codec:
-                    keep_queue = False
-                elif dest is not None and message.dest != dest:
-                    keep_queue = queue.codec.dest_field is not None  # per-message dests differ
-                elif not self.is_reachable(message.dest):
-                    keep_queue = queue.codec.dest_field is not None
-                else:
-                    if packet_codec is None:
-                        codec = queue.packet_codec
-                        if codec not in capacity_cache:
-                            capacity_cache[codec] = codec.payload_capacity_bits(
-                                request.num_miniframe_bytes, request.num_dataframe_bytes)
-                        room = capacity_cache[codec]
-                    else:
-                        room = remaining
-                    needed = ID_BITS + message.length_bits
-                    if needed <= room:
-                        if packet_codec is None:
-                            packet_codec, dest = queue.packet_codec, message.dest
-                            remaining = room
-                        chosen.append(message)
-                        remaining -= needed
-                        if remaining < ID_BITS:
-                            return chosen
-                    elif ID_BITS + queue.shortest_bits() > room:
-                        keep_queue = False  # none of its messages fits any more
+                keep_queue, full = packet.offer(message)
+                if full:
+                    return packet.chosen
                 if keep_queue:
                     following = next(iterator, None)
                     if following is not None:
                         heapq.heappush(heap, (self._order_key(following), index, following,
                                               iterator))
-        return chosen
+        return packet.chosen
 
     @staticmethod
     def _order_key(message: QueuedMessage) -> tuple:
