@@ -465,6 +465,30 @@ def _parse_clock(ctx: _Context, section: _Section | None, has_micromodem: bool) 
     return Clock(use_sim_time=use_sim_time, warp_factor=warp)
 
 
+def _parse_sound_speed_profile(ctx: _Context, profile_section: _Section
+                               ) -> tuple[tuple[float, float], ...]:
+    depths = profile_section.get("depths_m", (list,))
+    speeds = profile_section.get("sound_speeds_m_s", (list,))
+    profile_section.finish()
+    if not depths or len(depths) != len(speeds):
+        raise ctx.error(profile_section.path,
+                        f"depths_m ({len(depths)}) and sound_speeds_m_s ({len(speeds)}) "
+                        "must be non-empty lists of the same length")
+    pairs = []
+    for index, (depth, speed) in enumerate(zip(depths, speeds, strict=True)):
+        depth = _check_type(ctx, f"{profile_section.path}.depths_m[{index}]", depth, (float,))
+        speed = _check_type(ctx, f"{profile_section.path}.sound_speeds_m_s[{index}]", speed,
+                            (float,))
+        if not 1300.0 <= speed <= 1700.0:
+            raise ctx.error(f"{profile_section.path}.sound_speeds_m_s[{index}]",
+                            f"{speed} m/s outside 1300..1700")
+        if pairs and depth <= pairs[-1][0]:
+            raise ctx.error(f"{profile_section.path}.depths_m[{index}]",
+                            "depths must increase strictly")
+        pairs.append((depth, speed))
+    return tuple(pairs)
+
+
 def _parse_channel(ctx: _Context, section: _Section | None) -> Channel:
     if section is None:
         section = _Section(ctx, {}, "channel")
@@ -475,27 +499,8 @@ def _parse_channel(ctx: _Context, section: _Section | None) -> Channel:
         if section.has("sound_speed_m_s"):
             raise ctx.error(profile_section.path,
                             "give either sound_speed_m_s or sound_speed_profile, not both")
-        depths = profile_section.get("depths_m", (list,))
-        speeds = profile_section.get("sound_speeds_m_s", (list,))
-        profile_section.finish()
-        if not depths or len(depths) != len(speeds):
-            raise ctx.error(profile_section.path,
-                            f"depths_m ({len(depths)}) and sound_speeds_m_s ({len(speeds)}) "
-                            "must be non-empty lists of the same length")
-        pairs = []
-        for index, (depth, speed) in enumerate(zip(depths, speeds, strict=True)):
-            depth = _check_type(ctx, f"{profile_section.path}.depths_m[{index}]", depth, (float,))
-            speed = _check_type(ctx, f"{profile_section.path}.sound_speeds_m_s[{index}]", speed,
-                                (float,))
-            if not 1300.0 <= speed <= 1700.0:
-                raise ctx.error(f"{profile_section.path}.sound_speeds_m_s[{index}]",
-                                f"{speed} m/s outside 1300..1700")
-            if pairs and depth <= pairs[-1][0]:
-                raise ctx.error(f"{profile_section.path}.depths_m[{index}]",
-                                "depths must increase strictly")
-            pairs.append((depth, speed))
-        profile = tuple(pairs)
-        sound_speed = sum(s for _, s in pairs) / len(pairs)
+        profile = _parse_sound_speed_profile(ctx, profile_section)
+        sound_speed = sum(s for _, s in profile) / len(profile)
     water_depth = section.get("water_depth_m", (float,), 100.0, minimum=0.0,
                               exclusive_minimum=True, maximum=12000.0)
     noise = _parse_noise(ctx, section.section("noise"), section.key_path("noise"))
