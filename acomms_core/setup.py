@@ -26,6 +26,7 @@ setup(
             "tdma_node = acomms_core.nodes.tdma_node:main",
             "tdma_advanced_node = acomms_core.nodes.tdma_advanced_node:main",
             "tdma_scripted_node = acomms_core.nodes.tdma_scripted_node:main",
+            "mac_node = acomms_core.nodes.mac_node:main",
             "message_queue_node = acomms_core.nodes.message_queue_node:main",
             "packet_dispatch_node = acomms_core.nodes.packet_dispatch_node:main",
         ],

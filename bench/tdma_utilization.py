@@ -218,7 +218,7 @@ def opportunities_per_slot(slot: float, packet: float, guard: float) -> int:
 
 def run(scenario: Scenario, cycles: int, queue_kind: str, config_path: str | None) -> dict:
     frames = frame_settings(scenario.miniframe_rate, scenario.dataframe_rate)
-    packet = math.ceil(frames.packet_length_seconds / TICK) * TICK
+    packet = math.ceil(frames.packet_duration_s / TICK) * TICK
     cycle = NUM_SLOTS * scenario.slot_duration_seconds
     per_slot = opportunities_per_slot(scenario.slot_duration_seconds, packet,
                                       scenario.guard_time_seconds)

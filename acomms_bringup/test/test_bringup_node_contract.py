@@ -12,8 +12,9 @@ import pathlib
 
 import pytest
 
-from acomms_bringup.description.scenario import MAC_PARAMETERS, load_scenario
+from acomms_bringup.description.scenario import load_scenario
 from acomms_bringup.description.stack import describe_stack
+from acomms_core.mac.registry import MAC_KINDS
 from acomms_core.ros.testing import RosHarness
 
 CONFIG = pathlib.Path(__file__).resolve().parents[1] / "config"
@@ -51,7 +52,7 @@ def test_node_declares_every_described_parameter(description):
             assert actual == value or list(actual) == value, (name, actual, value)
 
 
-@pytest.mark.parametrize("kind", sorted(MAC_PARAMETERS))
+@pytest.mark.parametrize("kind", sorted(MAC_KINDS))
 def test_every_scenario_mac_parameter_is_declared_by_its_node(kind):
     """Every MAC key a scenario file accepts must be a parameter of that MAC node."""
     from acomms_bringup.description.stack import MAC_EXECUTABLES, NODE_TYPES
@@ -60,6 +61,6 @@ def test_every_scenario_mac_parameter_is_declared_by_its_node(kind):
     node_class = getattr(importlib.import_module(module_name), class_name)
     with RosHarness() as ros:
         node = ros.add(node_class(context=ros.context, namespace="/contract"))
-        undeclared = sorted(name for name in MAC_PARAMETERS[kind]
-                            if not node.has_parameter(name))
+        undeclared = sorted(spec.name for spec in MAC_KINDS[kind].parameters
+                            if not node.has_parameter(spec.name))
     assert not undeclared, f"scenario accepts {kind} keys the node does not declare: {undeclared}"

@@ -133,6 +133,8 @@ def vehicle(name, src, **extra):
 
 
 def test_overrides_mac_kinds_and_slot_strings(tmp_path):
+    plan = tmp_path / "x.yaml"  # the scenario checks the plan as the node does: it must exist
+    plan.write_text("test_cycle: [{dataframe_rate: 1}]\n")
     scenario = write_scenario(tmp_path, [
         vehicle("a", 1, namespace="/fleet/a",
                 mac={"kind": "tdma_advanced", "num_slots": 4, "active_slots": ["0:1", 3],
@@ -140,7 +142,7 @@ def test_overrides_mac_kinds_and_slot_strings(tmp_path):
                 parameters={"mac": {"pings_per_slot": 2}, "modem": {"SRC": 9},
                             "message_queue_node": {"default_priority": 20}}),
         vehicle("b", 2, mac={"kind": "tdma_scripted", "num_slots": 2, "active_slots": [1],
-                             "tdma_scripted_test_plan_file": "/tmp/x.yaml"})])
+                             "tdma_scripted_test_plan_file": str(plan)})])
     a = describe_vehicle(scenario, "a")
     assert a.namespace == "/fleet/a"
     assert a.manager.fully_qualified_name == "/fleet/a/lifecycle_manager"

@@ -287,3 +287,34 @@ def test_late_queue_answer_is_held_for_the_next_slot():
         assert len(requests) == 1      # sent without asking the queue again
         clock.run_until(START + 12.5, dt=0.5)
         assert bytes(channel[1].packet.dataframe_bytes) == bytes([2] * 10)
+
+
+def test_test_packets_without_a_queue_go_to_the_profile_broadcast_address():
+    from acomms_core.modems.micromodem2 import MICROMODEM2
+
+    channel = []
+    with RosHarness() as ros:
+        clock = SimClock(ros, START - 0.5)  # the first tick lands on START
+        clock.watch(TestModem(ros, "/auv1", channel).node)  # no queue at all
+        mac = make_mac(ros, clock, "/auv1", num_slots=2, slot_duration_seconds=5.0,
+                       active_slots=0, always_send_test_data=True)
+        clock.start()
+        ros.configure_and_activate(mac)
+        clock.run_until(START + 3.0, dt=0.5)
+    assert [tx.start - START for tx in channel] == [0.0, 2.5]
+    assert {tx.packet.dest for tx in channel} == {MICROMODEM2.broadcast_address}
+    assert all(len(tx.packet.dataframe_bytes) == 2048 for tx in channel)
+
+
+def test_generic_mac_node_runs_the_kind_its_parameter_names():
+    from acomms_core.mac.registry import MAC_KINDS
+    from acomms_core.nodes.mac_node import MacNode
+
+    with RosHarness() as ros:
+        node = ros.add(MacNode(context=ros.context, namespace="/auv1", parameter_overrides=[
+            Parameter("mac_kind", value="tdma_advanced"), Parameter("nav_slots", value="none")]))
+        assert node.get_name() == "mac_node" and node.kind is MAC_KINDS["tdma_advanced"]
+        assert node.get_parameter("nav_slots").value == "none"
+        with pytest.raises(ValueError, match="unknown MAC kind 'aloha'"):
+            MacNode(context=ros.context, parameter_overrides=[Parameter("mac_kind",
+                                                                        value="aloha")])

@@ -146,11 +146,11 @@ def test_cycle_start_time_formats():
 def test_frame_settings_default_and_clip_from_rate_table():
     f = frame_settings(1, 5)
     assert (f.maximum_miniframe_bytes, f.maximum_dataframe_bytes) == (72, 2048)
-    assert f.packet_length_seconds == pytest.approx(1.574 + 3.1)
+    assert f.packet_duration_s == pytest.approx(1.574 + 3.1)
     assert f.notes == ()
     clipped = frame_settings(3, 1, 500, 5000, 6.0)
     assert (clipped.maximum_miniframe_bytes, clipped.maximum_dataframe_bytes) == (96, 192)
-    assert len(clipped.notes) == 2 and clipped.packet_length_seconds == 6.0
+    assert len(clipped.notes) == 2 and clipped.packet_duration_s == 6.0
     legacy = frame_settings(1, 2)   # legacy PSK packet: no miniframe
     assert legacy.maximum_miniframe_bytes == 0 and legacy.maximum_dataframe_bytes == 192
     with pytest.raises(ScheduleError, match="valid rates"):
@@ -193,7 +193,7 @@ def test_test_plan_entries_default_from_rates():
     assert plan[0].frames.maximum_dataframe_bytes == 512 and plan[0].packet_tx_count == 2
     assert plan[0].modem_commands == ("$CCCFQ,SRC",)
     assert plan[1].frames.miniframe_rate == 1 and plan[1].frames.maximum_dataframe_bytes == 100
-    assert plan[1].frames.packet_length_seconds == 5.0 and not plan[1].cycle_on_tx_packet
+    assert plan[1].frames.packet_duration_s == 5.0 and not plan[1].cycle_on_tx_packet
     with pytest.raises(ScheduleError, match="test_cycle"):
         parse_test_plan({"tests": []}, defaults=frame_settings(1, 5))
     with pytest.raises(ScheduleError, match="packet_tx_count"):

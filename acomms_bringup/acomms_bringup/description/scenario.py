@@ -41,6 +41,9 @@ Schema (defaults in brackets)::
           - {time_seconds: 0, latitude: 41.5, longitude: -70.6, depth: 10}
           - {time_seconds: 600, latitude: 41.51, longitude: -70.6, depth: 30}
         mac: {kind: tdma, num_slots: 3, active_slots: [0], slot_duration_seconds: 20}
+                                        # kind: a key of acomms_core.mac.registry.MAC_KINDS;
+                                        # the other keys: that MAC node's parameters, checked
+                                        # by the node's own specs and validator
         codec_config: demo_codecs.yaml  # relative to this file, absolute, or
                                         # package://acomms_bringup/config/demo_codecs.yaml
         parameters:                     # per-node parameter overrides, applied last
@@ -72,8 +75,11 @@ from typing import Any
 
 import yaml
 
+from acomms_core.mac.policy import split_reason
+from acomms_core.mac.registry import MAC_KINDS
+from acomms_core.ros.parameter_spec import spec_table
+
 MODEM_KINDS = ("sim", "micromodem")
-MAC_KINDS = ("tdma", "tdma_advanced", "tdma_scripted")
 NOISE_MODELS = ("fixed", "wenz")
 TRANSMISSION_LOSS_MODELS = ("spreading", "bellhop")
 SPREADING_KINDS = ("spherical", "practical", "cylindrical")
@@ -83,45 +89,8 @@ MICROMODEM_CONNECTIONS = ("serial", "udp", "tcp")
 VEHICLE_NODE_NAMES = ("trajectory_node", "modem", "message_queue_node", "packet_dispatch_node",
                       "mac")
 
-# MAC parameters accepted per MAC kind, with their expected YAML types. The TDMA nodes declare the
-# same names (issue 4); anything else for a MAC goes under `parameters:` (an explicit override).
-_TDMA_PARAMETERS: dict[str, tuple[type, ...]] = {
-    "num_slots": (int,),
-    "slot_duration_seconds": (float,),
-    "active_slots": (int, list, str),
-    "cycle_start_time": (float, str),
-    "guard_time_seconds": (float,),
-    "packet_length_seconds": (float,),
-    "always_send_test_data": (bool,),
-    "miniframe_rate": (int,),
-    "dataframe_rate": (int,),
-    "maximum_miniframe_bytes": (int,),
-    "maximum_dataframe_bytes": (int,),
-    "slot_tags": (str,),
-}
-_TDMA_ADVANCED_PARAMETERS = {
-    **_TDMA_PARAMETERS,
-    "software_mute": (bool,),
-    "nav_slots": (int, list, str),
-    "comms_slots": (int, list, str),
-    "pings_per_slot": (int,),
-    "ping_modem": (bool,),
-    "ping_modem_src": (int,),
-    "ping_modem_timeout_sec": (float,),
-    "ping_transponders": (bool,),
-    "skew_cycle_sec": (float,),
-    "transponder_reply_timeout_sec": (float,),
-}
-MAC_PARAMETERS: dict[str, dict[str, tuple[type, ...]]] = {
-    "tdma": _TDMA_PARAMETERS,
-    "tdma_advanced": _TDMA_ADVANCED_PARAMETERS,
-    "tdma_scripted": {**_TDMA_ADVANCED_PARAMETERS, "tdma_scripted_test_plan_file": (str,),
-                      "tdma_scripted_test_plan_enabled": (bool,)},
-}
-
 _NAME_TOKEN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _NAMESPACE = re.compile(r"^(/[A-Za-z][A-Za-z0-9_]*)+$")
-_SLOT_ITEM = re.compile(r"^\s*(\d+)\s*(?::\s*(\d+)\s*(?::\s*(\d+)\s*)?)?$")
 
 
 class ScenarioError(ValueError):
@@ -385,45 +354,6 @@ class _Section:
 # ---------------------------------------------------------------------------------------------
 
 
-def parse_slots(value: int | list | str, num_slots: int) -> list[int]:
-    """Expand a TDMA slot spec (int, list of ints/ranges, or "0,2,5:7") into sorted slot numbers.
-
-    A range "a:b" or "a:b:step" includes both ends; when b < a it wraps past the last slot
-    (ros_acomms' convention). Raises ValueError naming the offending item.
-    """
-    items = value if isinstance(value, list) else [value]
-    slots: set[int] = set()
-    for item in items:
-        if isinstance(item, bool):
-            raise ValueError(f"slot {item!r} is not a slot number")
-        if isinstance(item, int):
-            parts = [str(item)]
-        elif isinstance(item, str):
-            parts = item.split(",")
-        else:
-            raise ValueError(f"slot {item!r} is not a slot number or range")
-        for part in parts:
-            match = _SLOT_ITEM.match(part)
-            if not match:
-                raise ValueError(f"slot {part.strip()!r} is not a slot number or a:b[:step] range")
-            start = int(match.group(1))
-            end = int(match.group(2)) if match.group(2) is not None else start
-            step = int(match.group(3)) if match.group(3) is not None else 1
-            if step < 1:
-                raise ValueError(f"slot range {part.strip()!r}: step must be >= 1")
-            for slot in (start, end):
-                if slot >= num_slots:
-                    raise ValueError(f"slot {slot} out of range 0..{num_slots - 1}")
-            if end >= start:
-                slots.update(range(start, end + 1, step))
-            else:  # wraps around the end of the cycle
-                slots.update(range(start, num_slots, step))
-                slots.update(range(0, end + 1, step))
-    if not slots:
-        raise ValueError("no active slot")
-    return sorted(slots)
-
-
 def default_package_share(package: str) -> pathlib.Path:
     """The installed share directory of a ROS package (ament index), or raise LookupError."""
     try:
@@ -535,6 +465,30 @@ def _parse_clock(ctx: _Context, section: _Section | None, has_micromodem: bool) 
     return Clock(use_sim_time=use_sim_time, warp_factor=warp)
 
 
+def _parse_sound_speed_profile(ctx: _Context, profile_section: _Section
+                               ) -> tuple[tuple[float, float], ...]:
+    depths = profile_section.get("depths_m", (list,))
+    speeds = profile_section.get("sound_speeds_m_s", (list,))
+    profile_section.finish()
+    if not depths or len(depths) != len(speeds):
+        raise ctx.error(profile_section.path,
+                        f"depths_m ({len(depths)}) and sound_speeds_m_s ({len(speeds)}) "
+                        "must be non-empty lists of the same length")
+    pairs = []
+    for index, (depth, speed) in enumerate(zip(depths, speeds, strict=True)):
+        depth = _check_type(ctx, f"{profile_section.path}.depths_m[{index}]", depth, (float,))
+        speed = _check_type(ctx, f"{profile_section.path}.sound_speeds_m_s[{index}]", speed,
+                            (float,))
+        if not 1300.0 <= speed <= 1700.0:
+            raise ctx.error(f"{profile_section.path}.sound_speeds_m_s[{index}]",
+                            f"{speed} m/s outside 1300..1700")
+        if pairs and depth <= pairs[-1][0]:
+            raise ctx.error(f"{profile_section.path}.depths_m[{index}]",
+                            "depths must increase strictly")
+        pairs.append((depth, speed))
+    return tuple(pairs)
+
+
 def _parse_channel(ctx: _Context, section: _Section | None) -> Channel:
     if section is None:
         section = _Section(ctx, {}, "channel")
@@ -545,27 +499,8 @@ def _parse_channel(ctx: _Context, section: _Section | None) -> Channel:
         if section.has("sound_speed_m_s"):
             raise ctx.error(profile_section.path,
                             "give either sound_speed_m_s or sound_speed_profile, not both")
-        depths = profile_section.get("depths_m", (list,))
-        speeds = profile_section.get("sound_speeds_m_s", (list,))
-        profile_section.finish()
-        if not depths or len(depths) != len(speeds):
-            raise ctx.error(profile_section.path,
-                            f"depths_m ({len(depths)}) and sound_speeds_m_s ({len(speeds)}) "
-                            "must be non-empty lists of the same length")
-        pairs = []
-        for index, (depth, speed) in enumerate(zip(depths, speeds, strict=True)):
-            depth = _check_type(ctx, f"{profile_section.path}.depths_m[{index}]", depth, (float,))
-            speed = _check_type(ctx, f"{profile_section.path}.sound_speeds_m_s[{index}]", speed,
-                                (float,))
-            if not 1300.0 <= speed <= 1700.0:
-                raise ctx.error(f"{profile_section.path}.sound_speeds_m_s[{index}]",
-                                f"{speed} m/s outside 1300..1700")
-            if pairs and depth <= pairs[-1][0]:
-                raise ctx.error(f"{profile_section.path}.depths_m[{index}]",
-                                "depths must increase strictly")
-            pairs.append((depth, speed))
-        profile = tuple(pairs)
-        sound_speed = sum(s for _, s in pairs) / len(pairs)
+        profile = _parse_sound_speed_profile(ctx, profile_section)
+        sound_speed = sum(s for _, s in profile) / len(profile)
     water_depth = section.get("water_depth_m", (float,), 100.0, minimum=0.0,
                               exclusive_minimum=True, maximum=12000.0)
     noise = _parse_noise(ctx, section.section("noise"), section.key_path("noise"))
@@ -816,43 +751,30 @@ def _parse_modem(ctx: _Context, section: _Section) -> ModemConfig:
 
 
 def _parse_mac(ctx: _Context, section: _Section) -> MacConfig:
-    kind = section.get("kind", (str,), choices=MAC_KINDS)
-    allowed = MAC_PARAMETERS[kind]
-    parameters: dict[str, Any] = {}
-    for key in list(section.data):
-        if key in allowed:
-            parameters[key] = section.get(key, allowed[key])
-    section.finish(allowed=("kind", *allowed))
-    num_slots = parameters.get("num_slots", 4)
-    if num_slots < 1:
-        raise ctx.error(section.key_path("num_slots"), f"must be >= 1, got {num_slots}")
-    for key in ("slot_duration_seconds", "guard_time_seconds", "packet_length_seconds"):
-        if key in parameters and parameters[key] < 0:
-            raise ctx.error(section.key_path(key), f"must be >= 0, got {parameters[key]}")
-    for key in ("active_slots", "nav_slots", "comms_slots"):
-        if key in parameters:
-            try:
-                parse_slots(parameters[key], num_slots)
-            except ValueError as exc:
-                raise ctx.error(section.key_path(key), str(exc)) from None
-    slot = parameters.get("slot_duration_seconds", 30.0)
-    busy = parameters.get("packet_length_seconds", 5.0) + parameters.get("guard_time_seconds", 5.0)
-    if busy >= slot:
-        raise ctx.error(section.key_path("slot_duration_seconds"),
-                        f"{slot} s leaves no time to transmit: packet_length_seconds + "
-                        f"guard_time_seconds = {busy} s must be shorter")
-    return MacConfig(kind=kind, parameters=parameters)
+    """The MAC kind's own ParameterSpecs and validator decide (acomms_core.mac.registry): a
+    scenario accepts exactly the values the node would accept, refusing with its reason."""
+    kind_name = section.get("kind", (str,), choices=tuple(MAC_KINDS))
+    kind = MAC_KINDS[kind_name]
+    specs = spec_table(kind.parameters)
+    raw = {key: section.data[key] for key in section.data if key in specs}
+    section.used.update(raw)
+    section.finish(allowed=("kind", *specs))
+    parameters = kind.ros_values(raw)
+    reason = kind.check(parameters)
+    if reason:
+        name, problem = split_reason(reason, specs)
+        raise ctx.error(section.key_path(name) if name else section.path, problem)
+    return MacConfig(kind=kind_name, parameters=parameters)
 
 
 def _slot_overlap_warnings(vehicles: tuple[Vehicle, ...]):
-    """Sim vehicles on one TDMA cycle whose active slots overlap will collide: say so."""
+    """Vehicles on one TDMA cycle whose active slots overlap will collide: say so."""
     cycles: dict[tuple, list[tuple[Vehicle, set[int]]]] = {}
     for vehicle in vehicles:
-        p = vehicle.mac.parameters
-        num_slots = p.get("num_slots", 4)
-        key = (num_slots, float(p.get("slot_duration_seconds", 30.0)),
-               str(p.get("cycle_start_time", "")))
-        slots = set(parse_slots(p.get("active_slots", 0), num_slots))
+        schedule = MAC_KINDS[vehicle.mac.kind].config(vehicle.mac.parameters).schedule
+        key = (schedule.num_slots, schedule.slot_duration_seconds,
+               schedule.cycle_start_time + schedule.skew_seconds)
+        slots = set(schedule.active_slots)
         for other, other_slots in cycles.get(key, []):
             shared = sorted(slots & other_slots)
             if shared:

@@ -29,16 +29,16 @@ from typing import Any
 
 import yaml
 
-from acomms_bringup.description.scenario import Scenario, Vehicle, parse_slots
+from acomms_bringup.description.scenario import Scenario, Vehicle
+from acomms_core.mac.registry import MAC_KINDS
 
 # executable -> (package, "module:Class"), as in docs/ARCHITECTURE.md.
 NODE_TYPES: dict[str, tuple[str, str]] = {
     "message_queue_node": ("acomms_core", "acomms_core.nodes.message_queue_node:MessageQueueNode"),
     "packet_dispatch_node": ("acomms_core",
                              "acomms_core.nodes.packet_dispatch_node:PacketDispatchNode"),
-    "tdma_node": ("acomms_core", "acomms_core.nodes.tdma_node:TdmaNode"),
-    "tdma_advanced_node": ("acomms_core", "acomms_core.nodes.tdma_advanced_node:TdmaAdvancedNode"),
-    "tdma_scripted_node": ("acomms_core", "acomms_core.nodes.tdma_scripted_node:TdmaScriptedNode"),
+    # The MAC nodes, from the MAC registry (one line per kind there).
+    **{kind.executable: (kind.package, kind.plugin) for kind in MAC_KINDS.values()},
     "modem_sim_node": ("acomms_sim", "acomms_sim.nodes.modem_sim_node:ModemSimNode"),
     "sim_transmission_loss_node": (
         "acomms_sim", "acomms_sim.nodes.sim_transmission_loss_node:SimTransmissionLossNode"),
@@ -53,8 +53,7 @@ NODE_TYPES: dict[str, tuple[str, str]] = {
     "lifecycle_manager": ("acomms_bringup",
                           "acomms_bringup.nodes.lifecycle_manager:LifecycleManager"),
 }
-MAC_EXECUTABLES = {"tdma": "tdma_node", "tdma_advanced": "tdma_advanced_node",
-                   "tdma_scripted": "tdma_scripted_node"}
+MAC_EXECUTABLES = {name: kind.executable for name, kind in MAC_KINDS.items()}
 MODEM_EXECUTABLES = {"sim": "modem_sim_node", "micromodem": "acomms_driver_node"}
 # Global service names the sim modems reach (ARCHITECTURE: only these sim names are global).
 READ_LOCATION_SERVICE = "/read_location"
@@ -138,13 +137,6 @@ def _manager(name: str, namespace: str, nodes: tuple[NodeDescription, ...]) -> N
         "transition_timeout_seconds": TRANSITION_TIMEOUT_SECONDS,
         "service_wait_seconds": SERVICE_WAIT_SECONDS,
     }, lifecycle=False)
-
-
-def _ros_slots(value: int | list | str) -> int | list[int] | str:
-    """A ROS parameter cannot mix ints and strings: such a list becomes one range string."""
-    if isinstance(value, list) and not all(isinstance(v, int) for v in value):
-        return ",".join(str(v) for v in value)
-    return value
 
 
 def channel_parameters(scenario: Scenario) -> dict[str, Any]:
@@ -261,10 +253,10 @@ def describe_vehicle(scenario: Scenario, vehicle: Vehicle | str) -> NodeGroup:
     nodes.append(_with_overrides(_node("packet_dispatch_node", None, namespace, {
         **common, "codec_config_file": codec_config_file}), overrides.get("packet_dispatch_node")))
 
-    mac_parameters = {key: _ros_slots(value) if key.endswith("_slots") else value
-                      for key, value in vehicle.mac.parameters.items()}
-    nodes.append(_with_overrides(_node(MAC_EXECUTABLES[vehicle.mac.kind], None, namespace, {
-        **common, **mac_parameters}), overrides.get("mac")))
+    # The scenario holds the MAC parameters as ROS carries them (MacKind.ros_values).
+    mac = MAC_KINDS[vehicle.mac.kind]
+    nodes.append(_with_overrides(_node(mac.executable, None, namespace, {
+        **common, **mac.fixed_parameters, **vehicle.mac.parameters}), overrides.get("mac")))
 
     nodes_tuple = tuple(nodes)
     return NodeGroup(name=vehicle.name, namespace=namespace, nodes=nodes_tuple,
@@ -318,8 +310,7 @@ def describe_stack(scenario: Scenario) -> StackDescription:
 
 def active_slots(vehicle: Vehicle) -> list[int]:
     """The vehicle's TDMA active slots as a sorted list (for summaries and checks)."""
-    parameters = vehicle.mac.parameters
-    return parse_slots(parameters.get("active_slots", 0), parameters.get("num_slots", 4))
+    return list(MAC_KINDS[vehicle.mac.kind].config(vehicle.mac.parameters).schedule.active_slots)
 
 
 def format_stack(stack: StackDescription) -> str:

@@ -27,7 +27,8 @@ from collections.abc import Iterable, Mapping
 
 import yaml
 
-from acomms_core.modems.modem_rates import DEFAULT_MINIFRAME_BYTES, UnknownRateError, rate_info
+from acomms_core.modems.micromodem2 import MICROMODEM2
+from acomms_core.modems.profile import FrameBudget, ModemProfile
 
 # start:end[:step] with ':', ';' or '-' as separators (the forms ros_acomms configurations use).
 _RANGE_PATTERN = re.compile(r"^(?P<start>\d*)[:;-](?P<end>\d*)(?:[:;-](?P<step>\d*))?$")
@@ -198,7 +199,7 @@ class TdmaSchedule:
             raise ScheduleError(
                 f"packet_length_seconds + guard_time_seconds ({packet_length_seconds:g} + "
                 f"{guard_time_seconds:g}) must be less than slot_duration_seconds "
-                f"({slot_duration_seconds:g}), otherwise no packet fits in a slot")
+                f"({slot_duration_seconds:g}), otherwise there is no time to transmit")
         return cls(num_slots=num_slots, slot_duration_seconds=float(slot_duration_seconds),
                    active_slots=slots, cycle_start_time=parse_cycle_start_time(cycle_start_time),
                    guard_time_seconds=float(guard_time_seconds),
@@ -289,56 +290,20 @@ class TdmaSchedule:
 # Frame budgets
 
 
-@dataclasses.dataclass(frozen=True)
-class FrameSettings:
-    """Rates, byte budgets and on-air time of the packets a MAC asks the queue to fill."""
-
-    miniframe_rate: int
-    dataframe_rate: int
-    maximum_miniframe_bytes: int
-    maximum_dataframe_bytes: int
-    packet_length_seconds: float
-    notes: tuple[str, ...] = ()  # budgets that were clipped to the rate table, for the log
-
-    @property
-    def budget_bytes(self) -> int:
-        return self.maximum_miniframe_bytes + self.maximum_dataframe_bytes
-
-
 def frame_settings(miniframe_rate: int, dataframe_rate: int, maximum_miniframe_bytes: int = -1,
-                   maximum_dataframe_bytes: int = -1,
-                   packet_length_seconds: float = -1.0) -> FrameSettings:
-    """Byte budgets defaulted to and clipped by the Micromodem rate table.
+                   maximum_dataframe_bytes: int = -1, packet_length_seconds: float = -1.0,
+                   profile: ModemProfile = MICROMODEM2) -> FrameBudget:
+    """The modem profile's frame budget (`ModemProfile.frame_budget`), refusals as ScheduleError.
 
-    A negative maximum_*_bytes means the rate's default (72 miniframe bytes on FDP rates, a full
-    dataframe); a larger one is clipped to what the rate carries (noted in `notes`). A legacy
-    (non-FDP) dataframe rate has no miniframe. A negative packet_length_seconds means the on-air
-    time of a full packet at these rates.
+    A negative maximum_*_bytes means the rate's default, a larger one is clipped to what the rate
+    carries (noted in `notes`); a negative packet_length_seconds means a full packet at the rates.
     """
     try:
-        mini, data = rate_info(miniframe_rate), rate_info(dataframe_rate)
-    except UnknownRateError as exc:
+        return profile.frame_budget(int(miniframe_rate), int(dataframe_rate),
+                                    int(maximum_miniframe_bytes), int(maximum_dataframe_bytes),
+                                    float(packet_length_seconds))
+    except ValueError as exc:  # PacketRefused: unknown rate
         raise ScheduleError(str(exc)) from None
-    notes = []
-    mini_capacity = mini.max_miniframe_bytes if data.fdp else 0
-
-    def clip(name, requested, default, capacity, rate):
-        if requested < 0:
-            return min(default, capacity)
-        if requested > capacity:
-            notes.append(f"{name} {requested} clipped to {capacity}, the most rate {rate} carries")
-            return capacity
-        return int(requested)
-
-    mini_bytes = clip("maximum_miniframe_bytes", maximum_miniframe_bytes,
-                      DEFAULT_MINIFRAME_BYTES, mini_capacity, miniframe_rate)
-    data_bytes = clip("maximum_dataframe_bytes", maximum_dataframe_bytes,
-                      data.max_dataframe_bytes, data.max_dataframe_bytes, dataframe_rate)
-    if packet_length_seconds < 0:
-        packet_length_seconds = ((mini.miniframe_duration_s if data.fdp else 0.0)
-                                 + data.dataframe_duration_s)
-    return FrameSettings(int(miniframe_rate), int(dataframe_rate), mini_bytes, data_bytes,
-                         float(packet_length_seconds), tuple(notes))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -433,7 +398,7 @@ class TestPlanEntry:
 
     __test__ = False  # not a pytest class
 
-    frames: FrameSettings
+    frames: FrameBudget
     packet_tx_count: int = 1
     modem_commands: tuple[str, ...] = ()
     cycle_on_tx_packet: bool = True  # False: the step counts even when there was nothing to send
@@ -444,11 +409,12 @@ _PLAN_KEYS = {"miniframe_rate", "dataframe_rate", "maximum_miniframe_bytes",
               "modem_commands", "cycle_on_tx_packet"}
 
 
-def parse_test_plan(config, defaults: FrameSettings) -> tuple[TestPlanEntry, ...]:
+def parse_test_plan(config, defaults: FrameBudget,
+                    profile: ModemProfile = MICROMODEM2) -> tuple[TestPlanEntry, ...]:
     """Entries of a tdma_scripted test plan ({test_cycle: [...]}, as text, file path or parsed).
 
-    Settings an entry leaves out come from the rate table for its rates, and its rates default to
-    `defaults` (the node's parameters).
+    Settings an entry leaves out come from the modem profile for its rates, and its rates default
+    to `defaults` (the node's parameters).
     """
     if isinstance(config, str):
         config = _load_yaml_text_or_file(config, "test plan")
@@ -469,7 +435,7 @@ def parse_test_plan(config, defaults: FrameSettings) -> tuple[TestPlanEntry, ...
             frames = frame_settings(mini_rate, data_rate,
                                     int(raw.get("maximum_miniframe_bytes", -1)),
                                     int(raw.get("maximum_dataframe_bytes", -1)),
-                                    float(raw.get("packet_duration_sec", -1.0)))
+                                    float(raw.get("packet_duration_sec", -1.0)), profile)
             count = int(raw.get("packet_tx_count", 1))
         except (TypeError, ValueError) as exc:
             raise ScheduleError(f"test_cycle entry {index}: {exc}") from None

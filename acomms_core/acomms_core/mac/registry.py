@@ -1,0 +1,85 @@
+"""MAC kinds by name (a scenario's `mac.kind`): policy, parameters, status, node. ROS-free.
+
+Adding a MAC kind: one policy module in acomms_core/mac/ (parameter specs, validator, decisions)
+plus one line here. The node serving it is named by `plugin` ("module:Class") and `executable`
+(its console script); kinds whose node only needs the queue and the modem use the generic
+`mac_node` (a `MacNode` that reads the read-only `mac_kind` parameter).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from acomms_core.mac.tdma import TdmaPolicy
+from acomms_core.mac.tdma_advanced import TdmaAdvancedPolicy
+from acomms_core.mac.tdma_scripted import TdmaScriptedPolicy
+from acomms_core.ros.parameter_spec import ParameterSpec, check_values, defaults, spec_table
+
+
+@dataclasses.dataclass(frozen=True)
+class MacKind:
+    policy: type                 # policy class: PARAMETERS, validate(values), decisions
+    status_type: str             # "pkg/msg/Type" of the status message
+    status_topic: str
+    executable: str              # console script of the node
+    plugin: str                  # "module:Class" of the node (composition, embedded runner)
+    package: str = "acomms_core"
+    # Parameters the stack always sets for this kind (e.g. mac_kind for the generic mac_node).
+    fixed_parameters: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    @property
+    def parameters(self) -> tuple[ParameterSpec, ...]:
+        return self.policy.PARAMETERS
+
+    def validate(self, values: Mapping[str, Any]) -> str | None:
+        """The node's pure validator over the merged candidate values of every parameter."""
+        return self.policy.validate(values)
+
+    def check(self, values: Mapping[str, Any]) -> str | None:
+        """What the node would say about these start-up values (others default): reason or
+        None. Types and ranges first (ParameterSpec.check_value), then the validator."""
+        return check_values(self.parameters, values, self.validate)
+
+    def ros_values(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """Values as ROS parameters carry them (what a launch file or the runner passes): an
+        integer for a double parameter becomes a float, and a list mixing ints and strings (a
+        slot list such as [0, "2:3"]) one comma-separated string. Others stay as they are."""
+        specs = spec_table(self.parameters)
+        result = {}
+        for name, value in values.items():
+            spec = specs.get(name)
+            if (spec is not None and spec.type_name == "double" and isinstance(value, int)
+                    and not isinstance(value, bool)):
+                value = float(value)
+            elif (spec is not None and spec.dynamic_typing and isinstance(value, list)
+                  and len({type(item) for item in value}) > 1):
+                value = ",".join(str(item) for item in value)
+            result[name] = value
+        return result
+
+    def config(self, values: Mapping[str, Any]):
+        """The policy's configuration for these values (others default); ScheduleError."""
+        return self.policy.build_config({**defaults(self.parameters), **values})
+
+
+MAC_KINDS: dict[str, MacKind] = {
+    "tdma": MacKind(TdmaPolicy, "acomms_interfaces/msg/TdmaStatus", "tdma_status",
+                    "tdma_node", "acomms_core.nodes.tdma_node:TdmaNode"),
+    "tdma_advanced": MacKind(TdmaAdvancedPolicy, "acomms_interfaces/msg/TdmaAdvancedStatus",
+                             "tdma_advanced_status", "tdma_advanced_node",
+                             "acomms_core.nodes.tdma_advanced_node:TdmaAdvancedNode"),
+    "tdma_scripted": MacKind(TdmaScriptedPolicy, "acomms_interfaces/msg/TdmaScriptedStatus",
+                             "tdma_scripted_status", "tdma_scripted_node",
+                             "acomms_core.nodes.tdma_scripted_node:TdmaScriptedNode"),
+}
+
+
+def mac_kind(kind: str) -> MacKind:
+    """The registered kind; ValueError naming the known ones."""
+    try:
+        return MAC_KINDS[kind]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown MAC kind {kind!r}; known: {', '.join(sorted(MAC_KINDS))}"
+                         ) from None

@@ -1,0 +1,280 @@
+"""Basic TDMA policy (ROS-free): parameters, validated configuration and transmit decisions.
+
+`TDMA_PARAMETERS` is the one parameter table of the `tdma` MAC: tdma_node declares it and the
+scenario loader checks scenario values against it. `TdmaPolicy.validate(values)` is the one pure
+validator both use: it builds the configuration (`TdmaPolicy.build_config`) and returns the reason
+it cannot work, prefixed with the parameter to blame.
+
+At run time the policy decides transmit opportunities: in an active slot, when a packet of the
+configured rates (frame budget from the `modem_profile`) still fits before the slot's guard time,
+it asks for data with the slot's queue filter (`RequestData`), or lets a held packet go
+(`SendHeld`). A valid parameter change is installed at the next slot boundary of the running
+schedule (`apply`); always_send_test_data applies at once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from acomms_core.mac.policy import SEND_HELD, Action, RequestData, blame
+from acomms_core.mac.tdma_schedule import (
+    ScheduleError,
+    SlotTags,
+    TdmaSchedule,
+    format_slots,
+    frame_settings,
+    parse_cycle_start_time,
+    parse_slot_tags,
+    parse_slots,
+)
+from acomms_core.modems.profile import FrameBudget, ModemProfile
+from acomms_core.modems.registry import MODEM_PROFILE_PARAMETER, modem_profile
+from acomms_core.ros.parameter_spec import ParameterSpec
+
+TDMA_PARAMETERS = (
+    ParameterSpec("num_slots", 4, "Slots in one TDMA cycle", 1, 10000),
+    ParameterSpec("slot_duration_seconds", 30.0, "Length of one slot, s", 0.001, 86400.0),
+    ParameterSpec("cycle_start_time", "2024-01-01T00:00:00Z",
+                  "When slot 0 of some cycle started: ISO 8601 (UTC if no zone) or seconds since "
+                  "the epoch (number or string); every vehicle on the channel must use the same "
+                  "value", dynamic_typing=True),
+    ParameterSpec("active_slots", 0,
+                  "Slots this vehicle transmits in: an int, a list, or a range string such as "
+                  "'0,2,5:7' (ranges may wrap: '6:1')", dynamic_typing=True),
+    ParameterSpec("guard_time_seconds", 5.0,
+                  "Silence kept after each packet and before the end of a slot, s", 0.0, 3600.0),
+    ParameterSpec("packet_length_seconds", -1.0,
+                  "On-air time reserved per packet, s; negative: a full packet at the configured "
+                  "rates (modem profile)", -1.0, 3600.0),
+    ParameterSpec("always_send_test_data", False,
+                  "Pad every packet to the full byte budget with zeros and send one in each "
+                  "opportunity even when the queue is empty (channel testing)"),
+    ParameterSpec("miniframe_rate", 1, "Modem rate number for miniframes", 0, 6),
+    ParameterSpec("dataframe_rate", 5, "Modem rate number for dataframes", 0, 6),
+    ParameterSpec("maximum_miniframe_bytes", -1,
+                  "Miniframe bytes requested per packet; negative: the rate's default (72 on FDP "
+                  "rates); clipped to what the rate carries", -1, 100000),
+    ParameterSpec("maximum_dataframe_bytes", -1,
+                  "Dataframe bytes requested per packet; negative: a full dataframe at the rate; "
+                  "clipped to what the rate carries", -1, 100000),
+    ParameterSpec("slot_tags", "",
+                  "Per-slot queue filters: YAML text or a YAML file path with a list of "
+                  "{slots, require_tags, exclude_tags, minimum_priority}; empty: none"),
+    ParameterSpec("tick_period_seconds", 0.2,
+                  "How often the transmit decision is made (node clock), s", 0.001, 10.0,
+                  read_only=True),
+    ParameterSpec("status_period_seconds", 1.0, "Status publishing period (node clock), s",
+                  0.01, 3600.0, read_only=True),
+    ParameterSpec("service_timeout_seconds", 5.0,
+                  "Wall-clock time to wait for the queue or modem to answer before giving up, s",
+                  0.1, 600.0),
+    MODEM_PROFILE_PARAMETER,
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class TdmaConfig:
+    """Everything the MAC needs from its parameters, validated; swapped at slot boundaries."""
+
+    schedule: TdmaSchedule
+    frames: FrameBudget
+    slot_tags: dict[int, SlotTags]
+    untagged_slots: tuple[int, ...]  # active slots without tags ("dedicated" slots)
+    profile: ModemProfile
+
+
+def _frames(values: Mapping[str, Any], profile: ModemProfile) -> FrameBudget:
+    rates = getattr(profile, "rates", {})
+    culprit = "miniframe_rate" if values["miniframe_rate"] not in rates else "dataframe_rate"
+    with blame(culprit):
+        return frame_settings(values["miniframe_rate"], values["dataframe_rate"],
+                              values["maximum_miniframe_bytes"],
+                              values["maximum_dataframe_bytes"],
+                              values["packet_length_seconds"], profile)
+
+
+def build_tdma_config(values: Mapping[str, Any]) -> TdmaConfig:
+    """Validated configuration; ScheduleError('parameter: reason') says what is wrong."""
+    with blame("modem_profile"):
+        profile = modem_profile(values["modem_profile"])
+    frames = _frames(values, profile)
+    num_slots = values["num_slots"]
+    with blame("cycle_start_time"):
+        parse_cycle_start_time(values["cycle_start_time"])
+    with blame("active_slots"):
+        if not parse_slots(values["active_slots"], num_slots):
+            raise ScheduleError("no slot given: this vehicle could never transmit")
+    with blame("slot_duration_seconds"):
+        schedule = TdmaSchedule.create(
+            num_slots=num_slots, slot_duration_seconds=values["slot_duration_seconds"],
+            active_slots=values["active_slots"], cycle_start_time=values["cycle_start_time"],
+            guard_time_seconds=values["guard_time_seconds"],
+            packet_length_seconds=frames.packet_duration_s,
+            skew_seconds=values.get("skew_cycle_sec", 0.0))
+    with blame("slot_tags"):
+        slot_tags = parse_slot_tags(values["slot_tags"], schedule.num_slots)
+    untagged = tuple(s for s in schedule.active_slots
+                     if not slot_tags.get(s, SlotTags()).is_tagged)
+    return TdmaConfig(schedule, frames, slot_tags, untagged, profile)
+
+
+class TdmaPolicy:
+    """Transmit decisions of the basic TDMA MAC; tdma_advanced and tdma_scripted extend it."""
+
+    PARAMETERS: tuple[ParameterSpec, ...] = TDMA_PARAMETERS
+    # Parameters applied at once instead of at the next slot boundary.
+    IMMEDIATE_PARAMETERS = frozenset({"always_send_test_data", "service_timeout_seconds"})
+
+    def __init__(self, logger, counters: Counter | None = None):
+        self.log = logger  # rclpy-style: info/warning/error/debug(text, **throttle options)
+        self.counters: Counter[str] = counters if counters is not None else Counter()
+        self.config = None
+        self.pending: tuple[Any, float, float] | None = None  # config, apply_at, set_at
+        self.always_send_test_data = False
+        self.reset()
+
+    # ----- configuration ------------------------------------------------------------------
+
+    @classmethod
+    def build_config(cls, values: Mapping[str, Any]):
+        return build_tdma_config(values)
+
+    @classmethod
+    def validate(cls, values: Mapping[str, Any]) -> str | None:
+        """Pure validator over the merged candidate values: the reason to refuse, or None."""
+        try:
+            cls.build_config(values)
+        except ScheduleError as exc:
+            return str(exc)
+        return None
+
+    def reset(self) -> None:
+        """Forget the channel history (configure, activate)."""
+        self.last_tx_start: float | None = None
+        self.last_tx_length = 0.0
+
+    def apply_immediate(self, values: Mapping[str, Any]) -> None:
+        self.always_send_test_data = bool(values["always_send_test_data"])
+
+    def configure(self, values: Mapping[str, Any]) -> None:
+        """Build (files are read again) and install; ScheduleError when it cannot work."""
+        config = self.build_config(values)
+        self.apply_immediate(values)
+        self.reset()
+        self.install(config, reason="configured")
+
+    def apply(self, values: Mapping[str, Any], changed, now: float, active: bool) -> None:
+        """An accepted change: immediate settings now, the schedule at the next slot boundary."""
+        self.apply_immediate(values)
+        if not set(changed) - self.IMMEDIATE_PARAMETERS:
+            return
+        try:
+            config = self.build_config(values)
+        except ScheduleError as exc:  # validated a moment ago; only a changed file can fail
+            self.counters["config_errors"] += 1
+            self.log.error(f"parameter change not applied: {exc}")
+            return
+        if not active or self.config is None:
+            self.install(config, reason="parameters set")
+            return
+        apply_at = now + self.config.schedule.position(now).remaining_slot_seconds
+        self.pending = (config, apply_at, now)
+        self.log.info(f"schedule change accepted ({', '.join(sorted(changed))}); takes effect "
+                      f"at the next slot boundary, t={apply_at:.3f}")
+
+    def apply_pending(self, reason: str = "applied on deactivate") -> None:
+        if self.pending is not None:
+            self.install(self.pending[0], reason=reason)
+
+    def install(self, config, reason: str) -> None:
+        self.config = config
+        self.pending = None
+        self.on_config_installed(config)
+        schedule, frames = config.schedule, config.frames
+        self.log.info(
+            f"schedule ({reason}): {schedule.num_slots} slots x "
+            f"{schedule.slot_duration_seconds:g} s, active {format_slots(schedule.active_slots)}, "
+            f"guard {schedule.guard_time_seconds:g} s, packet "
+            f"{schedule.packet_length_seconds:g} s, rates {frames.miniframe_rate}/"
+            f"{frames.dataframe_rate}, budget {frames.maximum_miniframe_bytes}+"
+            f"{frames.maximum_dataframe_bytes} bytes")
+        for note in frames.notes:
+            self.counters["clipped_budgets"] += 1
+            self.log.warning(note)
+
+    def on_config_installed(self, config) -> None:
+        """Hook for extensions."""
+
+    # ----- decisions ----------------------------------------------------------------------
+
+    def begin_tick(self, now: float) -> None:
+        """Slot-boundary config swap and clock-jump handling, before any decision."""
+        if self.pending is not None:
+            config, apply_at, set_at = self.pending
+            if now >= apply_at or now < set_at:  # boundary reached, or clock jumped back
+                self.install(config, reason="slot boundary")
+        if self.last_tx_start is not None and self.last_tx_start > now:
+            self.counters["clock_jumps_back"] += 1
+            self.log.warning(f"clock jumped back to {now:.3f} (last transmission at "
+                             f"{self.last_tx_start:.3f}); forgetting the previous transmission")
+            self.last_tx_start = None
+
+    def may_send(self, now: float, duration_s: float) -> bool:
+        return self.config.schedule.may_transmit(
+            now, self.last_tx_start, duration_s, self.last_tx_length).allowed
+
+    def next_action(self, now: float, held: FrameBudget | None) -> Action:
+        """What to do now; `held` is the budget of a packet the pipeline holds, if any."""
+        return self.data_action(now, held)
+
+    def data_action(self, now: float, held: FrameBudget | None) -> Action:
+        if held is not None:
+            return SEND_HELD if self.may_send(now, held.packet_duration_s) else None
+        frames = self.frames_for_next_packet()
+        if not self.may_send(now, frames.packet_duration_s):
+            return None
+        slot = self.config.schedule.position(now).current_slot
+        return RequestData(frames, self.config.slot_tags.get(slot, SlotTags()),
+                           self.on_opportunity(now))
+
+    def frames_for_next_packet(self) -> FrameBudget:
+        return self.config.frames
+
+    def on_opportunity(self, now: float) -> tuple[str, ...]:
+        """Hook: a packet may start now; returns modem commands to issue first."""
+        return ()
+
+    def on_transmit(self, frames: FrameBudget, now: float) -> None:
+        """A packet with this budget goes to the modem now."""
+        self.last_tx_start = now
+        self.last_tx_length = frames.packet_duration_s
+
+    def on_nothing_to_send(self, now: float, frames: FrameBudget) -> None:
+        """Hook: the queue had nothing for this opportunity."""
+
+    # ----- status -------------------------------------------------------------------------
+
+    def software_muted(self) -> bool:
+        return False
+
+    def status(self, now: float) -> dict[str, Any]:
+        """TdmaStatus fields (header aside)."""
+        config = self.config
+        schedule = config.schedule
+        here = schedule.position(now)
+        tags = config.slot_tags.get(here.current_slot, SlotTags())
+        return {
+            "we_are_active": schedule.is_active(here.current_slot) and not self.software_muted(),
+            "current_slot": here.current_slot,
+            "minimum_priority": tags.minimum_priority or 0,
+            "require_tags": list(tags.require_tags),
+            "exclude_tags": list(tags.exclude_tags),
+            "remaining_slot_seconds": here.remaining_slot_seconds,
+            "remaining_active_seconds": schedule.remaining_active_seconds(now),
+            "time_to_next_active": schedule.time_to_next_active(now),
+            "time_to_next_dedicated_slot": schedule.time_to_next_in(now, config.untagged_slots),
+            "slot_duration_seconds": schedule.slot_duration_seconds,
+        }

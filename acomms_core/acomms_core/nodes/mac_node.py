@@ -1,0 +1,248 @@
+"""MacNode: the lifecycle node every MAC kind runs in; the policy decides, the pipeline sends.
+
+A MAC node is a thin adapter over its ROS-free policy (`acomms_core.mac.registry.MAC_KINDS`):
+
+- parameters: the kind's ParameterSpecs, declared with the policy's pure validator (a refused
+  start-up value raises ValueError with the reason; a refused change is answered with it) and an
+  apply step (`policy.apply`: schedule changes at the next slot boundary, others at once);
+- configure: the policy's configuration is built again (files re-read), the status and
+  /diagnostics publishers and the queue/modem clients are created; activate: tick and status
+  timers (node clock, so sim time works); cleanup/shutdown release everything (NodeResources);
+- every tick: `policy.next_action(now, held)`, carried out by the shared `TransmitPipeline`
+  (request data, hold, send) or by `handle_action` (extensions: pings);
+- status: the policy's fields in the kind's status message every status_period_seconds, counters
+  on /diagnostics.
+
+The generic `mac_node` executable serves any registered kind named by its read-only `mac_kind`
+parameter; node classes with extra ROS I/O (pings, modem commands) set MAC_KIND and add hooks.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import threading
+from collections import Counter
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.exceptions import ParameterException
+from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
+
+from acomms_core.mac.policy import RequestData
+from acomms_core.mac.registry import mac_kind
+from acomms_core.mac.tdma_schedule import ScheduleError
+from acomms_core.nodes.mac_transmit import TransmitPipeline
+from acomms_core.ros.parameter_spec import check_values
+from acomms_core.ros.ros_support import (
+    NodeResources,
+    declare_parameters,
+    is_active,
+    now_s,
+    parameter_values,
+    run_node,
+)
+
+
+def message_class(type_name: str):
+    """'pkg/msg/Type' -> the Python message class."""
+    package, _, name = type_name.rpartition("/")
+    return getattr(importlib.import_module(package.replace("/", ".")), name)
+
+
+def fill_message(msg, fields: dict, stamp):
+    """Set a (nested) message's fields from a (nested) dict; every header gets `stamp`."""
+    for name, value in fields.items():
+        if isinstance(value, dict):
+            fill_message(getattr(msg, name), value, stamp)
+        else:
+            setattr(msg, name, value)
+    if hasattr(msg, "header"):
+        msg.header.stamp = stamp
+    return msg
+
+
+class ParameterRefused(ParameterException, ValueError):
+    """A start-up value of the wrong type or out of range: the reason a scenario gives too, as
+    the ValueError every refused start-up raises and the ParameterException rclpy would."""
+
+    def __init__(self, reason: str):
+        Exception.__init__(self, reason)
+
+
+class MacNode(LifecycleNode):
+    """A MAC lifecycle node for one registered kind (MAC_KIND, or the mac_kind parameter)."""
+
+    MAC_KIND: str | None = None
+    DIAGNOSTIC_NAME = "tdma"  # the /diagnostics entry is "<node>: <DIAGNOSTIC_NAME>"
+
+    def __init__(self, node_name: str | None = None, **kwargs):
+        super().__init__(node_name or (f"{self.MAC_KIND}_node" if self.MAC_KIND else "mac_node"),
+                         **kwargs)
+        self.kind = mac_kind(self.MAC_KIND or self.declare_parameter(
+            "mac_kind", "tdma", ParameterDescriptor(
+                description="Registered MAC kind this node runs", read_only=True)).value)
+        self._lock = threading.RLock()
+        self.counters: Counter[str] = Counter()
+        self.policy = self.kind.policy(self.get_logger(), self.counters)
+        self.pipeline = TransmitPipeline(self, self.policy)
+        self._configured_resources = NodeResources(self)  # configure .. cleanup
+        self._activation_resources = NodeResources(self)  # activate .. deactivate
+        self._status_publisher = self._diagnostics_publisher = None
+        self.last_tick_time: float | None = None  # node-clock time of the latest tick
+        self._names = {spec.name for spec in self.kind.parameters}
+        overrides = {p.name: p.value for p in kwargs.get("parameter_overrides") or ()
+                     if p.name in self._names}
+        reason = check_values(self.kind.parameters, overrides)  # types and ranges, as scenarios
+        if reason:
+            raise ParameterRefused(reason)
+        # Declared here so `ros2 param` sees them before configure; a refused start-up value
+        # raises ValueError with the reason (run_node turns that into exit status 1).
+        self._declared = False
+        declare_parameters(self, self.kind.parameters, self._validate, self._apply)
+        self._declared = True
+
+    def locked(self, function, *args):
+        """Run a callback with the node's lock held (service responses, timers)."""
+        with self._lock:
+            return function(*args)
+
+    @property
+    def idle(self) -> bool:
+        """No service call in flight (tests use it to step sim time deterministically)."""
+        return self.pipeline.idle
+
+    # ----- parameters ---------------------------------------------------------------------
+
+    def _validate(self, values: dict) -> str | None:
+        """The kind's pure validator; a refused change is also logged (start-up: ValueError)."""
+        reason = self.kind.validate(values)
+        if reason and self._declared:
+            self.get_logger().warning(f"refused parameter change: {reason}")
+        return reason
+
+    def _apply(self, values: dict, changed: frozenset) -> None:
+        with self._lock:
+            self.pipeline.service_timeout_s = float(values["service_timeout_seconds"])
+            self.policy.apply(values, changed, now_s(self), is_active(self))
+
+    # ----- lifecycle ----------------------------------------------------------------------
+
+    def on_configure(self, state) -> TransitionCallbackReturn:
+        values = parameter_values(self, self._names)
+        with self._lock:
+            try:
+                self.policy.configure(values)  # files (slot tags, plans) are read again
+            except ScheduleError as exc:
+                self.get_logger().error(f"configure failed: {exc}")
+                return TransitionCallbackReturn.FAILURE
+            self.pipeline.service_timeout_s = float(values["service_timeout_seconds"])
+            self.pipeline.reset()
+        self._status_publisher = self._configured_resources.publisher(
+            message_class(self.kind.status_type), self.kind.status_topic)
+        self._diagnostics_publisher = self._configured_resources.publisher(
+            DiagnosticArray, "/diagnostics")
+        self.pipeline.create_clients(self._configured_resources)
+        self.create_interfaces(self._configured_resources)
+        return TransitionCallbackReturn.SUCCESS
+
+    def create_interfaces(self, resources: NodeResources) -> None:
+        """Hook: extra clients/publishers, created in on_configure through `resources`."""
+
+    def on_activate(self, state) -> TransitionCallbackReturn:
+        with self._lock:
+            self.policy.reset()
+            self.pipeline.reset(keep_held=True)  # a packet held over a deactivate is still sent
+            self.last_tick_time = None
+        timers = self._activation_resources
+        timers.timer(self.get_parameter("tick_period_seconds").value, self._on_tick)
+        timers.timer(self.get_parameter("status_period_seconds").value, self._publish_status)
+        return super().on_activate(state)
+
+    def on_deactivate(self, state) -> TransitionCallbackReturn:
+        with self._lock:
+            self.policy.apply_pending()
+        self._activation_resources.release()
+        return super().on_deactivate(state)
+
+    def on_cleanup(self, state) -> TransitionCallbackReturn:
+        self._release()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state) -> TransitionCallbackReturn:
+        self._release()
+        return TransitionCallbackReturn.SUCCESS
+
+    def _release(self) -> None:
+        with self._lock:
+            self.pipeline.drop_held("on cleanup")
+            self.pipeline.reset()
+            self.policy.reset()
+        self._activation_resources.release()
+        self._configured_resources.release()
+        self.pipeline.forget_clients()
+        self._status_publisher = self._diagnostics_publisher = None
+        self.forget_interfaces()
+
+    def forget_interfaces(self) -> None:
+        """Hook: drop references to what create_interfaces made (already destroyed)."""
+
+    # ----- transmit loop ------------------------------------------------------------------
+
+    def _on_tick(self) -> None:
+        now = now_s(self)
+        with self._lock:
+            if not is_active(self) or self.policy.config is None:
+                return
+            try:
+                self._tick(now)
+            finally:
+                # Set last, so "ticked at t and idle" really means t's decision is complete.
+                self.last_tick_time = now
+
+    def _tick(self, now: float) -> None:
+        self.policy.begin_tick(now)
+        if self.pipeline.busy():
+            return
+        action = self.policy.next_action(now, self.pipeline.held_frames)
+        if isinstance(action, RequestData) and action.modem_commands:
+            self.publish_modem_commands(action.modem_commands)
+        if not self.pipeline.run(action, now):
+            self.handle_action(action, now)
+
+    def handle_action(self, action, now: float) -> None:
+        """Hook: actions other than data (pings); None and Wait do nothing."""
+
+    def publish_modem_commands(self, commands: tuple[str, ...]) -> None:
+        """Hook: modem commands a policy issues before a packet."""
+
+    # ----- status -------------------------------------------------------------------------
+
+    def _publish_status(self) -> None:
+        time = self.get_clock().now()
+        with self._lock:
+            if self.policy.config is None or self._status_publisher is None:
+                return
+            fields = self.policy.status(time.nanoseconds * 1e-9)
+            counters = dict(self.counters)
+            muted = self.policy.software_muted()
+        stamp = time.to_msg()
+        self._status_publisher.publish(
+            fill_message(message_class(self.kind.status_type)(), fields, stamp))
+        diagnostics = DiagnosticArray()
+        diagnostics.header.stamp = stamp
+        name = f"{self.get_fully_qualified_name()}: {self.DIAGNOSTIC_NAME}"
+        diagnostics.status.append(DiagnosticStatus(
+            level=DiagnosticStatus.OK, name=name,
+            message="muted" if muted else "running",
+            values=[KeyValue(key=k, value=str(v)) for k, v in sorted(counters.items())]))
+        self._diagnostics_publisher.publish(diagnostics)
+
+
+def main(args=None) -> int:
+    """`mac_node`: the MAC kind named by the mac_kind parameter."""
+    return run_node(MacNode, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
