@@ -13,11 +13,12 @@ hands the suite a `ModemPair`; the suite then checks, through ROS only:
 - the modem node publishes its health on `/diagnostics` (a status named after the node).
 
 Implementations: `modem_sim_node` pairs on the simulated channel with sim time (/clock from the
-test), and `acomms_driver_node`s each connected over TCP to a `micromodem_emulator` model, the two
-models sharing the simulated channel (`SimChannelBackend`, wall clock). A new driver joins by
-adding one fixture function to IMPLEMENTATIONS that returns a ModemPair. Where an implementation
-does not yet provide a check, its pair lists the check in `known_gaps`: that check must then fail
-(strict xfail), so closing the gap shows up here and the entry goes.
+test), and `acomms_driver_node`s each connected over TCP to a `micromodem_emulator` modem, the
+two served by one `EmulatorNetwork` on the simulated channel (`SimChannelBackend`, wall clock).
+A new driver joins by adding one entry to IMPLEMENTATIONS: a function of (ros, tmp_path) that
+returns a ModemPair. Where an implementation does not provide a check yet, its pair names the
+check in `known_gaps`: the check must then fail (xfail), and passing it fails the test until
+the entry goes, so a closed gap shows up here.
 """
 
 from __future__ import annotations
@@ -36,14 +37,9 @@ from acomms_core.ros.testing import RosHarness
 from acomms_driver.nodes.acomms_driver_node import AcommsDriverNode
 from acomms_interfaces.msg import CST, Packet, ReceivedPacket, TransmittedPacket
 from acomms_interfaces.srv import PingModem, QueueTxPacket
-from acomms_sim.emulator.channel_backend import SimChannelBackend
-from acomms_sim.emulator.micromodem_emulator import TcpServer
-from acomms_sim.emulator.micromodem_model import MicromodemModel
+from acomms_sim.emulator.micromodem_emulator import EmulatorNetwork
 from acomms_sim.nodes.modem_sim_node import ModemSimNode
-from acomms_sim.physics.ambient_noise import AmbientNoise
 from acomms_sim.physics.geodesy import offset_position
-from acomms_sim.physics.sound_speed import SoundSpeedProfile
-from acomms_sim.physics.transmission_loss import Propagation, SpreadingModel
 
 ORIGIN = (41.5, -70.6)
 RANGE_M = 750.0
@@ -145,18 +141,15 @@ class DriverPair(ModemPair):
 
     def __init__(self, ros: RosHarness, tmp_path):
         super().__init__(ros)
-        propagation = Propagation(SpreadingModel("spherical", "thorp"),
-                                  SoundSpeedProfile.constant(SOUND_SPEED_MPS))
-        self.backend = SimChannelBackend(propagation, AmbientNoise("fixed", NOISE_DB), seed=3)
-        self.models, self.servers = [], []
-        for name, src in SRCS.items():
+        modems = []
+        for src in SRCS.values():
             lat, lon = offset_position(*ORIGIN, RANGE_M * (src - 1), 0.0)
-            self.backend.set_position(src, lat, lon, DEPTH_M)
-            model = MicromodemModel(src, self.backend, airtime_scale=self.AIRTIME_SCALE)
-            server = TcpServer(model)
-            server.start()
-            self.models.append(model)
-            self.servers.append(server)
+            modems.append({"src": src, "latitude": lat, "longitude": lon, "depth": DEPTH_M,
+                           "tcp_port": 0})
+        channel = {"sound_speed_mps": SOUND_SPEED_MPS, "ambient_noise_db": NOISE_DB, "seed": 3}
+        self.network = EmulatorNetwork({"channel": channel, "modems": modems},
+                                       airtime_scale=self.AIRTIME_SCALE)
+        for name, server in zip(SRCS, self.network.servers, strict=True):
             values = {"modem_connection_type": "tcp", "modem_remote_host": "127.0.0.1",
                       "modem_remote_port": server.port, "modem_log_dir": str(tmp_path / name),
                       "reconnect_initial_s": 0.1, "reconnect_max_s": 0.5,
@@ -170,11 +163,7 @@ class DriverPair(ModemPair):
             "the drivers never connected to their emulators"
 
     def close(self) -> None:
-        for server in self.servers:
-            server.close()
-        for model in self.models:
-            model.close()
-        self.backend.close()
+        self.network.close()
 
 
 IMPLEMENTATIONS = {
