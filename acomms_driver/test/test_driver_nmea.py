@@ -83,7 +83,7 @@ def test_frame_lists_roundtrip():
                  miniframe_bytes=b"x" * 96, dataframe_bytes=b"y" * 2048), False, False, None),
     (ModemPacket(dest=2, packet_type=PACKET_TYPE_FDP, miniframe_rate=1, dataframe_rate=1,
                  dataframe_bytes=b"y" * 193), False, False, "193 dataframe bytes"),
-    (ModemPacket(dest=2, miniframe_rate=2, dataframe_rate=1), False, False, "miniframe_rate 2"),
+    (ModemPacket(dest=2, miniframe_rate=2, dataframe_rate=1), False, False, "miniframe rate 2"),
     (ModemPacket(dest=2, miniframe_bytes=b"x" * 97), False, False, "97 miniframe bytes"),
     (ModemPacket(dest=300), False, False, "dest 300"),
     (ModemPacket(dest=2, miniframe_bytes=b"x"), False, True, "use_tdp"),

@@ -344,4 +344,26 @@ def test_deactivate_closes_and_activate_reopens(modems, tmp_path):
         driver.node.trigger_deactivate()
         driver.node.trigger_cleanup()
         assert driver.node.client is None
+        assert len(driver.node._resources) == 0 and len(driver.node._active_resources) == 0
     server.close()
+
+
+def test_sensor_poll_interval_applies_at_run_time_and_cleanup_releases():
+    with RosHarness() as ros:
+        sensors = ros.add(ModemSensorDataNode(context=ros.context, namespace=NS,
+                                              parameter_overrides=[
+                                                  Parameter("query_interval_s", value=600.0),
+                                                  Parameter("reply_timeout_s", value=0.2)]))
+        ros.configure_and_activate(sensors)
+        ros.spin_for(0.3)
+        assert sensors.counters["polls"] == 0
+        assert sensors.set_parameters([Parameter("query_interval_s", value=1.0)])[0].successful
+        # No driver answers: each poll ends at reply_timeout_s with every value missing.
+        assert ros.spin_until(lambda: sensors.counters["published"] >= 1, 5.0)
+        assert sensors.counters["missing_replies"] == 5
+        sensors.trigger_deactivate()
+        polls = sensors.counters["polls"]
+        ros.spin_for(1.5)
+        assert sensors.counters["polls"] == polls
+        sensors.trigger_cleanup()
+        assert len(sensors._resources) == 0 and len(sensors._active_resources) == 0

@@ -87,6 +87,19 @@ def parse_line(line: str | bytes) -> Sentence:
     return Sentence(parts[0], tuple(p.strip() for p in parts[1:]), line)
 
 
+def complete_sentence(text: str) -> str:
+    """A sentence typed by a user ('$CCCFQ,SRC', with or without its checksum) as a line to send;
+    NmeaError with the reason when it is not a valid sentence."""
+    text = text.strip()
+    if "*" not in text:
+        try:
+            text = f"{text}*{checksum(text.lstrip('$'))}"
+        except UnicodeEncodeError as exc:
+            raise MalformedSentenceError(str(exc)) from None
+    sentence = parse_line(text)
+    return format_sentence(sentence.type, sentence.fields)
+
+
 @dataclasses.dataclass
 class LineCounters:
     """What the reader saw. lines == valid + bad_checksum + malformed + overlong, always."""

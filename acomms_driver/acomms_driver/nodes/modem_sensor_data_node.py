@@ -13,7 +13,14 @@ import math
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from std_msgs.msg import String
 
-from acomms_core.ros.ros_support import ParameterSpec, declare_parameters, run_node
+from acomms_core.ros.ros_support import (
+    NodeResources,
+    ParameterSpec,
+    declare_parameters,
+    now_s,
+    run_node,
+    seconds_to_time_msg,
+)
 from acomms_driver.micromodem import nmea
 from acomms_interfaces.msg import ModemSensorData
 
@@ -57,46 +64,52 @@ class ModemSensorDataNode(LifecycleNode):
         self.counters = {"polls": 0, "published": 0, "missing_replies": 0, "unparseable": 0}
         self._values: dict[str, float] = {}
         self._polling = False
+        self._resources = NodeResources(self)         # configure .. cleanup
+        self._active_resources = NodeResources(self)  # activate .. deactivate
         self._poll_timer = None
         self._deadline_timer = None
         self._sensor_publisher = None
         self._nmea_out = None
-        self._nmea_subscription = None
 
     def _apply(self, values: dict, changed: frozenset) -> None:
         """Post-set: a new query interval restarts the poll timer."""
         self.params = dict(values)
         if "query_interval_s" in changed and self._poll_timer is not None:
-            self.destroy_timer(self._poll_timer)
-            self._poll_timer = self.create_timer(values["query_interval_s"], self._poll)
+            self._poll_timer.timer_period_ns = int(values["query_interval_s"] * 1e9)
+            self._poll_timer.reset()
 
     def on_configure(self, state) -> TransitionCallbackReturn:
-        self._sensor_publisher = self.create_lifecycle_publisher(ModemSensorData,
-                                                                 "modem_sensor_data", 10)
-        self._nmea_out = self.create_lifecycle_publisher(String, "nmea_to_modem", 10)
-        self._nmea_subscription = self.create_subscription(String, "nmea_from_modem",
-                                                           self._on_nmea, 100)
+        self._sensor_publisher = self._resources.publisher(ModemSensorData, "modem_sensor_data")
+        self._nmea_out = self._resources.publisher(String, "nmea_to_modem")
+        self._resources.subscription(String, "nmea_from_modem", self._on_nmea, 100)
         return TransitionCallbackReturn.SUCCESS
 
     def on_activate(self, state) -> TransitionCallbackReturn:
         result = super().on_activate(state)
-        self._poll_timer = self.create_timer(self.params["query_interval_s"], self._poll)
+        self._poll_timer = self._active_resources.timer(self.params["query_interval_s"],
+                                                        self._poll)
+        # One-shot per poll: started by _poll, stopped by _finish.
+        self._deadline_timer = self._active_resources.timer(self.params["reply_timeout_s"],
+                                                            self._finish, autostart=False)
         return result
 
     def on_deactivate(self, state) -> TransitionCallbackReturn:
-        for timer in (self._poll_timer, self._deadline_timer):
-            if timer is not None:
-                self.destroy_timer(timer)
-        self._poll_timer = self._deadline_timer = None
-        self._polling = False
+        self._stop_polling()
         return super().on_deactivate(state)
 
     def on_cleanup(self, state) -> TransitionCallbackReturn:
-        self.destroy_lifecycle_publisher(self._sensor_publisher)
-        self.destroy_lifecycle_publisher(self._nmea_out)
-        self.destroy_subscription(self._nmea_subscription)
-        self._sensor_publisher = self._nmea_out = self._nmea_subscription = None
+        self._stop_polling()
+        self._resources.release()
+        self._sensor_publisher = self._nmea_out = None
         return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state) -> TransitionCallbackReturn:
+        return self.on_cleanup(state)
+
+    def _stop_polling(self) -> None:
+        self._active_resources.release()
+        self._poll_timer = self._deadline_timer = None
+        self._polling = False
 
     def _poll(self) -> None:
         if self._polling:  # previous poll still waiting: finish it first
@@ -106,7 +119,8 @@ class ModemSensorDataNode(LifecycleNode):
         self._polling = True
         for name in SENSOR_FIELDS:
             self._nmea_out.publish(String(data=f"$CCCFQ,{name}"))
-        self._deadline_timer = self.create_timer(self.params["reply_timeout_s"], self._finish)
+        self._deadline_timer.timer_period_ns = int(self.params["reply_timeout_s"] * 1e9)
+        self._deadline_timer.reset()
 
     def _on_nmea(self, msg: String) -> None:
         if "CACFG" not in msg.data:
@@ -123,8 +137,7 @@ class ModemSensorDataNode(LifecycleNode):
 
     def _finish(self) -> None:
         if self._deadline_timer is not None:
-            self.destroy_timer(self._deadline_timer)
-            self._deadline_timer = None
+            self._deadline_timer.cancel()
         if not self._polling:
             return
         self._polling = False
@@ -133,7 +146,7 @@ class ModemSensorDataNode(LifecycleNode):
         if missing:
             self.get_logger().warning(f"modem did not report {missing}")
         msg = ModemSensorData(**{f: self._values.get(f, math.nan) for f in SENSOR_FIELDS.values()})
-        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.header.stamp = seconds_to_time_msg(now_s(self))
         self._sensor_publisher.publish(msg)
         self.counters["published"] += 1
 

@@ -1,0 +1,132 @@
+"""Between the Micromodem client's plain values and acomms_interfaces / diagnostic_msgs messages.
+
+No node state here: the driver node calls these with the client's results.
+"""
+
+from __future__ import annotations
+
+import math
+
+from builtin_interfaces.msg import Time
+from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+
+from acomms_core.ros.ros_support import seconds_to_time_msg
+from acomms_driver.micromodem.client_config import PingResult, ReceivedModemPacket
+from acomms_driver.micromodem.micromodem_client import MicromodemClient
+from acomms_driver.micromodem.packet_rules import ModemPacket
+from acomms_interfaces.msg import CST, Packet, PingReply, ReceivedPacket
+
+_INT_RANGES = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767),
+               "uint16": (0, 65535), "int32": (-2**31, 2**31 - 1), "uint32": (0, 2**32 - 1)}
+
+
+def _clamp(value: int, field_type: str) -> int:
+    low, high = _INT_RANGES[field_type]
+    return max(low, min(high, int(value)))
+
+
+def _time(unix_seconds: float) -> Time:
+    """A modem timestamp; an unset (negative, NaN) one becomes the zero Time."""
+    if not math.isfinite(unix_seconds) or unix_seconds < 0:
+        return Time()
+    return seconds_to_time_msg(unix_seconds)
+
+
+def fill_message(msg, values: dict):
+    """Copy values into msg's fields of the same name, clamping integers to the field type."""
+    for name, field_type in msg.get_fields_and_field_types().items():
+        if name not in values or values[name] is None:
+            continue
+        value = values[name]
+        if field_type == "builtin_interfaces/Time":
+            setattr(msg, name, _time(float(value)))
+        elif field_type in _INT_RANGES:
+            setattr(msg, name, _clamp(value, field_type))
+        elif field_type in ("float", "double"):
+            setattr(msg, name, float(value))
+    return msg
+
+
+def packet_msg(packet: ModemPacket, src: int) -> Packet:
+    return Packet(src=_clamp(src, "int16"), dest=int(packet.dest),
+                  packet_type=int(packet.packet_type), miniframe_rate=int(packet.miniframe_rate),
+                  dataframe_rate=int(packet.dataframe_rate),
+                  miniframe_bytes=bytes(packet.miniframe_bytes),
+                  dataframe_bytes=bytes(packet.dataframe_bytes))
+
+
+def modem_packet(msg: Packet, default_dest: int) -> ModemPacket:
+    """A requested packet; dest < 0 means default_dest."""
+    return ModemPacket(src=msg.src, dest=msg.dest if msg.dest >= 0 else default_dest,
+                       packet_type=msg.packet_type, miniframe_rate=msg.miniframe_rate,
+                       dataframe_rate=msg.dataframe_rate,
+                       miniframe_bytes=bytes(msg.miniframe_bytes),
+                       dataframe_bytes=bytes(msg.dataframe_bytes))
+
+
+def received_packet_msg(received: ReceivedModemPacket, stamp: Time) -> ReceivedPacket:
+    msg = ReceivedPacket(packet=packet_msg(received.packet, received.packet.src),
+                         minibytes_valid=received.minibytes_valid,
+                         databytes_valid=received.databytes_valid)
+    msg.header.stamp = stamp
+    if received.cst is not None:
+        msg.cst = fill_message(CST(), received.cst)
+    return msg
+
+
+def fill_ping_response(response, result: PingResult, tat_s: float):
+    """PingModem.Response from an answered ping."""
+    response.timed_out = False
+    response.one_way_travel_time = result.one_way_travel_time
+    response.tat = tat_s
+    response.txlevel = _clamp(result.tx_level, "int8")
+    response.timestamp_resolution = _clamp(result.timestamp_resolution, "int8")
+    response.toa_mode = _clamp(result.toa_mode, "int8")
+    response.snv_on = _clamp(result.snv_on, "int8")
+    response.timestamp = _clamp(result.timestamp, "uint32")
+    if result.cst is not None:
+        response.cst = fill_message(CST(), result.cst)
+    return response
+
+
+def ping_reply_msg(result: PingResult, tat_s: float, cst: CST, stamp: Time) -> PingReply:
+    reply = fill_message(PingReply(), {
+        "src": result.src, "dest": result.dest, "owtt": result.one_way_travel_time,
+        "tat": tat_s, "snr_in": result.snr_in, "snr_out": result.snr_out,
+        "tx_level": result.tx_level, "timestamp_res": result.timestamp_resolution,
+        "toa_mode": result.toa_mode, "snv_on": result.snv_on, "timestamp": result.timestamp})
+    reply.header.stamp = stamp
+    reply.cst = cst
+    return reply
+
+
+def diagnostic_status(name: str, client: MicromodemClient | None,
+                      node_counters: dict) -> DiagnosticStatus:
+    """The modem link's health: connection, last sentence, queue, every counter."""
+    status = DiagnosticStatus(name=name)
+    if client is None:
+        status.level, status.message = DiagnosticStatus.STALE, "not configured"
+        return status
+    status.hardware_id = client.settings.link_factory().description
+    if client.connected:
+        unconfirmed = client.unconfirmed_config
+        status.level = DiagnosticStatus.WARN if unconfirmed else DiagnosticStatus.OK
+        status.message = "connected" + (
+            f"; modem did not confirm {unconfirmed}" if unconfirmed else "")
+    else:
+        status.level = DiagnosticStatus.ERROR
+        status.message = f"disconnected: {client.last_reason}"
+    age = client.last_sentence_age()
+    values = {
+        "connected": str(client.connected).lower(),
+        "last_sentence_age_s": "inf" if math.isinf(age) else f"{age:.3f}",
+        "tx_queue_length": str(client.queue_length()),
+        "modem_src": str(client.modem_src),
+        "firmware_version": client.firmware_version,
+        "last_reason": client.last_reason,
+    }
+    values.update({f"lines_{k}": str(v) for k, v in client.reader.counters.as_dict().items()})
+    values.update({k: str(v) for k, v in sorted(client.counters.items())})
+    values.update({k: str(v) for k, v in node_counters.items()})
+    status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
+    return status

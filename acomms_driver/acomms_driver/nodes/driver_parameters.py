@@ -1,0 +1,149 @@
+"""acomms_driver_node's parameters: specs, the pure validator, and what they mean for the client.
+
+ROS-free: `check_parameters` decides on merged candidate values, `client_settings` builds the
+client's settings from accepted values and `update_settings` carries run-time changes over.
+"""
+
+from __future__ import annotations
+
+import yaml
+
+from acomms_core.modems.registry import (
+    MODEM_PROFILE_PARAMETER,
+    check_modem_profile,
+    modem_profile,
+)
+from acomms_core.ros.parameter_spec import ParameterSpec
+from acomms_driver.micromodem.client_config import ClientSettings
+from acomms_driver.micromodem.modem_link import make_link
+
+CONNECTION_TYPES = ("serial", "tcp", "udp")
+# Parameters that describe the link: refused while active (deactivate, change, activate).
+LINK_PARAMETERS = ("modem_connection_type", "modem_serial_port", "modem_baud_rate",
+                   "modem_remote_host", "modem_remote_port", "modem_local_host",
+                   "modem_local_port", "modem_log_dir")
+TXLEVEL_CONFIG = "pwramp.txlevel"
+
+PARAMETERS = (
+    ParameterSpec("modem_connection_type", "serial",
+                  "how the modem is attached: serial | tcp | udp"),
+    ParameterSpec("modem_serial_port", "/dev/ttyUSB0", "serial device of the modem"),
+    ParameterSpec("modem_baud_rate", 19200, "serial baud rate", 300, 3000000),
+    ParameterSpec("modem_remote_host", "localhost", "modem host for tcp / udp"),
+    ParameterSpec("modem_remote_port", 4001, "modem port for tcp / udp", 1, 65535),
+    ParameterSpec("modem_local_host", "", "local address to bind for udp ('' = any)"),
+    ParameterSpec("modem_local_port", 0, "local udp port (0 = same as modem_remote_port)", 0,
+                  65535),
+    ParameterSpec("modem_config", "{}",
+                  "YAML mapping of modem parameters sent as $CCCFG name,value on every "
+                  "connection, e.g. \"{BR1: 3, 'xmit.txinhibit': 1}\""),
+    ParameterSpec("set_modem_time", False, "set the modem clock ($CCTMS) on every connection"),
+    MODEM_PROFILE_PARAMETER,
+    ParameterSpec("default_modem_dest", -1,
+                  "dest used when a queued packet has dest < 0; -1 = the modem profile's "
+                  "broadcast address (121 for micromodem2)", -1, 255),
+    ParameterSpec("use_legacy_packets", False,
+                  "send AUTO/UNKNOWN packets as legacy $CCCYC/$CCTXD packets instead of FDP"),
+    ParameterSpec("use_tdp", False, "send FDP packets with $CCTDP (dataframe only)"),
+    ParameterSpec("pwramp_txlevel", 3, "power amplifier level sent as pwramp.txlevel "
+                  "(0 loudest .. 3 quietest)", 0, 3),
+    ParameterSpec("publish_partial_packets", True,
+                  "publish receptions with bad frames (good-prefix bytes only)"),
+    ParameterSpec("reconnect_initial_s", 0.5, "first reconnection delay, s (doubles per failure)",
+                  0.05, 60.0),
+    ParameterSpec("reconnect_max_s", 10.0, "longest reconnection delay, s", 0.1, 600.0),
+    ParameterSpec("modem_silence_timeout_s", 30.0,
+                  "no sentence for this long = modem silent: reconnect (probed at half)", 1.0,
+                  3600.0),
+    ParameterSpec("handshake_timeout_s", 2.0, "wait per handshake reply on connection, s", 0.1,
+                  30.0),
+    ParameterSpec("tx_timeout_s", 60.0, "give up on a packet without $CATXF after this, s", 1.0,
+                  600.0),
+    ParameterSpec("max_tx_queue", 100, "transmit queue capacity, packets", 1, 10000),
+    ParameterSpec("diagnostics_period_s", 1.0, "period of /diagnostics, s", 0.1, 60.0),
+    ParameterSpec("modem_log_dir", "~/acomms_logs", "directory of pyacomms' NMEA log files"),
+)
+
+
+def parse_modem_config(text: str) -> dict:
+    """modem_config YAML to a flat {name: scalar} dict; ValueError with the reason."""
+    try:
+        value = yaml.safe_load(text) if text.strip() else {}
+    except yaml.YAMLError as exc:
+        raise ValueError(f"modem_config is not YAML: {exc}") from None
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError("modem_config must be a YAML mapping of name: value")
+    result = {}
+    for name, item in value.items():
+        if isinstance(item, (dict, list)) or item is None:
+            raise ValueError(f"modem_config[{name!r}] must be a scalar")
+        if isinstance(item, bool):
+            item = int(item)
+        result[str(name)] = item
+    return result
+
+
+def check_parameters(values: dict, current: dict | None, active: bool) -> str | None:
+    """Pure: may these merged candidate values be used? `current` are the accepted values, and
+    link parameters may not change while the driver is active."""
+    if values.get("modem_connection_type") not in CONNECTION_TYPES:
+        return f"modem_connection_type must be one of {CONNECTION_TYPES}"
+    reason = check_modem_profile(values)
+    if reason:
+        return reason
+    try:
+        parse_modem_config(str(values.get("modem_config", "{}")))
+    except ValueError as exc:
+        return str(exc)
+    if values.get("reconnect_initial_s", 0) > values.get("reconnect_max_s", 1e9):
+        return "reconnect_initial_s must not exceed reconnect_max_s"
+    if current is not None and active:
+        names = sorted(n for n in LINK_PARAMETERS if values.get(n) != current.get(n))
+        if names:
+            return f"{names} cannot change while active: deactivate, set, activate"
+    return None
+
+
+def default_dest(values: dict) -> int:
+    """Where a packet without a dest goes: default_modem_dest, or the profile's broadcast."""
+    dest = values["default_modem_dest"]
+    return dest if dest >= 0 else modem_profile(values["modem_profile"]).broadcast_address
+
+
+def modem_config(values: dict) -> dict:
+    """Every $CCCFG the driver sends on connection: the tx level, then modem_config."""
+    return {TXLEVEL_CONFIG: values["pwramp_txlevel"],
+            **parse_modem_config(values["modem_config"])}
+
+
+def client_settings(values: dict, name: str) -> ClientSettings:
+    def link_factory():
+        return make_link(values["modem_connection_type"], serial_port=values["modem_serial_port"],
+                         baud_rate=values["modem_baud_rate"],
+                         remote_host=values["modem_remote_host"],
+                         remote_port=values["modem_remote_port"],
+                         local_host=values["modem_local_host"],
+                         local_port=values["modem_local_port"])
+
+    settings = ClientSettings(link_factory=link_factory, modem_config=modem_config(values),
+                              log_dir=values["modem_log_dir"],
+                              name="".join(c if c.isalnum() else "_" for c in name))
+    update_settings(settings, values)
+    return settings
+
+
+def update_settings(settings: ClientSettings, values: dict) -> None:
+    """The run-time settable parameters into the client's settings."""
+    settings.profile = modem_profile(values["modem_profile"])
+    settings.use_legacy_packets = values["use_legacy_packets"]
+    settings.use_tdp = values["use_tdp"]
+    settings.publish_partial_packets = values["publish_partial_packets"]
+    settings.set_modem_time = values["set_modem_time"]
+    settings.reconnect_initial_s = values["reconnect_initial_s"]
+    settings.reconnect_max_s = values["reconnect_max_s"]
+    settings.silence_timeout_s = values["modem_silence_timeout_s"]
+    settings.handshake_timeout_s = values["handshake_timeout_s"]
+    settings.tx_timeout_s = values["tx_timeout_s"]
+    settings.max_tx_queue = values["max_tx_queue"]

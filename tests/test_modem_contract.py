@@ -1,0 +1,275 @@
+"""The modem contract: what every modem implementation provides through its ROS interface.
+
+One suite, parametrized over the implementations (Goby's DriverTester idea). Each fixture puts two
+modems of one kind on one acoustic channel, SRC 1 ("a") and SRC 2 ("b"), RANGE_M apart, and
+hands the suite a `ModemPair`; the suite then checks, through ROS only:
+
+- `queue_tx_packet` accepts a packet the modem can send (success, a queue position);
+- `queue_tx_packet` refuses a packet it cannot send, and logs the reason (naming the problem);
+- the other modem publishes `packet_rx` with the same bytes, from the sender's SRC;
+- the sender publishes `transmit` (TransmittedPacket: the packet, XST to the dest);
+- the receiver publishes `cst` for the reception (src, dest, good mode, finite SNR, data rate);
+- `ping_modem` is answered with a one-way travel time of range / sound speed;
+- the modem node publishes its health on `/diagnostics` (a status named after the node).
+
+Implementations: `modem_sim_node` pairs on the simulated channel with sim time (/clock from the
+test), and `acomms_driver_node`s each connected over TCP to a `micromodem_emulator` modem, the
+two served by one `EmulatorNetwork` on the simulated channel (`SimChannelBackend`, wall clock).
+A new driver joins by adding one entry to IMPLEMENTATIONS: a function of (ros, tmp_path) that
+returns a ModemPair. Where an implementation does not provide a check yet, its pair names the
+check in `known_gaps`: the check must then fail (xfail), and passing it fails the test until
+the entry goes, so a closed gap shows up here.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+from diagnostic_msgs.msg import DiagnosticArray
+from rcl_interfaces.msg import Log
+from rclpy.parameter import Parameter
+from rosgraph_msgs.msg import Clock
+
+from acomms_core.ros.ros_support import seconds_to_time_msg, stamp_seconds
+from acomms_core.ros.testing import RosHarness
+from acomms_driver.nodes.acomms_driver_node import AcommsDriverNode
+from acomms_interfaces.msg import CST, Packet, ReceivedPacket, TransmittedPacket
+from acomms_interfaces.srv import PingModem, QueueTxPacket
+from acomms_sim.emulator.micromodem_emulator import EmulatorNetwork
+from acomms_sim.nodes.modem_sim_node import ModemSimNode
+from acomms_sim.physics.geodesy import offset_position
+
+ORIGIN = (41.5, -70.6)
+RANGE_M = 750.0
+SOUND_SPEED_MPS = 1500.0
+DEPTH_M = 10.0
+NOISE_DB = 50.0
+SRCS = {"a": 1, "b": 2}
+WAIT_S = 10.0               # real seconds, every wait
+OWTT_TOLERANCE_S = 0.05
+MINI = bytes(range(10))
+DATA = bytes(i % 256 for i in range(100))
+TOO_MANY_BYTES = 5000       # more than any rate's dataframe carries
+
+
+class ModemPair:
+    """Two modems of one implementation in a RosHarness, with the helper's view of them."""
+
+    name = "modem"
+    known_gaps: frozenset[str] = frozenset()
+
+    def __init__(self, ros: RosHarness):
+        self.ros = ros
+        self.nodes: dict = {}
+        self.rx = {n: [] for n in SRCS}
+        self.tx = {n: [] for n in SRCS}
+        self.cst = {n: [] for n in SRCS}
+        self.diagnostics: list = []
+        self.rosout: list = []
+        helper = ros.helper
+        for name in SRCS:
+            helper.create_subscription(ReceivedPacket, f"/{name}/packet_rx",
+                                       self.rx[name].append, 10)
+            helper.create_subscription(TransmittedPacket, f"/{name}/transmit",
+                                       self.tx[name].append, 10)
+            helper.create_subscription(CST, f"/{name}/cst", self.cst[name].append, 10)
+        helper.create_subscription(DiagnosticArray, "/diagnostics", self.diagnostics.append, 50)
+        helper.create_subscription(Log, "/rosout", self.rosout.append, 100)
+
+    def spin_until(self, predicate, timeout_s: float = WAIT_S) -> bool:
+        """Let the modems work (and, on sim time, time pass) until predicate() holds."""
+        return self.ros.spin_until(predicate, timeout_s)
+
+    def call(self, name: str, srv_type, service: str, request, timeout_s: float = WAIT_S):
+        client = self.ros.helper.create_client(srv_type, f"/{name}/{service}")
+        assert client.wait_for_service(timeout_sec=timeout_s), f"/{name}/{service} missing"
+        future = client.call_async(request)
+        assert self.spin_until(future.done, timeout_s), f"/{name}/{service} did not answer"
+        return future.result()
+
+    def close(self) -> None:
+        pass
+
+
+# ---------------------------------------------------------------------------- modem_sim_node
+class SimPair(ModemPair):
+    name = "modem_sim_node"
+    # modem_sim_node publishes no /diagnostics yet (acomms_sim owns it).
+    known_gaps = frozenset({"diagnostics"})
+    STEP_S = 0.1
+
+    def __init__(self, ros: RosHarness):
+        super().__init__(ros)
+        self.clock_pub = ros.helper.create_publisher(Clock, "/clock", 10)
+        self.now_s = 100.0
+        for name, src in SRCS.items():
+            lat, lon = offset_position(*ORIGIN, RANGE_M * (src - 1), 0.0)
+            values = {"use_sim_time": True, "SRC": src, "latitude": lat, "longitude": lon,
+                      "depth": DEPTH_M, "sound_speed_mps": SOUND_SPEED_MPS,
+                      "ambient_noise_model": "fixed", "ambient_noise_db": NOISE_DB,
+                      "event_period_s": 0.05}
+            self.nodes[name] = ros.add(ModemSimNode(
+                context=ros.context, namespace=name,
+                parameter_overrides=[Parameter(k, value=v) for k, v in values.items()]))
+            ros.configure_and_activate(self.nodes[name])
+        self._set_time(self.now_s)
+
+    def _set_time(self, t: float) -> None:
+        self.clock_pub.publish(Clock(clock=seconds_to_time_msg(t)))
+        target = int(round(t * 1e9))
+        assert self.ros.spin_until(lambda: all(
+            abs(n.get_clock().now().nanoseconds - target) < 1000 for n in self.nodes.values()),
+            WAIT_S), "the modems never saw /clock"
+
+    def spin_until(self, predicate, timeout_s: float = WAIT_S) -> bool:
+        end = time.monotonic() + timeout_s
+        while time.monotonic() < end:
+            if predicate():
+                return True
+            self.now_s = round(self.now_s + self.STEP_S, 6)
+            self._set_time(self.now_s)
+            self.ros.spin_for(0.005)
+        return predicate()
+
+
+# ---------------------------------------------------------------- acomms_driver_node + emulator
+class DriverPair(ModemPair):
+    name = "acomms_driver_node"
+    AIRTIME_SCALE = 0.05
+
+    def __init__(self, ros: RosHarness, tmp_path):
+        super().__init__(ros)
+        modems = []
+        for src in SRCS.values():
+            lat, lon = offset_position(*ORIGIN, RANGE_M * (src - 1), 0.0)
+            modems.append({"src": src, "latitude": lat, "longitude": lon, "depth": DEPTH_M,
+                           "tcp_port": 0})
+        channel = {"sound_speed_mps": SOUND_SPEED_MPS, "ambient_noise_db": NOISE_DB, "seed": 3}
+        self.network = EmulatorNetwork({"channel": channel, "modems": modems},
+                                       airtime_scale=self.AIRTIME_SCALE)
+        for name, server in zip(SRCS, self.network.servers, strict=True):
+            values = {"modem_connection_type": "tcp", "modem_remote_host": "127.0.0.1",
+                      "modem_remote_port": server.port, "modem_log_dir": str(tmp_path / name),
+                      "reconnect_initial_s": 0.1, "reconnect_max_s": 0.5,
+                      "diagnostics_period_s": 0.25}
+            self.nodes[name] = ros.add(AcommsDriverNode(
+                context=ros.context, namespace=name,
+                parameter_overrides=[Parameter(k, value=v) for k, v in values.items()]))
+            ros.configure_and_activate(self.nodes[name])
+        assert self.spin_until(lambda: all(n.client.connected and n.client.modem_src == SRCS[k]
+                                           for k, n in self.nodes.items())), \
+            "the drivers never connected to their emulators"
+
+    def close(self) -> None:
+        self.network.close()
+
+
+IMPLEMENTATIONS = {
+    "modem_sim_node": lambda ros, tmp_path: SimPair(ros),
+    "acomms_driver_node": DriverPair,
+}
+
+
+@pytest.fixture(scope="module", params=sorted(IMPLEMENTATIONS))
+def modems(request, tmp_path_factory):
+    with RosHarness() as ros:
+        pair = IMPLEMENTATIONS[request.param](ros, tmp_path_factory.mktemp(request.param))
+        try:
+            yield pair
+        finally:
+            pair.close()
+
+
+def _packet(dest: int, **fields) -> Packet:
+    values = {"dest": dest, "packet_type": Packet.PACKET_TYPE_FDP, "miniframe_rate": 1,
+              "dataframe_rate": 1, "miniframe_bytes": MINI, "dataframe_bytes": DATA, **fields}
+    return Packet(**values)
+
+
+def _queue(pair: ModemPair, name: str, packet: Packet):
+    return pair.call(name, QueueTxPacket, "queue_tx_packet", QueueTxPacket.Request(
+        queue=QueueTxPacket.Request.QUEUE_IMMEDIATE, packet=packet))
+
+
+@pytest.fixture(scope="module")
+def exchange(modems):
+    """One packet from a to b, and everything both modems published about it."""
+    response = _queue(modems, "a", _packet(SRCS["b"]))
+
+    def delivered(msg) -> bool:
+        return bytes(msg.packet.dataframe_bytes) == DATA
+
+    done = modems.spin_until(lambda: any(map(delivered, modems.rx["b"]))
+                             and any(map(delivered, modems.tx["a"])) and modems.cst["b"])
+    return {"response": response, "done": done,
+            "rx": [m for m in modems.rx["b"] if delivered(m)],
+            "tx": [m for m in modems.tx["a"] if delivered(m)], "cst": list(modems.cst["b"])}
+
+
+def test_queue_tx_packet_accepts_a_valid_packet(exchange):
+    assert exchange["response"].success
+    assert exchange["response"].position_in_queue >= 0
+
+
+def test_packet_rx_at_the_other_modem_has_the_same_bytes(modems, exchange):
+    assert exchange["rx"], f"{modems.name}: no packet_rx at b within {WAIT_S} s"
+    packet = exchange["rx"][0].packet
+    assert packet.src == SRCS["a"] and packet.dest == SRCS["b"]
+    assert bytes(packet.miniframe_bytes) == MINI and bytes(packet.dataframe_bytes) == DATA
+    assert list(exchange["rx"][0].databytes_valid) == [0, len(DATA)]
+    assert not any(bytes(m.packet.dataframe_bytes) == DATA for m in modems.rx["a"]), \
+        "a modem must not hear itself"
+
+
+def test_transmit_is_published_by_the_sender(modems, exchange):
+    assert exchange["tx"], f"{modems.name}: no transmit at a within {WAIT_S} s"
+    sent = exchange["tx"][0]
+    assert bytes(sent.packet.miniframe_bytes) == MINI
+    assert sent.xst.dest == SRCS["b"]
+
+
+def test_cst_is_published_for_the_reception(modems, exchange):
+    matching = [c for c in exchange["cst"] if c.src == SRCS["a"] and c.dest == SRCS["b"]]
+    assert matching, f"{modems.name}: no CST from a at b: {exchange['cst']}"
+    cst = matching[0]
+    assert cst.mode == 0 and math.isfinite(cst.snr_in) and cst.snr_in > 0
+    assert cst.data_rate == 1 and stamp_seconds(cst.toa) > 0
+    assert exchange["rx"] and exchange["rx"][0].cst.src == SRCS["a"]
+
+
+def test_queue_tx_packet_refuses_a_bad_packet_with_a_reason(modems):
+    node = modems.nodes["a"]
+    response = _queue(modems, "a", _packet(SRCS["b"], dataframe_bytes=bytes(TOO_MANY_BYTES)))
+    assert not response.success
+
+    def reasons():
+        return [m.msg for m in modems.rosout if m.name == node.get_logger().name
+                and "queue_tx_packet refused" in m.msg]
+
+    assert modems.ros.spin_until(reasons, WAIT_S), f"{modems.name} logged no refusal"
+    assert str(TOO_MANY_BYTES) in reasons()[-1], reasons()
+
+
+def test_ping_modem_is_answered_with_the_travel_time(modems):
+    response = modems.call("a", PingModem, "ping_modem",
+                           PingModem.Request(dest=SRCS["b"], rate=1, timeout_sec=8.0),
+                           timeout_s=2 * WAIT_S)
+    assert not response.timed_out
+    assert response.one_way_travel_time == pytest.approx(RANGE_M / SOUND_SPEED_MPS,
+                                                         abs=OWTT_TOLERANCE_S)
+
+
+def test_diagnostics_are_published(modems):
+    name = modems.nodes["a"].get_fully_qualified_name()
+
+    def published() -> bool:
+        return any(s.name.startswith(name) for m in modems.diagnostics for s in m.status)
+
+    ok = modems.spin_until(published, 3.0)
+    if "diagnostics" in modems.known_gaps:
+        if ok:
+            pytest.fail(f"{modems.name} publishes /diagnostics now: drop it from known_gaps")
+        pytest.xfail(f"{modems.name} publishes no /diagnostics yet")
+    assert ok, f"{modems.name}: no /diagnostics status named after {name}"
