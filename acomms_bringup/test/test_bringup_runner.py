@@ -23,7 +23,7 @@ from lifecycle_msgs.srv import ChangeState
 from std_msgs.msg import String
 
 from acomms_bringup.description.scenario import load_scenario
-from acomms_bringup.run import runner as runner_module
+from acomms_bringup.run import cli
 from acomms_bringup.run.runner import RunError, Runner
 from acomms_interfaces.msg import QueueCounters
 
@@ -103,7 +103,7 @@ def test_two_vehicles_come_up_carry_messages_and_keep_queues_over_deactivate():
 @needs_tdma
 def test_demo_runs_and_reports_delivered_messages(tmp_path, capsys):
     out = tmp_path / "out"
-    status = runner_module.main([str(CONFIG / "demo.yaml"), "--duration", "90", "--warp", "20",
+    status = cli.main([str(CONFIG / "demo.yaml"), "--duration", "90", "--warp", "20",
                                  "--out", str(out)])
     printed = capsys.readouterr()
     assert status == 0, printed.err
@@ -150,7 +150,7 @@ def bad_scenario(tmp_path, edit):
 ])
 def test_bad_scenarios_stop_with_one_message(tmp_path, capsys, edit, key, words):
     path = bad_scenario(tmp_path, edit)
-    assert runner_module.main([str(path), "--out", str(tmp_path / "out")]) == 1
+    assert cli.main([str(path), "--out", str(tmp_path / "out")]) == 1
     printed = capsys.readouterr()
     lines = printed.err.strip().splitlines()
     assert len(lines) == 1, printed.err
