@@ -85,6 +85,13 @@ def check_node_names(values: dict[str, Any]) -> str | None:
     return None
 
 
+def _status(name: str, state: str, error: bool, message: str) -> DiagnosticStatus:
+    """One manager_status entry."""
+    return DiagnosticStatus(level=DiagnosticStatus.ERROR if error else DiagnosticStatus.OK,
+                            name=name, hardware_id="", message=message,
+                            values=[KeyValue(key="state", value=state)])
+
+
 class TransitionError(Exception):
     """One managed node could not be moved; the message says which and why."""
 
@@ -375,20 +382,12 @@ class LifecycleManager(Node):
     def _publish_status(self) -> None:
         if getattr(self, "_destroyed", False):
             return
-        array = DiagnosticArray()
+        array = DiagnosticArray(status=[
+            _status(self.get_fully_qualified_name(), self.manager_state,
+                    self.manager_state == "failed", self.last_message or self.manager_state),
+            *(_status(m.name, m.state, bool(m.problem), m.problem or m.state)
+              for m in self._managed)])
         array.header.stamp = self.get_clock().now().to_msg()
-        failed = self.manager_state == "failed"
-        array.status.append(DiagnosticStatus(
-            level=DiagnosticStatus.ERROR if failed else DiagnosticStatus.OK,
-            name=self.get_fully_qualified_name(), hardware_id="",
-            message=self.last_message or self.manager_state,
-            values=[KeyValue(key="state", value=self.manager_state)]))
-        for managed in self._managed:
-            array.status.append(DiagnosticStatus(
-                level=DiagnosticStatus.ERROR if managed.problem else DiagnosticStatus.OK,
-                name=managed.name, hardware_id="",
-                message=managed.problem or managed.state,
-                values=[KeyValue(key="state", value=managed.state)]))
         self._status_publisher.publish(array)
 
 
