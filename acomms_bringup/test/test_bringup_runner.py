@@ -155,6 +155,7 @@ def test_bad_scenarios_stop_with_one_message(tmp_path, capsys, edit, key, words)
     lines = printed.err.strip().splitlines()
     assert len(lines) == 1, printed.err
     assert lines[0].startswith("acomms_run: ") and f"{path}: {key}" in lines[0]
+    assert lines[0].count(str(path)) == 1, lines[0]  # the file is named once
     assert words in lines[0]
     assert not (tmp_path / "out").exists()
 
@@ -173,6 +174,14 @@ def test_a_node_that_cannot_configure_is_named(tmp_path, capsys):
     assert message.startswith("group bravo: startup failed: /bravo/message_queue_node: configure")
     assert "gone.yaml" in message  # the node's own reason, from its log
     assert "rolled back" in message
+
+
+def test_warp_needs_simulated_time(tmp_path, capsys):
+    path = bad_scenario(tmp_path, lambda d: d.update(clock={"use_sim_time": False}))
+    assert cli.main([str(path), "--warp", "5", "--out", str(tmp_path / "out")]) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == (f"acomms_run: {path}: clock.use_sim_time: --warp needs simulated time "
+                    "(this scenario runs in wall-clock time)")
 
 
 def test_console_script_reports_without_traceback(tmp_path):

@@ -58,7 +58,7 @@ def with_overrides(scenario: Scenario, duration: float | None, warp: float | Non
         scenario = dataclasses.replace(scenario, duration_seconds=duration)
     if warp is not None:
         if not scenario.clock.use_sim_time:
-            raise RunError(f"{scenario.path}: clock.use_sim_time: --warp needs simulated time "
+            raise RunError("clock.use_sim_time: --warp needs simulated time "
                            "(this scenario runs in wall-clock time)")
         scenario = dataclasses.replace(
             scenario, clock=dataclasses.replace(scenario.clock, warp_factor=warp))

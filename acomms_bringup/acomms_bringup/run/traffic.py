@@ -173,22 +173,18 @@ def _plan_entry(scenario: Scenario, vehicle: Vehicle, traffic: Traffic, codecs,
                 default_dest: int) -> TrafficPlan:
     from acomms_core.codecs.ros_types import normalize_type_name
 
-    file = str(scenario.path or scenario.name)
     codec = next((m for m in codecs.message_codecs
                   if traffic.topic in [t.lstrip("~/") for t in m.subscribe_topics()]), None)
     if codec is None or not codec.publish_topic:
-        raise TrafficError(f"{file}: {traffic.key_path}.topic",
+        raise TrafficError(f"{traffic.key_path}.topic",
                            f"the codec config has no publish_topic for {traffic.topic}")
     if normalize_type_name(codec.ros_type) != traffic.ros_type:
-        raise TrafficError(f"{file}: {traffic.key_path}.type",
+        raise TrafficError(f"{traffic.key_path}.type",
                            f"codec config says {codec.ros_type}")
     dest = codec.default_dest if codec.default_dest is not None else default_dest
-    try:
-        cls = message_class(traffic.ros_type, traffic.key_path)
-        build_message(cls, traffic.fields, seq=0, vehicle=vehicle.name, time_s=0.0,
-                      key_path=traffic.key_path)
-    except TrafficError as exc:
-        raise TrafficError(f"{file}: {exc.key_path}", exc.problem) from None
+    cls = message_class(traffic.ros_type, traffic.key_path)
+    build_message(cls, traffic.fields, seq=0, vehicle=vehicle.name, time_s=0.0,
+                  key_path=traffic.key_path)  # a bad field or template: TrafficError now
     return TrafficPlan(vehicle, traffic, cls, codec.publish_topic.lstrip("~/"),
                        _destinations(scenario, vehicle, dest),
                        next_due_s=traffic.start_seconds)
@@ -196,7 +192,7 @@ def _plan_entry(scenario: Scenario, vehicle: Vehicle, traffic: Traffic, codecs,
 
 def plan_traffic(scenario: Scenario, stack: StackDescription) -> list[TrafficPlan]:
     """Resolve every traffic entry against its codec config and ROS type; TrafficError (naming
-    the scenario file and key) if one does not fit."""
+    the scenario key) if one does not fit."""
     from acomms_core.codecs.config import CodecConfigError, load_codec_config
 
     plans = []
@@ -207,8 +203,7 @@ def plan_traffic(scenario: Scenario, stack: StackDescription) -> list[TrafficPla
         try:
             codecs = load_codec_config(str(vehicle.codec_config))
         except (CodecConfigError, OSError) as exc:
-            raise TrafficError(f"{scenario.path or scenario.name}: codec config of vehicle "
-                               f"{vehicle.name}", str(exc)) from None
+            raise TrafficError(f"codec config of vehicle {vehicle.name}", str(exc)) from None
         plans += [_plan_entry(scenario, vehicle, traffic, codecs, default_dest)
                   for traffic in vehicle.traffic]
     return plans
