@@ -26,7 +26,7 @@ setup(
             "lifecycle_manager = acomms_bringup.nodes.lifecycle_manager:main",
             "trajectory_node = acomms_bringup.nodes.trajectory_node:main",
             "acomms_check_scenario = acomms_bringup.description.stack:main",
-            "acomms_run = acomms_bringup.run.runner:main",
+            "acomms_run = acomms_bringup.run.cli:main",
         ],
     },
 )

@@ -15,7 +15,8 @@ from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from std_srvs.srv import Trigger
 
-from acomms_bringup.nodes.lifecycle_manager import LifecycleManager
+from acomms_bringup.nodes.lifecycle_manager import LifecycleManager, check_node_names
+from acomms_core.ros.ros_support import lifecycle_state_label
 from acomms_core.ros.testing import RosHarness
 
 NAMESPACE = "/lm_test"
@@ -57,7 +58,7 @@ class RecordingNode(LifecycleNode):
 
 
 def state_of(node):
-    return node._state_machine.current_state[1]
+    return lifecycle_state_label(node)
 
 
 def make_manager(ros, names, autostart=False, **extra):
@@ -219,3 +220,45 @@ def test_bad_node_names_refused_at_construction(ros):
                          parameter_overrides=[Parameter("node_names", value=["relative"])])
     with pytest.raises(ValueError, match="at least one"):
         LifecycleManager(node_name="lm_empty", context=ros.context)
+
+
+@pytest.mark.parametrize("names, words", [
+    ([], "at least one"),
+    (None, "at least one"),
+    (["/a/x", "b"], "'b' is not a fully qualified"),
+    (["/a/x/"], "is not a fully qualified"),
+    (["/a//x"], "is not a fully qualified"),
+    (["/a/x", "/a/y", "/a/x"], "listed more than once: ['/a/x']"),
+    (["/a/x", "/a/y"], None),
+])
+def test_node_names_validator_is_pure(names, words):
+    values = {"node_names": names, "autostart": True}
+    reason = check_node_names(values)
+    assert reason is None if words is None else words in reason
+    assert values == {"node_names": names, "autostart": True}  # nothing changed
+
+
+def test_runtime_timeout_change_applies_to_the_next_call(ros):
+    journal = []
+    slow = ros.add(RecordingNode("a", journal, context=ros.context, fail="hang:configure",
+                                 hang_seconds=1.0))
+    manager = make_manager(ros, ["a"], timeout=5.0)
+    result = manager.set_parameters([Parameter("transition_timeout_seconds", value=0.3)])[0]
+    assert result.successful
+    response = trigger(ros, "startup")
+    assert not response.success
+    assert f"{NAMESPACE}/a: configure got no answer within 0.3 s" in response.message
+    ((name, problem),) = manager.node_problems()
+    assert name == f"{NAMESPACE}/a" and problem.endswith("got no answer within 0.3 s")
+    # Let the slow node finish and its late answers arrive before the harness tears down.
+    assert ros.spin_until(lambda: state_of(slow) in ("inactive", "unconfigured"), timeout=5.0)
+    ros.spin_for(0.5)
+
+
+def test_destroy_node_releases_the_managers_entities(ros):
+    manager = make_manager(ros, ["a"])
+    assert len(manager._resources) == 2 + 1 + 4  # two clients, status publisher, 4 services
+    ros.nodes.remove(manager)
+    ros.executor.remove_node(manager)
+    manager.destroy_node()
+    assert len(manager._resources) == 0

@@ -23,7 +23,7 @@ from lifecycle_msgs.srv import ChangeState
 from std_msgs.msg import String
 
 from acomms_bringup.description.scenario import load_scenario
-from acomms_bringup.run import runner as runner_module
+from acomms_bringup.run import cli
 from acomms_bringup.run.runner import RunError, Runner
 from acomms_interfaces.msg import QueueCounters
 
@@ -103,7 +103,7 @@ def test_two_vehicles_come_up_carry_messages_and_keep_queues_over_deactivate():
 @needs_tdma
 def test_demo_runs_and_reports_delivered_messages(tmp_path, capsys):
     out = tmp_path / "out"
-    status = runner_module.main([str(CONFIG / "demo.yaml"), "--duration", "90", "--warp", "20",
+    status = cli.main([str(CONFIG / "demo.yaml"), "--duration", "90", "--warp", "20",
                                  "--out", str(out)])
     printed = capsys.readouterr()
     assert status == 0, printed.err
@@ -150,11 +150,12 @@ def bad_scenario(tmp_path, edit):
 ])
 def test_bad_scenarios_stop_with_one_message(tmp_path, capsys, edit, key, words):
     path = bad_scenario(tmp_path, edit)
-    assert runner_module.main([str(path), "--out", str(tmp_path / "out")]) == 1
+    assert cli.main([str(path), "--out", str(tmp_path / "out")]) == 1
     printed = capsys.readouterr()
     lines = printed.err.strip().splitlines()
     assert len(lines) == 1, printed.err
     assert lines[0].startswith("acomms_run: ") and f"{path}: {key}" in lines[0]
+    assert lines[0].count(str(path)) == 1, lines[0]  # the file is named once
     assert words in lines[0]
     assert not (tmp_path / "out").exists()
 
@@ -173,6 +174,14 @@ def test_a_node_that_cannot_configure_is_named(tmp_path, capsys):
     assert message.startswith("group bravo: startup failed: /bravo/message_queue_node: configure")
     assert "gone.yaml" in message  # the node's own reason, from its log
     assert "rolled back" in message
+
+
+def test_warp_needs_simulated_time(tmp_path, capsys):
+    path = bad_scenario(tmp_path, lambda d: d.update(clock={"use_sim_time": False}))
+    assert cli.main([str(path), "--warp", "5", "--out", str(tmp_path / "out")]) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == (f"acomms_run: {path}: clock.use_sim_time: --warp needs simulated time "
+                    "(this scenario runs in wall-clock time)")
 
 
 def test_console_script_reports_without_traceback(tmp_path):

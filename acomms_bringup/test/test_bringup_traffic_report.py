@@ -12,7 +12,7 @@ from std_msgs.msg import String
 
 from acomms_bringup.description.scenario import ScenarioError, load_scenario
 from acomms_bringup.run import report
-from acomms_bringup.run.traffic import TrafficError, build_message, match_key
+from acomms_bringup.run.traffic import TrafficError, build_message, match_key, plan_traffic
 
 CONFIG = pathlib.Path(__file__).resolve().parents[1] / "config"
 
@@ -159,3 +159,45 @@ def test_outputs_are_written_and_parse(tmp_path):
     messages = list(csv.DictReader((tmp_path / "out/messages.csv").open()))
     assert sum(1 for m in messages if m["received_s"] == "") == 1
     assert (tmp_path / "out/timeline.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_traffic_plan_schedule_skips_missed_periods():
+    scenario = load_scenario(CONFIG / "demo.yaml")
+    from acomms_bringup.description.stack import describe_stack
+
+    plans = {p.label: p for p in plan_traffic(scenario, describe_stack(scenario))}
+    nav = plans["to_acomms/nav_status"]
+    assert nav.publish_topic == "from_acomms/nav_status"
+    assert nav.destinations == ("gateway", "topside")  # default_dest 121: broadcast
+    assert plans["to_acomms/science"].destinations == ("topside",)
+    assert plans["to_acomms/command"].destinations == ("auv",)
+    assert nav.stream.stamp_tolerance_s == 1.0
+    assert not nav.due(4.9)
+    assert nav.due(5.0) and nav.seq == 1 and nav.next_due_s == 65.0
+    assert not nav.due(64.0)
+    assert nav.due(200.0) and nav.seq == 2 and nav.next_due_s == 245.0  # a clock jump
+    message = nav.build(200.0)
+    assert match_key(message) == 200.0
+
+
+def test_stamp_rounding_carries_into_seconds():
+    fix = build_message(NavSatFix, {}, seq=1, vehicle="a", time_s=12.9999999999, key_path="t")
+    assert (fix.header.stamp.sec, fix.header.stamp.nanosec) == (13, 0)
+
+
+def test_progress_lines_every_tenth_without_a_terminal():
+    import io
+
+    from acomms_bringup.run.progress import Progress
+
+    stream = io.StringIO()
+    progress = Progress(stream, 100.0)
+    for sim_s in range(0, 101, 5):
+        progress.update(float(sim_s), sim_s / 10.0)
+    progress.update(100.0, 10.0, final=True)
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 12  # 0 %, 10 % ... 100 %, and the final line
+    assert lines[-1].startswith("[" + "#" * 30 + "]") and "100/100 simulated s" in lines[-1]
+    quiet = io.StringIO()
+    Progress(quiet, 100.0, enabled=False).update(50.0, 1.0)
+    assert quiet.getvalue() == ""

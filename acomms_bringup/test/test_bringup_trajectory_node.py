@@ -7,7 +7,7 @@ from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import NavSatFix
 
-from acomms_bringup.nodes.trajectory_node import TrajectoryNode
+from acomms_bringup.nodes.trajectory_node import TrajectoryNode, check_waypoints
 from acomms_core.ros.testing import RosHarness
 
 
@@ -79,3 +79,29 @@ def test_inconsistent_waypoints_refused(ros):
 def test_configure_without_waypoints_fails_with_reason(ros):
     node = ros.add(TrajectoryNode(node_name="traj_empty", context=ros.context))
     assert node.trigger_configure() == TransitionCallbackReturn.FAILURE
+
+
+def test_waypoint_validator_is_pure_and_sees_merged_values():
+    good = {"waypoint_times_seconds": [0.0, 10.0], "waypoint_latitudes": [41.0, 41.1],
+            "waypoint_longitudes": [-70.0, -70.0], "waypoint_depths": [1.0, 1.0],
+            "publish_rate_hz": 2.0}
+    assert check_waypoints(good) is None
+    assert check_waypoints({name: None for name in good}) is None  # nothing set yet
+    assert "same length" in check_waypoints({**good, "waypoint_depths": [1.0]})
+    assert "out of range" in check_waypoints({**good, "waypoint_latitudes": [41.0, 95.0]})
+    assert good["waypoint_depths"] == [1.0, 1.0]
+
+
+def test_waypoints_set_at_runtime_on_an_empty_node(ros):
+    node = ros.add(TrajectoryNode(node_name="traj_late", context=ros.context))
+    # One array alone cannot make a trajectory; all four together (atomically) can.
+    result = node.set_parameters([Parameter("waypoint_times_seconds", value=[0.0])])[0]
+    assert not result.successful and "same length" in result.reason
+    result = node.set_parameters_atomically(waypoint_parameters([0.0], [41.0], [-70.0], [3.0]))
+    assert result.successful, result.reason
+    assert node.trigger_configure() == TransitionCallbackReturn.SUCCESS
+    assert node.trigger_activate() == TransitionCallbackReturn.SUCCESS
+    assert node.published_count == 1
+    assert node.trigger_deactivate() == TransitionCallbackReturn.SUCCESS
+    assert node.trigger_cleanup() == TransitionCallbackReturn.SUCCESS
+    assert len(node._configured) == 0 and len(node._activated) == 0

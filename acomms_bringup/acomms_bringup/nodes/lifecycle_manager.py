@@ -23,6 +23,7 @@ nodes up, so it must be running before anything else is. All its waiting is asyn
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import sys
 import time
@@ -39,7 +40,12 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 from std_srvs.srv import Trigger
 
-from acomms_core.ros.ros_support import ParameterSpec, declare_parameters, run_node
+from acomms_core.ros.ros_support import (
+    NodeResources,
+    ParameterSpec,
+    declare_parameters,
+    run_node,
+)
 
 STATE_LABELS = {
     State.PRIMARY_STATE_UNKNOWN: "unknown",
@@ -65,18 +71,25 @@ PARAMETERS = (
 )
 
 
-def _validate(change: dict[str, Any]) -> str | None:
-    names = change.get("node_names", ())
-    if "node_names" in change:
-        if not names:
-            return "node_names: give at least one fully qualified lifecycle node name"
-        for name in names:
-            if not name.startswith("/") or name.endswith("/") or "//" in name:
-                return f"node_names: {name!r} is not a fully qualified node name like /auv/node"
-        duplicates = sorted({n for n in names if list(names).count(n) > 1})
-        if duplicates:
-            return f"node_names: listed more than once: {duplicates}"
+def check_node_names(values: dict[str, Any]) -> str | None:
+    """Pure validator: node_names must be distinct fully qualified node names."""
+    names = list(values.get("node_names") or ())
+    if not names:
+        return "node_names: give at least one fully qualified lifecycle node name"
+    for name in names:
+        if not name.startswith("/") or name.endswith("/") or "//" in name:
+            return f"node_names: {name!r} is not a fully qualified node name like /auv/node"
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        return f"node_names: listed more than once: {duplicates}"
     return None
+
+
+def _status(name: str, state: str, error: bool, message: str) -> DiagnosticStatus:
+    """One manager_status entry."""
+    return DiagnosticStatus(level=DiagnosticStatus.ERROR if error else DiagnosticStatus.OK,
+                            name=name, hardware_id="", message=message,
+                            values=[KeyValue(key="state", value=state)])
 
 
 class TransitionError(Exception):
@@ -99,27 +112,25 @@ class LifecycleManager(Node):
         super().__init__(node_name, **kwargs)
         self._group = ReentrantCallbackGroup()
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
-        values = declare_parameters(self, PARAMETERS, _validate)
-        self._timeout = values["transition_timeout_seconds"]
-        self._service_wait = values["service_wait_seconds"]
-        self.add_post_set_parameters_callback(self._remember_timeouts)
+        values = declare_parameters(self, PARAMETERS, check_node_names)
+        self._resources = NodeResources(self)  # released by destroy_node
         self._managed = [
             _Managed(name,
-                     self.create_client(ChangeState, f"{name}/change_state",
-                                        callback_group=self._group),
-                     self.create_client(GetState, f"{name}/get_state",
-                                        callback_group=self._group))
+                     self._resources.client(ChangeState, f"{name}/change_state",
+                                            callback_group=self._group),
+                     self._resources.client(GetState, f"{name}/get_state",
+                                            callback_group=self._group))
             for name in values["node_names"]]
         self.manager_state = "idle"  # idle | starting | active | stopping | failed
         self.last_message = ""
         self._busy = False
-        self._status_publisher = self.create_publisher(
+        self._status_publisher = self._resources.track(self.create_publisher(
             DiagnosticArray, "~/manager_status",
             QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
-                       reliability=ReliabilityPolicy.RELIABLE))
+                       reliability=ReliabilityPolicy.RELIABLE)))
         for service, handler in (("startup", self._on_startup), ("shutdown", self._on_shutdown),
                                  ("restart", self._on_restart), ("status", self._on_status)):
-            self.create_service(Trigger, f"~/{service}", handler, callback_group=self._group)
+            self._resources.service(Trigger, f"~/{service}", handler, callback_group=self._group)
         self._publish_status()
         self._autostart_timer = None
         if values["autostart"]:
@@ -130,13 +141,18 @@ class LifecycleManager(Node):
     def node_names(self) -> list[str]:
         return [m.name for m in self._managed]
 
-    def _remember_timeouts(self, parameters) -> None:
-        """Runtime `ros2 param set` of the timeouts takes effect for the next call."""
-        for parameter in parameters:
-            if parameter.name == "transition_timeout_seconds":
-                self._timeout = parameter.value
-            elif parameter.name == "service_wait_seconds":
-                self._service_wait = parameter.value
+    def node_problems(self) -> list[tuple[str, str]]:
+        """(node name, problem) for every managed node; problem is "" when it has none."""
+        return [(m.name, m.problem) for m in self._managed]
+
+    # Read at each use: a runtime `ros2 param set` takes effect for the next call.
+    @property
+    def _timeout(self) -> float:
+        return self.get_parameter("transition_timeout_seconds").value
+
+    @property
+    def _service_wait(self) -> float:
+        return self.get_parameter("service_wait_seconds").value
 
     # --- service handlers -------------------------------------------------------------------
 
@@ -297,16 +313,12 @@ class LifecycleManager(Node):
         if not client.service_is_ready():
             await self._wait_for_services(managed)
         future = client.call_async(request)
-        timer = self.create_timer(self._timeout, lambda: future.cancel(), self._group,
-                                  clock=self._steady)
-        try:
-            result = await future
-        except Exception as exc:
-            managed.problem = f"{what} call failed: {exc}"
-            raise TransitionError(f"{managed.name}: {managed.problem}") from None
-        finally:
-            timer.cancel()
-            self.destroy_timer(timer)
+        with self._steady_timer(self._timeout, future.cancel):
+            try:
+                result = await future
+            except Exception as exc:
+                managed.problem = f"{what} call failed: {exc}"
+                raise TransitionError(f"{managed.name}: {managed.problem}") from None
         if future.cancelled() or result is None:
             managed.problem = f"{what} got no answer within {self._timeout:g} s"
             raise TransitionError(f"{managed.name}: {managed.problem}")
@@ -347,35 +359,35 @@ class LifecycleManager(Node):
 
     async def _sleep(self, seconds: float) -> None:
         done = Future()
-        timer = self.create_timer(seconds, lambda: done.set_result(None), self._group,
-                                  clock=self._steady)
-        try:
+        with self._steady_timer(seconds, lambda: done.set_result(None)):
             await done
+
+    @contextlib.contextmanager
+    def _steady_timer(self, seconds: float, callback):
+        """A wall-clock (steady) timer that lives for the `with` block."""
+        timer = self.create_timer(seconds, callback, self._group, clock=self._steady)
+        try:
+            yield timer
         finally:
             timer.cancel()
             self.destroy_timer(timer)
 
     def destroy_node(self):
         self._destroyed = True  # a pending startup coroutine must not touch a dead handle
-        return super().destroy_node()
+        try:
+            self._resources.release()
+        finally:
+            super().destroy_node()
 
     def _publish_status(self) -> None:
         if getattr(self, "_destroyed", False):
             return
-        array = DiagnosticArray()
+        array = DiagnosticArray(status=[
+            _status(self.get_fully_qualified_name(), self.manager_state,
+                    self.manager_state == "failed", self.last_message or self.manager_state),
+            *(_status(m.name, m.state, bool(m.problem), m.problem or m.state)
+              for m in self._managed)])
         array.header.stamp = self.get_clock().now().to_msg()
-        failed = self.manager_state == "failed"
-        array.status.append(DiagnosticStatus(
-            level=DiagnosticStatus.ERROR if failed else DiagnosticStatus.OK,
-            name=self.get_fully_qualified_name(), hardware_id="",
-            message=self.last_message or self.manager_state,
-            values=[KeyValue(key="state", value=self.manager_state)]))
-        for managed in self._managed:
-            array.status.append(DiagnosticStatus(
-                level=DiagnosticStatus.ERROR if managed.problem else DiagnosticStatus.OK,
-                name=managed.name, hardware_id="",
-                message=managed.problem or managed.state,
-                values=[KeyValue(key="state", value=managed.state)]))
         self._status_publisher.publish(array)
 
 

@@ -16,13 +16,20 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from rclpy.exceptions import ParameterUninitializedException
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import NavSatFix, NavSatStatus
 
 from acomms_bringup.description.scenario import Position, Trajectory, Waypoint
-from acomms_core.ros.ros_support import ParameterSpec, declare_parameters, run_node
+from acomms_core.ros.ros_support import (
+    NodeResources,
+    ParameterSpec,
+    declare_parameters,
+    now_s,
+    parameter_values,
+    run_node,
+    stamp_seconds,
+)
 
 WAYPOINT_PARAMETERS = ("waypoint_times_seconds", "waypoint_latitudes", "waypoint_longitudes",
                        "waypoint_depths")
@@ -63,94 +70,72 @@ def trajectory_from_values(values: dict[str, Any]) -> Trajectory:
     return Trajectory(tuple(waypoints))
 
 
+def check_waypoints(values: dict[str, Any]) -> str | None:
+    """Pure validator: the waypoint arrays make a trajectory (or none is set yet: on_configure
+    then refuses the empty trajectory)."""
+    if all(values.get(name) is None for name in WAYPOINT_PARAMETERS):
+        return None
+    try:
+        trajectory_from_values(values)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
 class TrajectoryNode(LifecycleNode):
     """Publishes `fix` along the configured waypoints."""
 
     def __init__(self, node_name: str = "trajectory_node", **kwargs):
         super().__init__(node_name, **kwargs)
+        self._configured = NodeResources(self)  # publisher: on_configure .. on_cleanup
+        self._activated = NodeResources(self)  # timer: on_activate .. on_deactivate
         self._trajectory: Trajectory | None = None
         self._publisher = None
-        self._timer = None
-        self._start_ns: int | None = None
+        self._start_s = 0.0
         self.published_count = 0
-        declare_parameters(self, PARAMETERS, self._validate)
-
-    def _validate(self, change: dict[str, Any]) -> str | None:
-        if not any(name in change for name in WAYPOINT_PARAMETERS):
-            return None
-        values = {}
-        for name in WAYPOINT_PARAMETERS:
-            if name in change:
-                values[name] = change[name]
-            else:
-                values[name] = self._waypoint_values().get(name)
-        if all(values.get(name) is None for name in WAYPOINT_PARAMETERS):
-            return None  # nothing set yet; on_configure refuses an empty trajectory
-        try:
-            trajectory_from_values(values)
-        except ValueError as exc:
-            return str(exc)
-        return None
-
-    def _waypoint_values(self) -> dict[str, Any]:
-        """Current waypoint arrays; None for one never set (declared without a value)."""
-        values = {}
-        for name in WAYPOINT_PARAMETERS:
-            try:
-                values[name] = self.get_parameter(name).value
-            except ParameterUninitializedException:
-                values[name] = None
-        return values
+        declare_parameters(self, PARAMETERS, check_waypoints)
 
     def on_configure(self, state) -> TransitionCallbackReturn:
         try:
-            self._trajectory = trajectory_from_values(self._waypoint_values())
+            self._trajectory = trajectory_from_values(parameter_values(self, WAYPOINT_PARAMETERS))
         except ValueError as exc:
             self.get_logger().error(f"configure refused: {exc}")
             return TransitionCallbackReturn.FAILURE
-        self._publisher = self.create_lifecycle_publisher(NavSatFix, "fix", 10)
+        self._publisher = self._configured.publisher(NavSatFix, "fix", 10)
         return TransitionCallbackReturn.SUCCESS
 
     def on_activate(self, state) -> TransitionCallbackReturn:
         start = self.get_parameter("start_time_seconds").value
-        self._start_ns = (int(start * 1e9) if start >= 0
-                          else self.get_clock().now().nanoseconds)
-        period = 1.0 / self.get_parameter("publish_rate_hz").value
-        self._timer = self.create_timer(period, self._publish)
+        self._start_s = start if start >= 0 else now_s(self)
+        self._activated.timer(1.0 / self.get_parameter("publish_rate_hz").value, self._publish)
         result = super().on_activate(state)
         self._publish()  # the position at activation, without waiting one period
         return result
 
     def on_deactivate(self, state) -> TransitionCallbackReturn:
-        self._destroy_timer()
+        self._activated.release()
         return super().on_deactivate(state)
 
     def on_cleanup(self, state) -> TransitionCallbackReturn:
-        self._destroy_timer()
-        if self._publisher is not None:
-            self.destroy_publisher(self._publisher)
-            self._publisher = None
+        self._activated.release()
+        self._configured.release()
+        self._publisher = None
         self._trajectory = None
         return TransitionCallbackReturn.SUCCESS
 
     def on_shutdown(self, state) -> TransitionCallbackReturn:
         return self.on_cleanup(state)
 
-    def _destroy_timer(self) -> None:
-        if self._timer is not None:
-            self.destroy_timer(self._timer)
-            self._timer = None
-
     def _publish(self) -> None:
         if self._trajectory is None or self._publisher is None:
             return
-        now = self.get_clock().now()
-        position = self._trajectory.position_at((now.nanoseconds - self._start_ns) / 1e9)
+        stamp = self.get_clock().now().to_msg()
+        position = self._trajectory.position_at(stamp_seconds(stamp) - self._start_s)
         message = NavSatFix(latitude=position.latitude, longitude=position.longitude,
                             altitude=-float(position.depth),
                             status=NavSatStatus(status=NavSatStatus.STATUS_FIX,
                                                 service=NavSatStatus.SERVICE_GPS))
-        message.header.stamp = now.to_msg()
+        message.header.stamp = stamp
         message.header.frame_id = self.get_name()
         self._publisher.publish(message)
         self.published_count += 1

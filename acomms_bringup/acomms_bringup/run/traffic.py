@@ -5,14 +5,23 @@ mappings; strings formatted with `{seq}`, `{vehicle}`, `{time}`) and stamps `hea
 the publish time when the type has a std_msgs/Header `header`. `match_key` is what identifies a
 message at the far end: that stamp (seconds) when there is one, else the message's content.
 A bad field name, value or template raises `TrafficError` naming the scenario key.
+
+`plan_traffic` resolves every traffic entry of a scenario against its codec config (ROS type,
+the topic arrivals come out on, destinations) into `TrafficPlan`s, which also keep the publish
+schedule (`TrafficPlan.due`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from acomms_bringup.description.scenario import Scenario, Traffic, Vehicle
+from acomms_bringup.description.stack import StackDescription
+from acomms_bringup.run.matching import Stream, stamp_tolerance_s
 from acomms_core.codecs.ros_types import resolve_message_class
+from acomms_core.ros.ros_support import seconds_to_time_msg, stamp_seconds
 
 
 class TrafficError(ValueError):
@@ -96,13 +105,105 @@ def build_message(cls: type, fields: Mapping[str, Any], *, seq: int, vehicle: st
     _assign(message, fields, f"{key_path}.fields",
             {"seq": seq, "vehicle": vehicle, "time": f"{time_s:.1f}"})
     if has_stamp(cls):
-        message.header.stamp.sec = int(time_s)
-        message.header.stamp.nanosec = int(round((time_s - int(time_s)) * 1e9)) % 1_000_000_000
+        message.header.stamp = seconds_to_time_msg(time_s)
     return message
 
 
 def match_key(message) -> float | str:
     """Stamp seconds for stamped types (the codec may round them), else the content."""
     if has_stamp(type(message)):
-        return message.header.stamp.sec + message.header.stamp.nanosec * 1e-9
+        return stamp_seconds(message.header.stamp)
     return repr(message)
+
+
+@dataclasses.dataclass
+class TrafficPlan:
+    """One traffic entry with what the runner needs to publish it and to recognise arrivals."""
+
+    vehicle: Vehicle
+    traffic: Traffic
+    cls: type
+    publish_topic: str  # relative, where destinations' packet_dispatch_node publishes it
+    destinations: tuple[str, ...]
+    next_due_s: float = 0.0
+    seq: int = 0
+
+    @property
+    def label(self) -> str:
+        return self.traffic.topic
+
+    @property
+    def stream(self) -> Stream:
+        return Stream(self.label, self.vehicle.name, self.destinations,
+                      stamp_tolerance_s(self.traffic.period_seconds))
+
+    def due(self, now_s: float) -> bool:
+        """Whether a message is due at now_s; if so, schedule the next one and count this one
+        (`seq`). Periods missed by a clock jump are skipped."""
+        if now_s < self.next_due_s:
+            return False
+        while self.next_due_s <= now_s:
+            self.next_due_s += self.traffic.period_seconds
+        self.seq += 1
+        return True
+
+    def build(self, now_s: float):
+        """Message number `seq`, published at now_s."""
+        return build_message(self.cls, self.traffic.fields, seq=self.seq,
+                             vehicle=self.vehicle.name, time_s=now_s,
+                             key_path=self.traffic.key_path)
+
+
+def _queue_default_dest(stack: StackDescription, vehicle: Vehicle) -> int:
+    """The vehicle's message_queue_node default_dest (the node's own default unless set)."""
+    from acomms_core.nodes.message_queue_node import PARAMETERS
+    from acomms_core.ros.parameter_spec import spec_table
+
+    queue = stack.group(vehicle.name).node("message_queue_node")
+    return int(queue.parameters.get("default_dest", spec_table(PARAMETERS)["default_dest"].default))
+
+
+def _destinations(scenario: Scenario, vehicle: Vehicle, dest: int) -> tuple[str, ...]:
+    """The vehicle with SRC dest, or every other vehicle when none has it (broadcast)."""
+    by_src = [v.name for v in scenario.vehicles if v.src == dest and v is not vehicle]
+    return tuple(by_src or [v.name for v in scenario.vehicles if v is not vehicle])
+
+
+def _plan_entry(scenario: Scenario, vehicle: Vehicle, traffic: Traffic, codecs,
+                default_dest: int) -> TrafficPlan:
+    from acomms_core.codecs.ros_types import normalize_type_name
+
+    codec = next((m for m in codecs.message_codecs
+                  if traffic.topic in [t.lstrip("~/") for t in m.subscribe_topics()]), None)
+    if codec is None or not codec.publish_topic:
+        raise TrafficError(f"{traffic.key_path}.topic",
+                           f"the codec config has no publish_topic for {traffic.topic}")
+    if normalize_type_name(codec.ros_type) != traffic.ros_type:
+        raise TrafficError(f"{traffic.key_path}.type",
+                           f"codec config says {codec.ros_type}")
+    dest = codec.default_dest if codec.default_dest is not None else default_dest
+    cls = message_class(traffic.ros_type, traffic.key_path)
+    build_message(cls, traffic.fields, seq=0, vehicle=vehicle.name, time_s=0.0,
+                  key_path=traffic.key_path)  # a bad field or template: TrafficError now
+    return TrafficPlan(vehicle, traffic, cls, codec.publish_topic.lstrip("~/"),
+                       _destinations(scenario, vehicle, dest),
+                       next_due_s=traffic.start_seconds)
+
+
+def plan_traffic(scenario: Scenario, stack: StackDescription) -> list[TrafficPlan]:
+    """Resolve every traffic entry against its codec config and ROS type; TrafficError (naming
+    the scenario key) if one does not fit."""
+    from acomms_core.codecs.config import CodecConfigError, load_codec_config
+
+    plans = []
+    for vehicle in scenario.vehicles:
+        if not vehicle.traffic:
+            continue
+        default_dest = _queue_default_dest(stack, vehicle)
+        try:
+            codecs = load_codec_config(str(vehicle.codec_config))
+        except (CodecConfigError, OSError) as exc:
+            raise TrafficError(f"codec config of vehicle {vehicle.name}", str(exc)) from None
+        plans += [_plan_entry(scenario, vehicle, traffic, codecs, default_dest)
+                  for traffic in vehicle.traffic]
+    return plans

@@ -77,8 +77,17 @@ def declare_parameters(node, specs: Iterable[ParameterSpec], validator: Validato
 
 
 def parameter_values(node, names: Iterable[str]) -> dict[str, Any]:
-    """Current values of the named parameters."""
-    return {name: node.get_parameter(name).value for name in names}
+    """Current values of the named parameters; None for one declared without a value yet (a
+    typed parameter no override set), as the validator saw it at declaration."""
+    from rclpy.exceptions import ParameterUninitializedException
+
+    values = {}
+    for name in names:
+        try:
+            values[name] = node.get_parameter(name).value
+        except ParameterUninitializedException:
+            values[name] = None
+    return values
 
 
 def run_node(node_factory: Callable[[], Any], args: list[str] | None = None) -> int:
@@ -126,7 +135,10 @@ def destroy_entities(node, entities: Iterable[Any]) -> None:
     from rclpy.subscription import Subscription
     from rclpy.timer import Timer
 
-    destroyers = ((LifecyclePublisher, node.destroy_lifecycle_publisher),
+    # A plain rclpy Node (no lifecycle publishers) may use this too.
+    destroy_lifecycle_publisher = getattr(node, "destroy_lifecycle_publisher",
+                                          node.destroy_publisher)
+    destroyers = ((LifecyclePublisher, destroy_lifecycle_publisher),
                   (Publisher, node.destroy_publisher),
                   (Service, node.destroy_service), (Subscription, node.destroy_subscription),
                   (Client, node.destroy_client), (Timer, node.destroy_timer))

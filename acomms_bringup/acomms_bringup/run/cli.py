@@ -1,0 +1,136 @@
+"""acomms_run SCENARIO.yaml: run a whole scenario in one process, print and write its summary.
+
+    acomms_run acomms_bringup/config/demo.yaml [--duration S] [--warp W] [--out DIR] [--quiet]
+
+Loads the scenario, brings every node up in this process (`acomms_bringup.run.runner.Runner`),
+runs it for its duration in simulated time with a progress bar, shuts it down, prints the summary
+table and writes the outputs (`acomms_bringup.run.report`): summary.json, timeline.csv,
+timeline.json, timeline.png, messages.csv.
+
+Exit status: 0 after a complete run, 1 for a bad scenario file or a node that would not start
+(one message naming the file and key, or the node and the reason), 130 when interrupted (the
+summary of what ran is still written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import pathlib
+import sys
+import time
+
+from acomms_bringup.description.scenario import Scenario, ScenarioError, load_scenario
+from acomms_bringup.run import report
+from acomms_bringup.run.runner import RunError, Runner
+
+DEFAULT_OUT_DIR = "acomms_demo_out"
+LOG_LEVELS = ("debug", "info", "warn", "error", "fatal")
+
+
+def _positive(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
+
+
+def parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="acomms_run", description=main.__doc__)
+    parser.add_argument("scenario",
+                        help="scenario YAML file (see acomms_bringup.description.scenario)")
+    parser.add_argument("--duration", type=_positive, metavar="S",
+                        help="simulated seconds to run (default: the scenario's)")
+    parser.add_argument("--warp", type=_positive, metavar="W",
+                        help="simulated seconds per wall second (default: the scenario's)")
+    parser.add_argument("--out", default=DEFAULT_OUT_DIR, metavar="DIR",
+                        help=f"output directory (default: ./{DEFAULT_OUT_DIR})")
+    parser.add_argument("--quiet", "-q", action="store_true",
+                        help="no progress bar and no startup lines; the summary is still printed")
+    parser.add_argument("--log-level", default="warn", choices=LOG_LEVELS,
+                        help="log level of the nodes (default: warn)")
+    return parser
+
+
+def with_overrides(scenario: Scenario, duration: float | None, warp: float | None) -> Scenario:
+    """The scenario with --duration / --warp applied (RunError: --warp without sim time)."""
+    if duration is not None:
+        scenario = dataclasses.replace(scenario, duration_seconds=duration)
+    if warp is not None:
+        if not scenario.clock.use_sim_time:
+            raise RunError("clock.use_sim_time: --warp needs simulated time "
+                           "(this scenario runs in wall-clock time)")
+        scenario = dataclasses.replace(
+            scenario, clock=dataclasses.replace(scenario.clock, warp_factor=warp))
+    return scenario
+
+
+def _bring_up_and_run(runner: Runner, arguments, out) -> None:
+    def say(text: str) -> None:
+        if not arguments.quiet:
+            print(text, file=out, flush=True)
+
+    scenario = runner.scenario
+    say(f"acomms_run: {scenario.name}: {len(scenario.vehicles)} vehicles, "
+        f"{sum(len(g.nodes) for g in runner.stack.groups)} managed nodes, "
+        f"{scenario.duration_seconds:g} simulated s at warp {scenario.clock.warp_factor:g}")
+    started = time.monotonic()
+    runner.start(arguments.log_level)
+    say(f"acomms_run: all nodes active in {time.monotonic() - started:.1f} s; running")
+    runner.run()
+
+
+def _finish(runner: Runner, out_dir: str, out, interrupted: bool) -> int:
+    """Shut down, print the summary, write the outputs; the exit status."""
+    problems = runner.stop()
+    for problem in problems:
+        print(f"acomms_run: shutdown: {problem}", file=sys.stderr)
+    summary = report.summarize(runner.record)
+    print(report.format_summary(summary), file=out)
+    try:
+        paths = report.write_outputs(runner.record, summary, pathlib.Path(out_dir))
+    except OSError as exc:
+        print(f"acomms_run: cannot write outputs to {out_dir}: {exc}", file=sys.stderr)
+        return 1
+    print(f"\nWrote {', '.join(str(p) for p in paths)}", file=out)
+    return 130 if interrupted else (1 if problems else 0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """acomms_run: run a scenario (every node in this process), print and write its summary."""
+    arguments = parser().parse_args(argv)
+    out = sys.stdout
+    runner = None
+    try:
+        scenario = with_overrides(load_scenario(arguments.scenario), arguments.duration,
+                                  arguments.warp)
+        for warning in scenario.warnings:
+            print(f"acomms_run: {arguments.scenario}: warning: {warning}", file=sys.stderr)
+        runner = Runner(scenario, stream=out, progress=not arguments.quiet)
+        _bring_up_and_run(runner, arguments, out)
+    except ScenarioError as exc:
+        print(f"acomms_run: {exc}", file=sys.stderr)
+        return 1
+    except RunError as exc:
+        print(f"acomms_run: {arguments.scenario}: {exc}", file=sys.stderr)
+        if runner is not None:
+            runner.stop()
+        return 1
+    except KeyboardInterrupt:
+        print("\nacomms_run: interrupted; shutting down", file=sys.stderr)
+        if runner is None or runner.recorder is None:
+            return 130
+        return _finish(runner, arguments.out, out, interrupted=True)
+    except Exception as exc:  # a bug: say what, without a traceback unless asked for
+        if arguments.log_level == "debug":
+            raise
+        print(f"acomms_run: {arguments.scenario}: unexpected error {exc!r} (--log-level debug "
+              "shows the traceback)", file=sys.stderr)
+        if runner is not None:
+            runner.stop()
+        return 1
+    return _finish(runner, arguments.out, out, interrupted=False)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""The runner's progress bar, in simulated seconds (plain text; no ROS)."""
+
+from __future__ import annotations
+
+import time
+from typing import TextIO
+
+BAR_WIDTH = 30
+TTY_REDRAW_S = 0.25  # wall seconds between redraws on a terminal
+PLAIN_STEPS = 10  # lines per run when the stream is not a terminal
+
+
+class Progress:
+    """A progress bar in simulated seconds: carriage-return updates on a terminal, a plain line
+    every 10 % otherwise (logs, CI)."""
+
+    def __init__(self, stream: TextIO, total_s: float, enabled: bool = True):
+        self.stream, self.total_s, self.enabled = stream, total_s, enabled
+        self.tty = enabled and hasattr(stream, "isatty") and stream.isatty()
+        self._last_bucket = -1
+        self._last_draw = 0.0
+
+    def line(self, sim_s: float, wall_s: float) -> str:
+        fraction = min(1.0, max(0.0, sim_s / self.total_s))
+        bar = "#" * int(fraction * BAR_WIDTH)
+        rate = sim_s / wall_s if wall_s > 0 else 0.0
+        return (f"[{bar:<{BAR_WIDTH}}] {sim_s:6.0f}/{self.total_s:.0f} simulated s  "
+                f"{wall_s:5.1f} wall s  x{rate:.1f}")
+
+    def update(self, sim_s: float, wall_s: float, final: bool = False) -> None:
+        if not self.enabled:
+            return
+        if self.tty:
+            now = time.monotonic()
+            if final or now - self._last_draw >= TTY_REDRAW_S:
+                self._last_draw = now
+                self.stream.write("\r" + self.line(sim_s, wall_s) + ("\n" if final else ""))
+                self.stream.flush()
+            return
+        bucket = int(min(1.0, sim_s / self.total_s) * PLAIN_STEPS)
+        if bucket > self._last_bucket or final:
+            self._last_bucket = bucket
+            self.stream.write(self.line(sim_s, wall_s) + "\n")
+            self.stream.flush()

@@ -1,0 +1,141 @@
+"""The runner's recorder node `/acomms_run`: publishes a scenario's traffic, records what happened.
+
+- publishes each traffic entry (`acomms_bringup.run.traffic.TrafficPlan`) on its source vehicle's
+  topic when it is due (simulated time);
+- records every transmission (`<vehicle>/transmit`: start, on-air time by the vehicle's modem
+  profile, bytes) and every arrival's fate (`<vehicle>/reception_events`, SimReceptionEvent) as
+  `acomms_bringup.run.report` records;
+- hands every message that comes out of a vehicle's packet_dispatch_node on a traffic entry's
+  publish_topic to the delivery matcher (`acomms_bringup.run.matching`);
+- keeps the ERROR lines of `/rosout` per logger, so the runner can quote a failing node's reason.
+
+All callbacks run in one mutually exclusive group; `lock` guards the record against the runner's
+thread.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from collections.abc import Mapping
+
+from rcl_interfaces.msg import Log
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+
+from acomms_bringup.description.scenario import Scenario, Vehicle
+from acomms_bringup.run import report
+from acomms_bringup.run.matching import DeliveryMatcher, Stream
+from acomms_bringup.run.traffic import TrafficPlan, match_key
+from acomms_core.modems.profile import ModemProfile
+from acomms_core.modems.registry import MODEM_PROFILE_PARAMETER, modem_profile
+from acomms_core.ros.ros_support import NodeResources, now_s, stamp_seconds
+
+TRAFFIC_TICK_MAX_S = 0.5  # the traffic timer runs at least this often (simulated seconds)
+
+
+def transmitted_duration_s(profile: ModemProfile, packet) -> float:
+    """On-air time of an acomms_interfaces/Packet by the modem profile; 0 for a packet the
+    profile refuses (the modem refused it too)."""
+    try:
+        fdp = profile.is_fdp(packet.packet_type, packet.dataframe_rate)
+        return profile.packet_duration_s(fdp, packet.miniframe_rate, packet.dataframe_rate,
+                                         len(packet.miniframe_bytes), len(packet.dataframe_bytes))
+    except ValueError:
+        return 0.0
+
+
+class Recorder(Node):
+    """Publishes the scenario's traffic and records what happened (see the module docstring)."""
+
+    def __init__(self, scenario: Scenario, plans: list[TrafficPlan], record: report.RunRecord,
+                 profiles: Mapping[str, ModemProfile] | None = None, **kwargs):
+        super().__init__("acomms_run", parameter_overrides=[
+            Parameter("use_sim_time", value=scenario.clock.use_sim_time)], **kwargs)
+        self.scenario, self.plans, self.record = scenario, plans, record
+        self.matcher = DeliveryMatcher(record)
+        self.lock = threading.Lock()
+        self.errors: dict[str, list[str]] = defaultdict(list)  # logger name -> ERROR lines
+        default_profile = modem_profile(MODEM_PROFILE_PARAMETER.default)
+        self._profiles = {v.name: (profiles or {}).get(v.name, default_profile)
+                          for v in scenario.vehicles}
+        self._group = MutuallyExclusiveCallbackGroup()
+        self._traffic = NodeResources(self)  # the traffic timer, between start and stop
+        self._publishers = [(plan, self.create_publisher(
+            plan.cls, f"{plan.vehicle.namespace}/{plan.traffic.topic}", 50)) for plan in plans]
+        self._subscribe_channel_events()
+        self._subscribe_arrivals()
+        self.create_subscription(Log, "/rosout", self._on_log, 100, callback_group=self._group)
+
+    def _subscribe_channel_events(self) -> None:
+        from acomms_interfaces.msg import SimReceptionEvent, TransmittedPacket
+
+        for vehicle in self.scenario.vehicles:
+            ns = vehicle.namespace
+            self.create_subscription(TransmittedPacket, f"{ns}/transmit",
+                                     lambda m, v=vehicle: self._on_transmit(v, m), 100,
+                                     callback_group=self._group)
+            self.create_subscription(SimReceptionEvent, f"{ns}/reception_events",
+                                     lambda m, v=vehicle: self._on_event(v, m), 100,
+                                     callback_group=self._group)
+
+    def _subscribe_arrivals(self) -> None:
+        """One subscription per (publish topic, type) and vehicle, for the streams it carries."""
+        by_topic: dict[tuple[str, type], list[Stream]] = defaultdict(list)
+        for plan in self.plans:
+            by_topic[(plan.publish_topic, plan.cls)].append(plan.stream)
+        for (topic, cls), streams in by_topic.items():
+            for receiver in self.scenario.vehicles:
+                self.create_subscription(
+                    cls, f"{receiver.namespace}/{topic}",
+                    lambda m, r=receiver, s=tuple(streams): self._on_arrival(r, s, m), 50,
+                    callback_group=self._group)
+
+    # ---- traffic ---------------------------------------------------------------------------
+    def start_traffic(self) -> None:
+        if not self.plans:
+            return
+        period = min(TRAFFIC_TICK_MAX_S,
+                     min(p.traffic.period_seconds for p in self.plans) / 2.0)
+        self._traffic.timer(period, self._on_traffic_timer, callback_group=self._group)
+        self._on_traffic_timer()
+
+    def stop_traffic(self) -> None:
+        self._traffic.release()
+
+    def _on_traffic_timer(self) -> None:
+        now = now_s(self)
+        for plan, publisher in self._publishers:
+            if not plan.due(now):
+                continue
+            message = plan.build(now)
+            with self.lock:
+                self.matcher.sent(plan.stream, match_key(message), plan.seq, now)
+            publisher.publish(message)
+
+    def _on_arrival(self, receiver: Vehicle, streams: tuple[Stream, ...], message) -> None:
+        now = now_s(self)
+        with self.lock:
+            self.matcher.arrived(receiver.name, streams, match_key(message), now)
+
+    # ---- channel events --------------------------------------------------------------------
+    def _on_transmit(self, vehicle: Vehicle, message) -> None:
+        packet = message.packet
+        duration = transmitted_duration_s(self._profiles[vehicle.name], packet)
+        with self.lock:
+            self.record.transmissions.append(report.Transmission(
+                vehicle.name, vehicle.src, int(packet.dest), stamp_seconds(message.xst.time),
+                duration, len(packet.miniframe_bytes) + len(packet.dataframe_bytes)))
+
+    def _on_event(self, vehicle: Vehicle, event) -> None:
+        with self.lock:
+            self.record.receptions.append(report.Reception(
+                vehicle.name, int(event.src), int(event.dest), stamp_seconds(event.transmit_time),
+                stamp_seconds(event.arrival_time), stamp_seconds(event.duration), event.outcome,
+                float(event.snr_db), bool(event.collided)))
+
+    def _on_log(self, log: Log) -> None:
+        if log.level >= Log.ERROR:
+            with self.lock:
+                self.errors[log.name].append(log.msg)
