@@ -155,7 +155,83 @@ class LoopbackBackend(AcousticBackend):
             timer.cancel()
 
 
-class MicromodemModel:
+class _ReceptionSentences:
+    """What the modem reports about a decoded data packet: $CARFP / $CARDP / $CACYC + $CARXD
+    (or $CAMSG,BAD_CRC), then $CACST. Part of MicromodemModel (uses its emit and _sequence)."""
+
+    _sequence: int
+
+    def emit(self, sentence_type: str, fields=()) -> None:
+        raise NotImplementedError
+
+    def _cst(self, reception: Reception, mode: int, packet_type: int, rate: int,
+             num_frames: int, bad_frames: int, data_rate: int = -1, num_data: int = -1,
+             bad_data: int = -1) -> None:
+        tx = reception.transmission
+        self._sequence += 1
+        self.emit("CACST", nmea.format_cst({
+            "mode": mode, "toa": tx.start_time + reception.travel_time_s, "toa_mode": 0,
+            "mfd_peak": 1200, "mfd_pow": int(reception.snr_in_db + 40),
+            "mfd_ratio": int(reception.snr_in_db * 10), "mfd_spl": int(reception.noise_db
+                                                                     + reception.snr_in_db),
+            "agn": 250, "rate_num": rate, "src": tx.src, "dest": tx.dest,
+            "psk_error": 0 if mode == 0 else 3, "packet_type": packet_type,
+            "num_frames": num_frames, "bad_frames_num": bad_frames,
+            "snr_rss": int(reception.noise_db + reception.snr_in_db),
+            "snr_in": reception.snr_in_db, "snr_out": reception.snr_out_db, "snr_sym": 0.0,
+            "mse": -10.0, "dqf": 0, "dop": 0.0, "noise": reception.noise_db,
+            "carrier": tx.carrier_hz, "bandwidth": tx.bandwidth_hz,
+            "sequence_number": self._sequence, "data_rate": data_rate,
+            "num_data_frames": num_data, "num_bad_data_frames": bad_data}))
+
+    @staticmethod
+    def _flags(ok: list[bool] | None, count: int) -> list[bool]:
+        return [True] * count if ok is None else [bool(x) for x in (list(ok) + [True] * count)[
+            :count]]
+
+    def _receive_fdp(self, reception: Reception) -> None:
+        tx = reception.transmission
+        frames = tx.dataframes()
+        mini_ok = self._flags(reception.miniframe_ok, 1 if tx.miniframe_bytes else 0)
+        data_ok = self._flags(reception.dataframe_ok, len(frames))
+        miniframes = nmea.format_frames(zip(mini_ok, [tx.miniframe_bytes] if mini_ok else [],
+                                            strict=True))
+        dataframes = nmea.format_frames(zip(data_ok, frames, strict=True))
+        self.emit("CARFP", [nmea.format_compact_time(time.time()), self._sequence + 1, tx.src,
+                            tx.dest, tx.miniframe_rate, tx.dataframe_rate, int(tx.ack), 0, "",
+                            miniframes, dataframes])
+        bad_mini, bad_data = mini_ok.count(False), data_ok.count(False)
+        self._cst(reception, 0 if not (bad_mini or bad_data) else 1, CST_TYPE_FDP,
+                  tx.miniframe_rate, len(mini_ok), bad_mini, tx.dataframe_rate, len(frames),
+                  bad_data)
+
+    def _receive_tdp(self, reception: Reception) -> None:
+        tx = reception.transmission
+        frames = tx.dataframes()
+        data_ok = self._flags(reception.dataframe_ok, len(frames))
+        self.emit("CARDP", [tx.src, tx.dest, tx.dataframe_rate, int(tx.ack), 0,
+                            nmea.format_frames(zip(data_ok, frames, strict=True))])
+        bad = data_ok.count(False)
+        self._cst(reception, 0 if not bad else 1, CST_TYPE_FDP, tx.dataframe_rate, 0, 0,
+                  tx.dataframe_rate, len(frames), bad)
+
+    def _receive_legacy(self, reception: Reception) -> None:
+        tx = reception.transmission
+        frames = tx.dataframes()
+        data_ok = self._flags(reception.dataframe_ok, len(frames))
+        self.emit("CACYC", [0, tx.src, tx.dest, tx.dataframe_rate, int(tx.ack), len(frames)])
+        for number, (ok, frame) in enumerate(zip(data_ok, frames, strict=True), start=1):
+            if ok:
+                self.emit("CARXD", [tx.src, tx.dest, int(tx.ack), number, frame.hex().upper()])
+            else:
+                self.emit("CAMSG", ["BAD_CRC", number])
+        bad = data_ok.count(False)
+        self._cst(reception, 0 if not bad else 1,
+                  CST_TYPE_FSK if tx.dataframe_rate == 0 else CST_TYPE_PSK,
+                  tx.dataframe_rate, len(frames), bad)
+
+
+class MicromodemModel(_ReceptionSentences):
     """The modem's NMEA behaviour. Thread-safe; timers for on-air time and turn-around."""
 
     def __init__(self, src: int, backend: AcousticBackend | None = None,
@@ -396,72 +472,6 @@ class MicromodemModel:
             self.counters[f"rx_{tx.kind}"] += 1
             handler = getattr(self, "_receive_" + tx.kind)
             handler(reception)
-
-    def _cst(self, reception: Reception, mode: int, packet_type: int, rate: int,
-             num_frames: int, bad_frames: int, data_rate: int = -1, num_data: int = -1,
-             bad_data: int = -1) -> None:
-        tx = reception.transmission
-        self._sequence += 1
-        self.emit("CACST", nmea.format_cst({
-            "mode": mode, "toa": tx.start_time + reception.travel_time_s, "toa_mode": 0,
-            "mfd_peak": 1200, "mfd_pow": int(reception.snr_in_db + 40),
-            "mfd_ratio": int(reception.snr_in_db * 10), "mfd_spl": int(reception.noise_db
-                                                                     + reception.snr_in_db),
-            "agn": 250, "rate_num": rate, "src": tx.src, "dest": tx.dest,
-            "psk_error": 0 if mode == 0 else 3, "packet_type": packet_type,
-            "num_frames": num_frames, "bad_frames_num": bad_frames,
-            "snr_rss": int(reception.noise_db + reception.snr_in_db),
-            "snr_in": reception.snr_in_db, "snr_out": reception.snr_out_db, "snr_sym": 0.0,
-            "mse": -10.0, "dqf": 0, "dop": 0.0, "noise": reception.noise_db,
-            "carrier": tx.carrier_hz, "bandwidth": tx.bandwidth_hz,
-            "sequence_number": self._sequence, "data_rate": data_rate,
-            "num_data_frames": num_data, "num_bad_data_frames": bad_data}))
-
-    @staticmethod
-    def _flags(ok: list[bool] | None, count: int) -> list[bool]:
-        return [True] * count if ok is None else [bool(x) for x in (list(ok) + [True] * count)[
-            :count]]
-
-    def _receive_fdp(self, reception: Reception) -> None:
-        tx = reception.transmission
-        frames = tx.dataframes()
-        mini_ok = self._flags(reception.miniframe_ok, 1 if tx.miniframe_bytes else 0)
-        data_ok = self._flags(reception.dataframe_ok, len(frames))
-        miniframes = nmea.format_frames(zip(mini_ok, [tx.miniframe_bytes] if mini_ok else [],
-                                            strict=True))
-        dataframes = nmea.format_frames(zip(data_ok, frames, strict=True))
-        self.emit("CARFP", [nmea.format_compact_time(time.time()), self._sequence + 1, tx.src,
-                            tx.dest, tx.miniframe_rate, tx.dataframe_rate, int(tx.ack), 0, "",
-                            miniframes, dataframes])
-        bad_mini, bad_data = mini_ok.count(False), data_ok.count(False)
-        self._cst(reception, 0 if not (bad_mini or bad_data) else 1, CST_TYPE_FDP,
-                  tx.miniframe_rate, len(mini_ok), bad_mini, tx.dataframe_rate, len(frames),
-                  bad_data)
-
-    def _receive_tdp(self, reception: Reception) -> None:
-        tx = reception.transmission
-        frames = tx.dataframes()
-        data_ok = self._flags(reception.dataframe_ok, len(frames))
-        self.emit("CARDP", [tx.src, tx.dest, tx.dataframe_rate, int(tx.ack), 0,
-                            nmea.format_frames(zip(data_ok, frames, strict=True))])
-        bad = data_ok.count(False)
-        self._cst(reception, 0 if not bad else 1, CST_TYPE_FDP, tx.dataframe_rate, 0, 0,
-                  tx.dataframe_rate, len(frames), bad)
-
-    def _receive_legacy(self, reception: Reception) -> None:
-        tx = reception.transmission
-        frames = tx.dataframes()
-        data_ok = self._flags(reception.dataframe_ok, len(frames))
-        self.emit("CACYC", [0, tx.src, tx.dest, tx.dataframe_rate, int(tx.ack), len(frames)])
-        for number, (ok, frame) in enumerate(zip(data_ok, frames, strict=True), start=1):
-            if ok:
-                self.emit("CARXD", [tx.src, tx.dest, int(tx.ack), number, frame.hex().upper()])
-            else:
-                self.emit("CAMSG", ["BAD_CRC", number])
-        bad = data_ok.count(False)
-        self._cst(reception, 0 if not bad else 1,
-                  CST_TYPE_FSK if tx.dataframe_rate == 0 else CST_TYPE_PSK,
-                  tx.dataframe_rate, len(frames), bad)
 
     def _receive_ping(self, reception: Reception) -> None:
         tx = reception.transmission
