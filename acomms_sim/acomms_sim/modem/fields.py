@@ -190,5 +190,12 @@ class PingTimedOut:
     ping_id: int
 
 
+@dataclasses.dataclass
+class ModemProblem:
+    """Something went wrong inside the modem; it keeps running. Log the message."""
+
+    message: str
+
+
 ModemEvent = (TransmissionStarted | ReceptionEvent | CstReport | PacketReceived | PingReplied
-              | PingTimedOut)
+              | PingTimedOut | ModemProblem)

@@ -41,6 +41,7 @@ from acomms_sim.modem.fields import (
     CstReport,
     ModemEvent,
     ModemPacket,
+    ModemProblem,
     PacketReceived,
     PingReplied,
     PingReplyFields,
@@ -69,13 +70,6 @@ class SimModemConfig:
     source_level_db: float = 185.0  # used when a request gives none (<= 0)
     detection_threshold_db: float = -10.0
     ping_turnaround_s: float = 0.25
-
-
-@dataclasses.dataclass
-class ModemProblem:
-    """Something went wrong inside the modem; it keeps running. Log the message."""
-
-    message: str
 
 
 @dataclasses.dataclass

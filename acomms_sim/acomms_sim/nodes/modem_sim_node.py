@@ -54,13 +54,14 @@ from acomms_interfaces.msg import (
 from acomms_interfaces.srv import GetPlatformLocation, PingModem, QueueTxPacket
 from acomms_sim.modem.fields import (
     CstReport,
+    ModemProblem,
     PacketReceived,
     PingReplied,
     PingTimedOut,
     ReceptionEvent,
     TransmissionStarted,
 )
-from acomms_sim.modem.sim_modem import ModemProblem, SimModem, SimModemConfig
+from acomms_sim.modem.sim_modem import SimModem, SimModemConfig
 from acomms_sim.nodes import sim_modem_messages as messages
 from acomms_sim.nodes.sim_node_support import (
     NOISE_NAMES,
