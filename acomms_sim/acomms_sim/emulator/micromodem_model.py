@@ -31,15 +31,17 @@ import threading
 import time
 from collections.abc import Callable
 
-from acomms_core.modems.modem_rates import RATES, rate_info
+from acomms_core.modems.micromodem2 import MICROMODEM2
+from acomms_core.modems.profile import PACKET_TYPE_AUTO
 from acomms_driver.micromodem import nmea
+from acomms_sim.modem.fields import CST_TYPE_FDP, CST_TYPE_FSK, CST_TYPE_PSK
 
 DEFAULT_FIRMWARE_VERSION = "v3.0.4-emulator"
 CARRIER_HZ = 25000
 BANDWIDTH_HZ = 5000
 
-# CST/XST packet_type codes
-_CST_TYPE_FSK, _CST_TYPE_PSK, _CST_TYPE_FDP = 1, 3, 5
+# The emulated modem: rates, FDP rules, payload limits and on-air times come from its profile.
+PROFILE = MICROMODEM2
 
 
 @dataclasses.dataclass
@@ -65,7 +67,8 @@ class AcousticTransmission:
         """The payload split into the frames of its rate (legacy: the frames as sent)."""
         if self.kind == "legacy":
             return list(self.frames)
-        size = rate_info(self.dataframe_rate).frame_bytes if self.dataframe_rate in RATES else 64
+        size = (PROFILE.rate_info(self.dataframe_rate).frame_bytes
+                if self.dataframe_rate in PROFILE.rates else 64)
         data = self.dataframe_bytes
         return [data[i:i + size] for i in range(0, len(data), size)]
 
@@ -152,7 +155,83 @@ class LoopbackBackend(AcousticBackend):
             timer.cancel()
 
 
-class MicromodemModel:
+class _ReceptionSentences:
+    """What the modem reports about a decoded data packet: $CARFP / $CARDP / $CACYC + $CARXD
+    (or $CAMSG,BAD_CRC), then $CACST. Part of MicromodemModel (uses its emit and _sequence)."""
+
+    _sequence: int
+
+    def emit(self, sentence_type: str, fields=()) -> None:
+        raise NotImplementedError
+
+    def _cst(self, reception: Reception, mode: int, packet_type: int, rate: int,
+             num_frames: int, bad_frames: int, data_rate: int = -1, num_data: int = -1,
+             bad_data: int = -1) -> None:
+        tx = reception.transmission
+        self._sequence += 1
+        self.emit("CACST", nmea.format_cst({
+            "mode": mode, "toa": tx.start_time + reception.travel_time_s, "toa_mode": 0,
+            "mfd_peak": 1200, "mfd_pow": int(reception.snr_in_db + 40),
+            "mfd_ratio": int(reception.snr_in_db * 10), "mfd_spl": int(reception.noise_db
+                                                                     + reception.snr_in_db),
+            "agn": 250, "rate_num": rate, "src": tx.src, "dest": tx.dest,
+            "psk_error": 0 if mode == 0 else 3, "packet_type": packet_type,
+            "num_frames": num_frames, "bad_frames_num": bad_frames,
+            "snr_rss": int(reception.noise_db + reception.snr_in_db),
+            "snr_in": reception.snr_in_db, "snr_out": reception.snr_out_db, "snr_sym": 0.0,
+            "mse": -10.0, "dqf": 0, "dop": 0.0, "noise": reception.noise_db,
+            "carrier": tx.carrier_hz, "bandwidth": tx.bandwidth_hz,
+            "sequence_number": self._sequence, "data_rate": data_rate,
+            "num_data_frames": num_data, "num_bad_data_frames": bad_data}))
+
+    @staticmethod
+    def _flags(ok: list[bool] | None, count: int) -> list[bool]:
+        return [True] * count if ok is None else [bool(x) for x in (list(ok) + [True] * count)[
+            :count]]
+
+    def _receive_fdp(self, reception: Reception) -> None:
+        tx = reception.transmission
+        frames = tx.dataframes()
+        mini_ok = self._flags(reception.miniframe_ok, 1 if tx.miniframe_bytes else 0)
+        data_ok = self._flags(reception.dataframe_ok, len(frames))
+        miniframes = nmea.format_frames(zip(mini_ok, [tx.miniframe_bytes] if mini_ok else [],
+                                            strict=True))
+        dataframes = nmea.format_frames(zip(data_ok, frames, strict=True))
+        self.emit("CARFP", [nmea.format_compact_time(time.time()), self._sequence + 1, tx.src,
+                            tx.dest, tx.miniframe_rate, tx.dataframe_rate, int(tx.ack), 0, "",
+                            miniframes, dataframes])
+        bad_mini, bad_data = mini_ok.count(False), data_ok.count(False)
+        self._cst(reception, 0 if not (bad_mini or bad_data) else 1, CST_TYPE_FDP,
+                  tx.miniframe_rate, len(mini_ok), bad_mini, tx.dataframe_rate, len(frames),
+                  bad_data)
+
+    def _receive_tdp(self, reception: Reception) -> None:
+        tx = reception.transmission
+        frames = tx.dataframes()
+        data_ok = self._flags(reception.dataframe_ok, len(frames))
+        self.emit("CARDP", [tx.src, tx.dest, tx.dataframe_rate, int(tx.ack), 0,
+                            nmea.format_frames(zip(data_ok, frames, strict=True))])
+        bad = data_ok.count(False)
+        self._cst(reception, 0 if not bad else 1, CST_TYPE_FDP, tx.dataframe_rate, 0, 0,
+                  tx.dataframe_rate, len(frames), bad)
+
+    def _receive_legacy(self, reception: Reception) -> None:
+        tx = reception.transmission
+        frames = tx.dataframes()
+        data_ok = self._flags(reception.dataframe_ok, len(frames))
+        self.emit("CACYC", [0, tx.src, tx.dest, tx.dataframe_rate, int(tx.ack), len(frames)])
+        for number, (ok, frame) in enumerate(zip(data_ok, frames, strict=True), start=1):
+            if ok:
+                self.emit("CARXD", [tx.src, tx.dest, int(tx.ack), number, frame.hex().upper()])
+            else:
+                self.emit("CAMSG", ["BAD_CRC", number])
+        bad = data_ok.count(False)
+        self._cst(reception, 0 if not bad else 1,
+                  CST_TYPE_FSK if tx.dataframe_rate == 0 else CST_TYPE_PSK,
+                  tx.dataframe_rate, len(frames), bad)
+
+
+class MicromodemModel(_ReceptionSentences):
     """The modem's NMEA behaviour. Thread-safe; timers for on-air time and turn-around."""
 
     def __init__(self, src: int, backend: AcousticBackend | None = None,
@@ -283,14 +362,9 @@ class MicromodemModel:
             fields = fields[2:]
         dest, mini_rate, data_rate, ack = (int(f) for f in fields[:4])
         mini, data = bytes.fromhex(fields[5]), bytes.fromhex(fields[6])
-        for rate in (mini_rate, data_rate):
-            if rate not in (1, 3, 5):
-                raise ValueError(f"rate {rate} is not an FDP rate")
-        info = rate_info(data_rate)
-        if len(data) > info.max_dataframe_bytes or len(mini) > 96:
-            raise ValueError("payload too long for the rate")
-        duration = rate_info(mini_rate).miniframe_duration_s + (
-            info.dataframe_duration_s if data else 0.0)
+        sizes = (mini_rate, data_rate, len(mini), len(data))
+        duration = PROFILE.packet_duration_s(True, *sizes)  # refuses non-FDP rates
+        PROFILE.check_packet(True, *sizes)
         self._transmit(AcousticTransmission(
             "fdp", self.src, dest, 0.0, duration, mini_rate, data_rate, mini, data,
             ack=bool(ack)))
@@ -298,19 +372,18 @@ class MicromodemModel:
     def _on_CCTDP(self, fields) -> None:
         dest, rate, ack = int(fields[0]), int(fields[1]), int(fields[2])
         data = bytes.fromhex(fields[4])
-        if rate not in (1, 3, 5):
+        if not PROFILE.is_fdp(PACKET_TYPE_AUTO, rate):
             raise ValueError(f"rate {rate} is not an FDP rate")
-        if len(data) > rate_info(rate).max_dataframe_bytes:
-            raise ValueError("payload too long for the rate")
+        PROFILE.check_packet(True, rate, rate, 0, len(data))
+        # a TDP packet is a dataframe without a miniframe
         self._transmit(AcousticTransmission("tdp", self.src, dest, 0.0,
-                                            rate_info(rate).dataframe_duration_s, 0, rate,
-                                            b"", data, ack=bool(ack)))
+                                            PROFILE.rate_info(rate).dataframe_duration_s, 0,
+                                            rate, b"", data, ack=bool(ack)))
 
     def _on_CCCYC(self, fields) -> None:
         _, src, dest, rate, ack, num_frames = (int(f) for f in fields[:6])
-        if rate not in RATES:
-            raise ValueError(f"unknown rate {rate}")
-        if not 1 <= num_frames <= RATES[rate].frames:
+        info = PROFILE.rate_info(rate)
+        if not 1 <= num_frames <= info.frames:
             raise ValueError(f"{num_frames} frames at rate {rate}")
         self.emit("CACYC", [0, src, dest, rate, ack, num_frames])
         self._legacy = {"src": src, "dest": dest, "rate": rate, "ack": ack,
@@ -323,21 +396,21 @@ class MicromodemModel:
         cycle = self._legacy
         frame_num = len(cycle["frames"]) + 1
         self.emit("CADRQ", [_hhmmss(), cycle["src"], cycle["dest"], cycle["ack"],
-                            RATES[cycle["rate"]].frame_bytes, frame_num])
+                            PROFILE.rate_info(cycle["rate"]).frame_bytes, frame_num])
 
     def _on_CCTXD(self, fields) -> None:
         cycle = self._legacy
         if cycle is None:
             raise ValueError("$CCTXD without a $CCCYC")
         data = bytes.fromhex(fields[3])
-        if len(data) > RATES[cycle["rate"]].frame_bytes:
+        if len(data) > PROFILE.rate_info(cycle["rate"]).frame_bytes:
             raise ValueError("frame longer than the rate's frame size")
         cycle["frames"].append(data)
         if len(cycle["frames"]) < cycle["num_frames"]:
             self._request_frame()
             return
         self._legacy = None
-        info = RATES[cycle["rate"]]
+        info = PROFILE.rate_info(cycle["rate"])
         duration = info.dataframe_duration_s * len(cycle["frames"]) / info.frames
         self._transmit(AcousticTransmission(
             "legacy", cycle["src"], cycle["dest"], 0.0, duration, 0, cycle["rate"],
@@ -352,7 +425,8 @@ class MicromodemModel:
         payload = bytes.fromhex(fields[5]) if len(fields) > 5 and fields[5] else b""
         self.emit("CACMD", ["PNG", src, dest, rate, cdr, payload.hex().upper()])
         self._ping_pending = {"dest": dest, "sent": time.time()}
-        duration = rate_info(rate if rate in (1, 3, 5) else 1).miniframe_duration_s
+        fdp_rate = rate in PROFILE.rates and PROFILE.rate_info(rate).fdp
+        duration = PROFILE.rate_info(rate if fdp_rate else 1).miniframe_duration_s
         self._transmit(AcousticTransmission("ping", self.src, dest, 0.0, duration, rate, 0,
                                             payload), report=False)
 
@@ -375,8 +449,8 @@ class MicromodemModel:
     def _transmit_done(self, transmission: AcousticTransmission) -> None:
         self.emit("CATXF", [len(transmission.dataframe_bytes) + len(transmission.miniframe_bytes)])
         frames = transmission.dataframes()
-        packet_type = {"legacy": _CST_TYPE_FSK if transmission.dataframe_rate == 0
-                       else _CST_TYPE_PSK}.get(transmission.kind, _CST_TYPE_FDP)
+        packet_type = {"legacy": CST_TYPE_FSK if transmission.dataframe_rate == 0
+                       else CST_TYPE_PSK}.get(transmission.kind, CST_TYPE_FDP)
         self.emit("CAXST", nmea.format_xst({
             "time": transmission.start_time, "toa_mode": 0, "mode": 0, "probe_length": 20,
             "bandwidth": transmission.bandwidth_hz, "carrier": transmission.carrier_hz,
@@ -398,72 +472,6 @@ class MicromodemModel:
             self.counters[f"rx_{tx.kind}"] += 1
             handler = getattr(self, "_receive_" + tx.kind)
             handler(reception)
-
-    def _cst(self, reception: Reception, mode: int, packet_type: int, rate: int,
-             num_frames: int, bad_frames: int, data_rate: int = -1, num_data: int = -1,
-             bad_data: int = -1) -> None:
-        tx = reception.transmission
-        self._sequence += 1
-        self.emit("CACST", nmea.format_cst({
-            "mode": mode, "toa": tx.start_time + reception.travel_time_s, "toa_mode": 0,
-            "mfd_peak": 1200, "mfd_pow": int(reception.snr_in_db + 40),
-            "mfd_ratio": int(reception.snr_in_db * 10), "mfd_spl": int(reception.noise_db
-                                                                     + reception.snr_in_db),
-            "agn": 250, "rate_num": rate, "src": tx.src, "dest": tx.dest,
-            "psk_error": 0 if mode == 0 else 3, "packet_type": packet_type,
-            "num_frames": num_frames, "bad_frames_num": bad_frames,
-            "snr_rss": int(reception.noise_db + reception.snr_in_db),
-            "snr_in": reception.snr_in_db, "snr_out": reception.snr_out_db, "snr_sym": 0.0,
-            "mse": -10.0, "dqf": 0, "dop": 0.0, "noise": reception.noise_db,
-            "carrier": tx.carrier_hz, "bandwidth": tx.bandwidth_hz,
-            "sequence_number": self._sequence, "data_rate": data_rate,
-            "num_data_frames": num_data, "num_bad_data_frames": bad_data}))
-
-    @staticmethod
-    def _flags(ok: list[bool] | None, count: int) -> list[bool]:
-        return [True] * count if ok is None else [bool(x) for x in (list(ok) + [True] * count)[
-            :count]]
-
-    def _receive_fdp(self, reception: Reception) -> None:
-        tx = reception.transmission
-        frames = tx.dataframes()
-        mini_ok = self._flags(reception.miniframe_ok, 1 if tx.miniframe_bytes else 0)
-        data_ok = self._flags(reception.dataframe_ok, len(frames))
-        miniframes = nmea.format_frames(zip(mini_ok, [tx.miniframe_bytes] if mini_ok else [],
-                                            strict=True))
-        dataframes = nmea.format_frames(zip(data_ok, frames, strict=True))
-        self.emit("CARFP", [nmea.format_compact_time(time.time()), self._sequence + 1, tx.src,
-                            tx.dest, tx.miniframe_rate, tx.dataframe_rate, int(tx.ack), 0, "",
-                            miniframes, dataframes])
-        bad_mini, bad_data = mini_ok.count(False), data_ok.count(False)
-        self._cst(reception, 0 if not (bad_mini or bad_data) else 1, _CST_TYPE_FDP,
-                  tx.miniframe_rate, len(mini_ok), bad_mini, tx.dataframe_rate, len(frames),
-                  bad_data)
-
-    def _receive_tdp(self, reception: Reception) -> None:
-        tx = reception.transmission
-        frames = tx.dataframes()
-        data_ok = self._flags(reception.dataframe_ok, len(frames))
-        self.emit("CARDP", [tx.src, tx.dest, tx.dataframe_rate, int(tx.ack), 0,
-                            nmea.format_frames(zip(data_ok, frames, strict=True))])
-        bad = data_ok.count(False)
-        self._cst(reception, 0 if not bad else 1, _CST_TYPE_FDP, tx.dataframe_rate, 0, 0,
-                  tx.dataframe_rate, len(frames), bad)
-
-    def _receive_legacy(self, reception: Reception) -> None:
-        tx = reception.transmission
-        frames = tx.dataframes()
-        data_ok = self._flags(reception.dataframe_ok, len(frames))
-        self.emit("CACYC", [0, tx.src, tx.dest, tx.dataframe_rate, int(tx.ack), len(frames)])
-        for number, (ok, frame) in enumerate(zip(data_ok, frames, strict=True), start=1):
-            if ok:
-                self.emit("CARXD", [tx.src, tx.dest, int(tx.ack), number, frame.hex().upper()])
-            else:
-                self.emit("CAMSG", ["BAD_CRC", number])
-        bad = data_ok.count(False)
-        self._cst(reception, 0 if not bad else 1,
-                  _CST_TYPE_FSK if tx.dataframe_rate == 0 else _CST_TYPE_PSK,
-                  tx.dataframe_rate, len(frames), bad)
 
     def _receive_ping(self, reception: Reception) -> None:
         tx = reception.transmission
@@ -499,7 +507,7 @@ class MicromodemModel:
                             f"{reception.snr_out_db:.2f}",
                             self.config.get("pwramp.txlevel", "3"), 0,
                             f"0;0;0;{int(arrival * 1000) % 4294967296}"])
-        self._cst(reception, 0, _CST_TYPE_FDP, tx.miniframe_rate or 1, 1, 0)
+        self._cst(reception, 0, CST_TYPE_FDP, tx.miniframe_rate or 1, 1, 0)
 
 
 def _hhmmss() -> str:

@@ -19,9 +19,10 @@ from rclpy.parameter import Parameter
 from sensor_msgs.msg import NavSatFix, NavSatStatus
 
 from acomms_core.ros.ros_support import (
+    NodeResources,
     ParameterSpec,
     declare_parameters,
-    destroy_entities,
+    is_active,
     parameter_values,
     run_node,
 )
@@ -44,52 +45,57 @@ SPECS = [
 NAMES = [s.name for s in SPECS]
 
 
+def validate(values: dict) -> str | None:
+    """Pure validator over the merged candidate values: a reason to refuse, or None."""
+    arrays = [list(values.get(n) or []) for n in NAMES]
+    if len({len(a) for a in arrays}) != 1:
+        return ("platform_names, latitudes, longitudes, depths and position_topics must "
+                "have the same length")
+    names, lats, lons, depths, topics = arrays
+    if len(set(names)) != len(names):
+        return "platform_names must be unique"
+    for name, lat, lon, depth, topic in zip(names, lats, lons, depths, topics, strict=True):
+        if topic:
+            continue
+        try:
+            geodesy.check_position(lat, lon, depth)
+        except ValueError as exc:
+            return f"platform {name!r}: {exc}"
+    return None
+
+
 class PlatformLocationNode(LifecycleNode):
+    """Parameters are read at configure (a change takes effect at the next configure)."""
+
     def __init__(self, node_name: str = "platform_location_node", **kwargs):
         super().__init__(node_name, **kwargs)
-        self.values = declare_parameters(self, SPECS, self._validate)
+        declare_parameters(self, SPECS, validate)
         self.positions: dict[str, tuple[float, float, float] | None] = {}
         self.errors = collections.Counter()
-        self._entities = []
-
-    def _validate(self, change: dict) -> str | None:
-        values = {**getattr(self, "values", {}), **change}
-        arrays = [list(values.get(n) or []) for n in NAMES]
-        if len({len(a) for a in arrays}) != 1:
-            return ("platform_names, latitudes, longitudes, depths and position_topics must "
-                    "have the same length")
-        names, lats, lons, depths, topics = arrays
-        if len(set(names)) != len(names):
-            return "platform_names must be unique"
-        for name, lat, lon, depth, topic in zip(names, lats, lons, depths, topics, strict=True):
-            if topic:
-                continue
-            try:
-                geodesy.check_position(lat, lon, depth)
-            except ValueError as exc:
-                return f"platform {name!r}: {exc}"
-        return None
+        self._resources = NodeResources(self)
 
     def on_configure(self, state) -> TransitionCallbackReturn:
-        self.values = parameter_values(self, NAMES)
+        values = parameter_values(self, NAMES)
         self.positions = {}
-        arrays = [list(self.values[n] or []) for n in NAMES]
+        arrays = [list(values[n] or []) for n in NAMES]
         for name, lat, lon, depth, topic in zip(*arrays, strict=True):
             if not name:
                 continue
             self.positions[name] = None if topic else (lat, lon, depth)
             if topic:
-                self._entities.append(self.create_subscription(
-                    NavSatFix, topic, lambda msg, name=name: self._on_fix(name, msg), 10))
-        self._entities.append(self.create_service(GetPlatformLocation, "read_location",
-                                                  self._on_read_location))
+                self._resources.subscription(
+                    NavSatFix, topic, lambda msg, name=name: self._on_fix(name, msg), 10)
+        self._resources.service(GetPlatformLocation, "read_location", self._on_read_location)
         self.get_logger().info(f"platforms: {sorted(self.positions)}")
         return TransitionCallbackReturn.SUCCESS
 
     def on_cleanup(self, state) -> TransitionCallbackReturn:
-        destroy_entities(self, self._entities)
-        self._entities = []
+        self._resources.release()
         self.positions = {}
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state) -> TransitionCallbackReturn:
+        self._resources.release()
         return TransitionCallbackReturn.SUCCESS
 
     def _on_fix(self, name: str, msg: NavSatFix) -> None:
@@ -108,8 +114,9 @@ class PlatformLocationNode(LifecycleNode):
     def _on_read_location(self, request, response):
         response.valid = False
         position = self.positions.get(request.name)
-        if self._state_machine.current_state[1] != "active" or position is None:
-            reason = ("node is not active" if self._state_machine.current_state[1] != "active"
+        active = is_active(self)
+        if not active or position is None:
+            reason = ("node is not active" if not active
                       else "unknown platform" if request.name not in self.positions
                       else "no position yet")
             self.errors["read_location_invalid"] += 1

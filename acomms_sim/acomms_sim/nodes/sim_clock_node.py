@@ -24,13 +24,16 @@ from rclpy.qos import QoSDurabilityPolicy, QoSProfile
 from rosgraph_msgs.msg import Clock as ClockMsg
 
 from acomms_core.ros.ros_support import (
+    NodeResources,
     ParameterSpec,
     declare_parameters,
+    is_active,
     parameter_values,
     run_node,
+    seconds_to_time_msg,
+    stamp_seconds,
 )
 from acomms_interfaces.msg import Tick, Tock
-from acomms_sim.nodes.sim_node_support import seconds_to_time_msg, stamp_seconds
 
 MODES = ("free_running", "lockstep")
 SPECS = [
@@ -42,81 +45,92 @@ SPECS = [
 ]
 
 
+def check_mode(values: dict) -> str | None:
+    if values["mode"] not in MODES:
+        return f"mode must be one of {list(MODES)}, not {values['mode']!r}"
+    return None
+
+
 class SimClockNode(LifecycleNode):
     def __init__(self, node_name: str = "sim_clock_node", **kwargs):
         super().__init__(node_name, **kwargs)
-        self._timer = None
-        self.values = {}
-        self.values = declare_parameters(self, SPECS, self._validate)
-        self.add_post_set_parameters_callback(self._after_set)
+        values = declare_parameters(self, SPECS, self._validate, self._apply)
         self._lock = threading.Lock()
-        self.sim_time_s = self.values["start_time_s"]
+        self.sim_time_s = values["start_time_s"]
         self.last_step_id: int | None = None
         self.steps = 0
+        self._warp_factor = values["warp_factor"]  # the rate the clock runs at right now
+        self._mode = values["mode"]  # the mode configured
         self._wall_anchor = None
-        self._timer = None
-        self._entities = []
+        self._resources = NodeResources(self)  # configure .. cleanup
+        self._activity = NodeResources(self)  # activate .. deactivate: the free-running timer
 
-    def _validate(self, change: dict) -> str | None:
-        if "mode" in change and change["mode"] not in MODES:
-            return f"mode must be one of {list(MODES)}, not {change['mode']!r}"
-        if "mode" in change and self._timer is not None and change["mode"] != self.values["mode"]:
-            return "mode can only change while the node is not active"
-        return None
+    def _validate(self, values: dict) -> str | None:
+        """Pure: reads the lifecycle state, changes nothing."""
+        reason = check_mode(values)
+        if (reason is None and is_active(self)
+                and values["mode"] != self.get_parameter("mode").value):
+            reason = "mode can only change while the node is not active"
+        return reason
 
-    def _after_set(self, parameters) -> None:
+    def _apply(self, values: dict, changed: frozenset) -> None:
         with self._lock:
             if self._wall_anchor is not None:
-                self._rebase()
-            self.values.update({p.name: p.value for p in parameters})
-        if self._timer is not None and any(p.name == "publish_period_s" for p in parameters):
-            self.destroy_timer(self._timer)
-            self._start_timer()
+                self._rebase()  # time so far at the old warp factor
+            self._warp_factor = values["warp_factor"]
+        if "publish_period_s" in changed and len(self._activity):
+            self._activity.release()
+            self._start_timer(values["publish_period_s"])
 
-    def _start_timer(self) -> None:
-        self._timer = self.create_timer(self.values["publish_period_s"], self._on_timer,
-                                        clock=Clock(clock_type=ClockType.STEADY_TIME))
+    def _start_timer(self, period_s: float) -> None:
+        self._activity.timer(period_s, self._on_timer,
+                             clock=Clock(clock_type=ClockType.STEADY_TIME))
 
     def _rebase(self) -> None:
         """Fold elapsed wall time into sim_time_s and restart the wall anchor."""
         now = time.monotonic()
-        self.sim_time_s += (now - self._wall_anchor) * self.values["warp_factor"]
+        self.sim_time_s += (now - self._wall_anchor) * self._warp_factor
         self._wall_anchor = now
 
     def on_configure(self, state) -> TransitionCallbackReturn:
-        self.values = parameter_values(self, [s.name for s in SPECS])
+        self._mode = self.get_parameter("mode").value
         latched = QoSProfile(depth=10, durability=QoSDurabilityPolicy.TRANSIENT_LOCAL)
-        self.clock_pub = self.create_lifecycle_publisher(ClockMsg, "/clock", 10)
-        self.tock_pub = self.create_lifecycle_publisher(Tock, "/tock", latched)
-        if self.values["mode"] == "lockstep":
-            self._entities.append(self.create_subscription(Tick, "/tick", self._on_tick, 10))
+        self.clock_pub = self._resources.publisher(ClockMsg, "/clock", 10)
+        self.tock_pub = self._resources.publisher(Tock, "/tock", latched)
+        if self._mode == "lockstep":
+            self._resources.subscription(Tick, "/tick", self._on_tick, 10)
         return TransitionCallbackReturn.SUCCESS
 
     def on_activate(self, state) -> TransitionCallbackReturn:
         result = super().on_activate(state)
-        if self.values["mode"] == "free_running":
-            self._wall_anchor = time.monotonic()
-            self._start_timer()
+        if self._mode == "free_running":
+            values = parameter_values(self, ["warp_factor", "publish_period_s"])
+            with self._lock:
+                self._warp_factor = values["warp_factor"]
+                self._wall_anchor = time.monotonic()
+            self._start_timer(values["publish_period_s"])
         self._publish_clock()
         return result
 
     def on_deactivate(self, state) -> TransitionCallbackReturn:
-        if self._timer is not None:
-            self.destroy_timer(self._timer)
-            self._timer = None
+        self._stop()
+        return super().on_deactivate(state)
+
+    def on_cleanup(self, state) -> TransitionCallbackReturn:
+        self._stop()
+        self._resources.release()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state) -> TransitionCallbackReturn:
+        return self.on_cleanup(state)
+
+    def _stop(self) -> None:
+        """Stop the free-running timer, keeping the time reached."""
+        self._activity.release()
         with self._lock:
             if self._wall_anchor is not None:
                 self._rebase()
                 self._wall_anchor = None
-        return super().on_deactivate(state)
-
-    def on_cleanup(self, state) -> TransitionCallbackReturn:
-        for sub in self._entities:
-            self.destroy_subscription(sub)
-        self._entities = []
-        self.destroy_lifecycle_publisher(self.clock_pub)
-        self.destroy_lifecycle_publisher(self.tock_pub)
-        return TransitionCallbackReturn.SUCCESS
 
     def _publish_clock(self) -> None:
         self.clock_pub.publish(ClockMsg(clock=seconds_to_time_msg(self.sim_time_s)))
@@ -127,7 +141,7 @@ class SimClockNode(LifecycleNode):
         self._publish_clock()
 
     def _on_tick(self, tick: Tick) -> None:
-        if self._state_machine.current_state[1] != "active":
+        if not is_active(self):
             return
         status = Tock.STATUS_OK
         duration = stamp_seconds(tick.duration)

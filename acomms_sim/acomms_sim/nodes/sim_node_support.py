@@ -1,18 +1,19 @@
-"""ROS-side helpers shared by the acomms_sim nodes: channel parameters, time conversions.
+"""ROS-side helpers shared by the acomms_sim nodes: channel parameters.
 
 The channel parameters (propagation model, water properties, noise) are declared identically by
 `modem_sim_node` (which evaluates receptions in-process) and `sim_transmission_loss_node`, so a
-scenario file can give both the same values.
+scenario file can give both the same values. The time conversions are
+`acomms_core.ros.ros_support`'s (re-exported here for older imports).
 """
 
 from __future__ import annotations
 
-import math
-
-from builtin_interfaces.msg import Duration as DurationMsg
-from builtin_interfaces.msg import Time as TimeMsg
-
-from acomms_core.ros.ros_support import ParameterSpec
+from acomms_core.ros.ros_support import (  # noqa: F401 - time conversions re-exported
+    ParameterSpec,
+    seconds_to_duration_msg,
+    seconds_to_time_msg,
+    stamp_seconds,
+)
 from acomms_sim.physics.ambient_noise import AmbientNoise
 from acomms_sim.physics.sound_speed import SoundSpeedProfile
 from acomms_sim.physics.transmission_loss import (
@@ -94,21 +95,3 @@ def build_noise(values: dict) -> AmbientNoise:
 def profile_from_msg(msg) -> SoundSpeedProfile:
     """SoundSpeedProfile from a SoundSpeedProfile message; ValueError with the reason."""
     return SoundSpeedProfile(list(msg.depths), list(msg.sound_speeds))
-
-
-def seconds_to_time_msg(seconds: float) -> TimeMsg:
-    whole = math.floor(seconds)
-    nanos = int(round((seconds - whole) * 1e9))
-    if nanos >= 1_000_000_000:
-        whole, nanos = whole + 1, nanos - 1_000_000_000
-    return TimeMsg(sec=int(whole), nanosec=nanos)
-
-
-def seconds_to_duration_msg(seconds: float) -> DurationMsg:
-    msg = seconds_to_time_msg(seconds)
-    return DurationMsg(sec=msg.sec, nanosec=msg.nanosec)
-
-
-def stamp_seconds(msg) -> float:
-    """Seconds of a builtin_interfaces Time or Duration message."""
-    return msg.sec + msg.nanosec * 1e-9

@@ -18,8 +18,10 @@ from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 
 from acomms_core.modems.modem_rates import UnknownRateError
 from acomms_core.ros.ros_support import (
+    NodeResources,
     ParameterSpec,
     declare_parameters,
+    is_active,
     parameter_values,
     run_node,
 )
@@ -36,25 +38,27 @@ class SimPacketPerformanceNode(LifecycleNode):
         declare_parameters(self, SPECS)
         self.performance = None
         self.errors = collections.Counter()
-        self._service = None
+        self._resources = NodeResources(self)
 
     def on_configure(self, state) -> TransitionCallbackReturn:
         values = parameter_values(self, ["seed"])
         self.performance = PacketPerformance(values["seed"])
-        self._service = self.create_service(SimPacketPerformance, "sim_packet_performance",
-                                            self._on_request)
+        self._resources.service(SimPacketPerformance, "sim_packet_performance", self._on_request)
         return TransitionCallbackReturn.SUCCESS
 
     def on_cleanup(self, state) -> TransitionCallbackReturn:
-        self.destroy_service(self._service)
-        self._service = None
+        self._resources.release()
         self.performance = None
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state) -> TransitionCallbackReturn:
+        self._resources.release()
         return TransitionCallbackReturn.SUCCESS
 
     def _on_request(self, request, response):
         response.packet_success = False
         response.frame_error_probability = math.nan
-        if self._state_machine.current_state[1] != "active":
+        if not is_active(self):
             self.errors["inactive"] += 1
             self.get_logger().warning("sim_packet_performance refused: node is not active")
             return response

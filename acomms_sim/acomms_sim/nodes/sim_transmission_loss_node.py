@@ -17,8 +17,9 @@ import numpy as np
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 
 from acomms_core.ros.ros_support import (
+    NodeResources,
     declare_parameters,
-    destroy_entities,
+    is_active,
     parameter_values,
     run_node,
 )
@@ -40,50 +41,44 @@ DEPTH_SEARCH_STEPS = 41
 class SimTransmissionLossNode(LifecycleNode):
     def __init__(self, node_name: str = "sim_transmission_loss_node", **kwargs):
         super().__init__(node_name, **kwargs)
-        self.values = declare_parameters(self, PROPAGATION_SPECS, validate_choices)
-        self.add_post_set_parameters_callback(self._after_set)
+        declare_parameters(self, PROPAGATION_SPECS, validate_choices, self._apply)
         self.propagation = None
         self.profile = None
         self.errors = collections.Counter()
-        self._entities = []
+        self._resources = NodeResources(self)
 
-    def _after_set(self, parameters) -> None:
-        self.values.update({p.name: p.value for p in parameters})
+    def _apply(self, values: dict, changed: frozenset) -> None:
         if self.propagation is not None:
             try:
-                self.propagation = build_propagation(self.values, self.profile)
+                self.propagation = build_propagation(values, self.profile)
             except ValueError as exc:
                 self.get_logger().error(f"could not apply parameters: {exc}")
 
     def on_configure(self, state) -> TransitionCallbackReturn:
-        self.values = parameter_values(self, PROPAGATION_NAMES)
         try:
-            self.propagation = build_propagation(self.values, None)
+            self.propagation = build_propagation(parameter_values(self, PROPAGATION_NAMES), None)
         except ValueError as exc:
             self.get_logger().error(f"configure failed: {exc}")
             return TransitionCallbackReturn.FAILURE
-        self._entities = [
-            self.create_service(SimTransmissionLoss, "sim_transmission_loss", self._on_tl),
-            self.create_service(GetOptimalTxDepth, "get_optimal_tx_depth", self._on_optimal),
-            self.create_subscription(SoundSpeedProfile, "sound_speed_profile", self._on_profile,
-                                     10),
-        ]
+        r = self._resources
+        r.service(SimTransmissionLoss, "sim_transmission_loss", self._on_tl)
+        r.service(GetOptimalTxDepth, "get_optimal_tx_depth", self._on_optimal)
+        r.subscription(SoundSpeedProfile, "sound_speed_profile", self._on_profile, 10)
         return TransitionCallbackReturn.SUCCESS
 
     def on_cleanup(self, state) -> TransitionCallbackReturn:
-        destroy_entities(self, self._entities)
-        self._entities = []
+        self._resources.release()
         self.propagation = None
         return TransitionCallbackReturn.SUCCESS
 
-    @property
-    def active(self) -> bool:
-        return self._state_machine.current_state[1] == "active"
+    def on_shutdown(self, state) -> TransitionCallbackReturn:
+        self._resources.release()
+        return TransitionCallbackReturn.SUCCESS
 
     def _on_profile(self, msg) -> None:
         try:
             profile = profile_from_msg(msg)
-            values = dict(self.values)
+            values = parameter_values(self, PROPAGATION_NAMES)
             if msg.water_depth > 0:
                 values["water_depth_m"] = float(msg.water_depth)
             self.propagation = build_propagation(values, profile)
@@ -99,7 +94,7 @@ class SimTransmissionLossNode(LifecycleNode):
     def _on_tl(self, request, response):
         response.rcv_rx_level_db = math.nan
         response.transmission_loss_db = math.nan
-        if not self.active:
+        if not is_active(self):
             self._refuse("sim_transmission_loss", RuntimeError("node is not active"))
             return response
         try:
@@ -118,7 +113,7 @@ class SimTransmissionLossNode(LifecycleNode):
     def _on_optimal(self, request, response):
         response.optimal_tx_depth = math.nan
         response.rcv_rx_level_db = math.nan
-        if not self.active:
+        if not is_active(self):
             self._refuse("get_optimal_tx_depth", RuntimeError("node is not active"))
             return response
         try:

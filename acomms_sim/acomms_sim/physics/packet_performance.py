@@ -31,6 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from acomms_core.modems.modem_rates import RATES, frames_used, rate_info
+from acomms_core.modems.registry import DEFAULT_MODEM_PROFILE, modem_profile
 
 # rate -> (SNR dB ascending, FER); from ros_acomms' empirical Micromodem-2 tables.
 MEASURED_FER_TABLES: dict[int, tuple[tuple[float, ...], tuple[float, ...]]] = {
@@ -72,39 +73,14 @@ def frame_error_rate(rate: int, snr: float) -> float:
 
 def packet_duration_s(packet_type_fdp: bool, miniframe_rate: int, dataframe_rate: int,
                       num_miniframe_bytes: int, num_dataframe_bytes: int) -> float:
-    """On-air time: FDP = miniframe + (full dataframe if any data bytes); legacy = rate's packet.
+    """On-air time of a packet by the default modem profile (`ModemProfile.packet_duration_s`).
 
-    Per-rate durations come from acomms_core.modems.modem_rates (miniframe 1.574 / 0.755 /
-    0.286 s and a ~3.1 s dataframe for FDP rates 1 / 3 / 5).
+    Code that knows its modem (SimModem, the emulator) asks its profile directly; this is for
+    callers that only have a packet (the channel's Transmission default, the runner's report).
     """
-    if packet_type_fdp:
-        mini = rate_info(miniframe_rate)
-        data = rate_info(dataframe_rate)
-        if not (mini.fdp and data.fdp):
-            raise ValueError(f"FDP packets use rates {sorted(r for r in RATES if RATES[r].fdp)}; "
-                             f"got miniframe rate {miniframe_rate}, dataframe rate "
-                             f"{dataframe_rate}")
-        duration = mini.miniframe_duration_s
-        if num_dataframe_bytes > 0:
-            duration += data.dataframe_duration_s
-        return duration
-    return rate_info(dataframe_rate).dataframe_duration_s
-
-
-def check_packet_size(packet_type_fdp: bool, miniframe_rate: int, dataframe_rate: int,
-                      num_miniframe_bytes: int, num_dataframe_bytes: int) -> None:
-    """ValueError when the payload does not fit the rate (a real modem would refuse it)."""
-    data = rate_info(dataframe_rate)
-    if packet_type_fdp:
-        mini = rate_info(miniframe_rate)
-        if num_miniframe_bytes > mini.max_miniframe_bytes:
-            raise ValueError(f"{num_miniframe_bytes} miniframe bytes exceed the "
-                             f"{mini.max_miniframe_bytes} allowed at rate {miniframe_rate}")
-    elif num_miniframe_bytes > 0:
-        raise ValueError("legacy (non-FDP) packets carry no miniframe bytes")
-    if num_dataframe_bytes > data.max_dataframe_bytes:
-        raise ValueError(f"{num_dataframe_bytes} dataframe bytes exceed the "
-                         f"{data.max_dataframe_bytes} allowed at rate {dataframe_rate}")
+    return modem_profile(DEFAULT_MODEM_PROFILE).packet_duration_s(
+        packet_type_fdp, miniframe_rate, dataframe_rate, num_miniframe_bytes,
+        num_dataframe_bytes)
 
 
 @dataclasses.dataclass

@@ -1,0 +1,1 @@
+"""The simulated modem, ROS-free: `SimModem` (sim_modem) and its plain data (fields)."""

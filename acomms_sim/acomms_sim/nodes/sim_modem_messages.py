@@ -1,0 +1,122 @@
+"""ROS messages <-> the plain data of `acomms_sim.modem.fields` (for modem_sim_node).
+
+Message fields narrower than a Python float (float32 levels, depths, frequencies; nanosecond
+stamps) are narrowed when a message is built and read back as they arrive, exactly as when the
+node kept the messages themselves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from acomms_core.ros.ros_support import seconds_to_duration_msg, seconds_to_time_msg, stamp_seconds
+from acomms_interfaces.msg import (
+    CST,
+    XST,
+    Packet,
+    PingReply,
+    ReceivedPacket,
+    SimPacket,
+    SimReceptionEvent,
+    TransmittedPacket,
+)
+from acomms_sim.modem.fields import (
+    ChannelPacket,
+    CstFields,
+    ModemPacket,
+    PacketReceived,
+    PingReplyFields,
+    ReceptionEvent,
+    TransmissionStarted,
+    XstFields,
+)
+
+
+def packet_from_msg(msg: Packet) -> ModemPacket:
+    return ModemPacket(int(msg.src), int(msg.dest), int(msg.packet_type), int(msg.miniframe_rate),
+                       int(msg.dataframe_rate), bytes(msg.miniframe_bytes),
+                       bytes(msg.dataframe_bytes))
+
+
+def packet_to_msg(packet: ModemPacket) -> Packet:
+    return Packet(src=packet.src, dest=packet.dest, packet_type=packet.packet_type,
+                  miniframe_rate=packet.miniframe_rate, dataframe_rate=packet.dataframe_rate,
+                  miniframe_bytes=packet.miniframe_bytes, dataframe_bytes=packet.dataframe_bytes)
+
+
+def cst_to_msg(cst: CstFields) -> CST:
+    values = dataclasses.asdict(cst)
+    toa = values.pop("toa_s")
+    return CST(toa=seconds_to_time_msg(toa), **values)
+
+
+def cst_from_msg(msg: CST) -> CstFields:
+    names = [f.name for f in dataclasses.fields(CstFields) if f.name != "toa_s"]
+    return CstFields(toa_s=stamp_seconds(msg.toa), **{name: getattr(msg, name) for name in names})
+
+
+def xst_to_msg(xst: XstFields) -> XST:
+    values = dataclasses.asdict(xst)
+    time_s = values.pop("time_s")
+    return XST(time=seconds_to_time_msg(time_s), **values)
+
+
+def ping_reply_to_msg(reply: PingReplyFields | None) -> PingReply:
+    if reply is None:
+        return PingReply()
+    msg = PingReply(src=reply.src, dest=reply.dest, tat=reply.tat_s, snr_in=reply.snr_in,
+                    snr_out=reply.snr_out, tx_level=reply.tx_level)
+    if reply.cst is not None:
+        msg.cst = cst_to_msg(reply.cst)
+    return msg
+
+
+def ping_reply_from_msg(msg: PingReply) -> PingReplyFields:
+    return PingReplyFields(int(msg.src), int(msg.dest), float(msg.tat), float(msg.snr_in),
+                           float(msg.snr_out), int(msg.tx_level), cst_from_msg(msg.cst))
+
+
+def sim_packet_to_msg(packet: ChannelPacket) -> SimPacket:
+    return SimPacket(
+        src_latitude=packet.src_latitude, src_longitude=packet.src_longitude,
+        src_depth=float(packet.src_depth_m), src_tx_level_db=float(packet.source_level_db),
+        center_frequency_hz=float(packet.center_frequency_hz),
+        bandwidth_hz=float(packet.bandwidth_hz),
+        transmit_time=seconds_to_time_msg(packet.transmit_time_s),
+        transmit_duration=seconds_to_duration_msg(packet.duration_s),
+        packet=packet_to_msg(packet.packet), ping_type=packet.ping_type,
+        ping_transaction_start=seconds_to_time_msg(packet.ping_transaction_start_s),
+        ping_reply=ping_reply_to_msg(packet.ping_reply))
+
+
+def sim_packet_from_msg(msg: SimPacket) -> ChannelPacket:
+    return ChannelPacket(
+        packet_from_msg(msg.packet), msg.src_latitude, msg.src_longitude, float(msg.src_depth),
+        float(msg.src_tx_level_db), float(msg.center_frequency_hz), float(msg.bandwidth_hz),
+        stamp_seconds(msg.transmit_time), stamp_seconds(msg.transmit_duration),
+        int(msg.ping_type), stamp_seconds(msg.ping_transaction_start),
+        ping_reply_from_msg(msg.ping_reply))
+
+
+def transmitted_msg(event: TransmissionStarted, stamp) -> TransmittedPacket:
+    msg = TransmittedPacket(packet=packet_to_msg(event.packet), xst=xst_to_msg(event.xst))
+    msg.header.stamp = stamp
+    return msg
+
+
+def received_msg(event: PacketReceived, stamp) -> ReceivedPacket:
+    msg = ReceivedPacket(packet=packet_to_msg(event.packet),
+                         minibytes_valid=event.minibytes_valid,
+                         databytes_valid=event.databytes_valid, cst=cst_to_msg(event.cst))
+    msg.header.stamp = stamp
+    return msg
+
+
+def reception_event_msg(event: ReceptionEvent, stamp) -> SimReceptionEvent:
+    values = dataclasses.asdict(event)
+    times = {"transmit_time": seconds_to_time_msg(values.pop("transmit_time_s")),
+             "arrival_time": seconds_to_time_msg(values.pop("arrival_time_s")),
+             "duration": seconds_to_duration_msg(values.pop("duration_s"))}
+    msg = SimReceptionEvent(**values, **times)
+    msg.header.stamp = stamp
+    return msg

@@ -1,0 +1,36 @@
+"""The plain SimModem data and the acomms_interfaces messages stay in step (no node needed)."""
+
+import dataclasses
+
+import pytest
+
+from acomms_interfaces.msg import CST, XST, SimPacket, SimReceptionEvent
+from acomms_sim.modem import fields
+from acomms_sim.nodes import sim_modem_messages as messages
+
+
+def test_constants_match_the_messages():
+    assert (fields.PING_TYPE_NONE, fields.PING_TYPE_REQUEST, fields.PING_TYPE_REPLY) == (
+        SimPacket.PING_TYPE_NONE, SimPacket.PING_TYPE_REQUEST, SimPacket.PING_TYPE_REPLY)
+    outcomes = {SimReceptionEvent.OUTCOME_RECEIVED, SimReceptionEvent.OUTCOME_PARTIAL,
+                SimReceptionEvent.OUTCOME_FRAME_ERRORS, SimReceptionEvent.OUTCOME_UNDETECTED,
+                SimReceptionEvent.OUTCOME_HALF_DUPLEX}
+    assert outcomes == {"received", "partial", "frame_errors", "undetected", "half_duplex"}
+    for plain, msg in ((fields.CstFields, CST), (fields.XstFields, XST)):
+        names = {f.name for f in dataclasses.fields(plain)} - {"toa_s", "time_s"}
+        assert names <= set(msg.get_fields_and_field_types())
+
+
+def test_sim_packet_round_trip():
+    cst = fields.CstFields(6, 0, 12.5, 1, 2, 1, 0, 5, 2, 0, 120, 120, 31.5, 31.5, 50, 10000,
+                           5000, 1, 2, 0)
+    packet = fields.ChannelPacket(
+        fields.ModemPacket(2, 1, 3, 1, 1, b"\x01", b"\x02\x03"), 41.5, -70.7, 20.0, 185.0,
+        10000.0, 5000.0, 100.25, 1.574, fields.PING_TYPE_REPLY, 99.5,
+        fields.PingReplyFields(2, 1, 0.25, 31.5, 31.5, 0, cst))
+    back = messages.sim_packet_from_msg(messages.sim_packet_to_msg(packet))
+    assert back.packet == packet.packet and back.ping_reply == packet.ping_reply
+    assert back.transmit_time_s == pytest.approx(100.25)
+    assert back.duration_s == pytest.approx(1.574)
+    assert back.ping_transaction_start_s == pytest.approx(99.5)
+    assert messages.cst_from_msg(messages.cst_to_msg(cst)) == cst
