@@ -96,8 +96,6 @@ class ModemPair:
 # ---------------------------------------------------------------------------- modem_sim_node
 class SimPair(ModemPair):
     name = "modem_sim_node"
-    # modem_sim_node publishes no /diagnostics yet (acomms_sim owns it).
-    known_gaps = frozenset({"diagnostics"})
     STEP_S = 0.1
 
     def __init__(self, ros: RosHarness):

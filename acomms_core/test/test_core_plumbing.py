@@ -154,10 +154,7 @@ def test_is_active_and_resources_released_in_reverse_order():
         ros.configure_and_activate(node)
         assert is_active(node)
         assert len(node.resources) == 5
-        assert ros.spin_until(lambda: node.count_subscribers("plumbed_out") == 0, 1.0)
-        names = [name for name, _ in node.get_service_names_and_types_by_node(
-            "plumbed", node.get_namespace())]
-        assert any(n.endswith("plumbed_service") for n in names)
+        assert any(s.srv_name.endswith("plumbed_service") for s in node.services)
         destroyed = []
         for method in ("destroy_timer", "destroy_subscription", "destroy_service",
                        "destroy_client", "destroy_lifecycle_publisher"):
@@ -227,5 +224,7 @@ def test_registry_and_micromodem2_profile():
     MICROMODEM2.check_packet(True, 1, 5, 96, 2048)
     with pytest.raises(PacketRefused, match="2049 dataframe bytes exceed"):
         MICROMODEM2.check_packet(True, 1, 5, 0, 2049)
+    with pytest.raises(PacketRefused, match="FDP packets use rates"):
+        MICROMODEM2.check_packet(True, 2, 2, 0, 10)
     with pytest.raises(PacketRefused, match="legacy"):
         MICROMODEM2.check_packet(False, 1, 2, 1, 10)

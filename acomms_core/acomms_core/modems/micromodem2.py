@@ -107,6 +107,9 @@ class Micromodem2Profile:
         if num_dataframe_bytes > data.max_dataframe_bytes:
             raise PacketRefused(f"{num_dataframe_bytes} dataframe bytes exceed the "
                                 f"{data.max_dataframe_bytes} allowed at rate {dataframe_rate}")
+        if fdp:
+            self.packet_duration_s(True, miniframe_rate, dataframe_rate, num_miniframe_bytes,
+                                   num_dataframe_bytes)  # refuses rates that carry no FDP
 
 
 MICROMODEM2 = Micromodem2Profile()

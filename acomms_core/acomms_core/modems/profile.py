@@ -74,4 +74,5 @@ class ModemProfile(Protocol):
 
     def check_packet(self, fdp: bool, miniframe_rate: int, dataframe_rate: int,
                      num_miniframe_bytes: int, num_dataframe_bytes: int) -> None:
-        """PacketRefused with the reason when the modem would refuse the packet."""
+        """PacketRefused with the reason when the modem would refuse the packet (sizes, rates
+        that cannot carry this kind of packet)."""

@@ -24,7 +24,7 @@ import sys
 import threading
 from collections import Counter
 
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.exceptions import ParameterException
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
@@ -36,6 +36,7 @@ from acomms_core.nodes.mac_transmit import TransmitPipeline
 from acomms_core.ros.parameter_spec import check_values
 from acomms_core.ros.ros_support import (
     NodeResources,
+    counters_diagnostics,
     declare_parameters,
     is_active,
     now_s,
@@ -229,13 +230,9 @@ class MacNode(LifecycleNode):
         stamp = time.to_msg()
         self._status_publisher.publish(
             fill_message(message_class(self.kind.status_type)(), fields, stamp))
-        diagnostics = DiagnosticArray()
-        diagnostics.header.stamp = stamp
-        name = f"{self.get_fully_qualified_name()}: {self.DIAGNOSTIC_NAME}"
-        diagnostics.status.append(DiagnosticStatus(
-            level=DiagnosticStatus.OK, name=name,
-            message="muted" if muted else "running",
-            values=[KeyValue(key=k, value=str(v)) for k, v in sorted(counters.items())]))
+        diagnostics = counters_diagnostics(
+            f"{self.get_fully_qualified_name()}: {self.DIAGNOSTIC_NAME}",
+            "muted" if muted else "running", counters, stamp)
         self._diagnostics_publisher.publish(diagnostics)
 
 

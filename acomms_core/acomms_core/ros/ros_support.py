@@ -224,3 +224,17 @@ def seconds_to_duration_msg(seconds: float):
 def stamp_seconds(msg) -> float:
     """Seconds of a builtin_interfaces Time or Duration message."""
     return msg.sec + msg.nanosec * 1e-9
+
+
+def counters_diagnostics(name: str, message: str, counters: dict, stamp,
+                         level: int | None = None):
+    """A DiagnosticArray with one status (name, message, every counter as a key/value): what an
+    acomms node publishes on /diagnostics."""
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+
+    diagnostics = DiagnosticArray()
+    diagnostics.header.stamp = stamp
+    diagnostics.status.append(DiagnosticStatus(
+        level=DiagnosticStatus.OK if level is None else level, name=name, message=message,
+        values=[KeyValue(key=str(k), value=str(v)) for k, v in sorted(counters.items())]))
+    return diagnostics

@@ -1,9 +1,9 @@
 """Which packets the driver sends, and how: the modem profile plus the Micromodem's own rules.
 
 What the modem profile (`acomms_core.modems`, selected by the `modem_profile` parameter) decides:
-whether a packet goes out FDP-style (`profile.is_fdp`), which rates exist and what each carries
-(`profile.check_packet`), which rates can carry FDP packets (`profile.packet_duration_s` refuses
-the others). What only this driver knows, all here:
+whether a packet goes out FDP-style (`profile.is_fdp`), which rates exist, what each carries and
+which rates can carry FDP packets (`profile.check_packet`). What only this driver knows, all
+here:
 
 - `use_legacy_packets` sends AUTO / UNKNOWN packets as legacy `$CCCYC` / `$CCTXD` cycles;
 - a legacy FSK packet goes out at rate 0 whatever its dataframe_rate; legacy PSK needs a PSK rate;
@@ -90,8 +90,6 @@ class PacketRules:
             miniframe_rate = packet.dataframe_rate  # no miniframe: only the dataframe rate counts
         sizes = (len(packet.miniframe_bytes), len(packet.dataframe_bytes))
         self.profile.check_packet(True, miniframe_rate, packet.dataframe_rate, *sizes)
-        # Refuses FDP packets at rates that carry no FDP packets.
-        self.profile.packet_duration_s(True, miniframe_rate, packet.dataframe_rate, *sizes)
 
     def _check_legacy(self, packet: ModemPacket) -> None:
         rate = self.legacy_rate(packet)

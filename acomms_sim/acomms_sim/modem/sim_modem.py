@@ -137,7 +137,6 @@ class SimModem:
         sizes = (packet.miniframe_rate, packet.dataframe_rate, len(packet.miniframe_bytes),
                  len(packet.dataframe_bytes))
         self.profile.check_packet(fdp, *sizes)
-        self.profile.packet_duration_s(fdp, *sizes)  # refuses rates that cannot go together
         return fdp
 
     # ---- transmit -----------------------------------------------------------------------

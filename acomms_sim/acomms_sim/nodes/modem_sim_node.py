@@ -25,6 +25,7 @@ import collections
 import sys
 import threading
 
+from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rclpy.task import Future
@@ -37,6 +38,7 @@ from acomms_core.modems.registry import (
 from acomms_core.ros.ros_support import (
     NodeResources,
     ParameterSpec,
+    counters_diagnostics,
     declare_parameters,
     is_active,
     now_s,
@@ -98,6 +100,8 @@ SPECS = [
     ParameterSpec("seed", 0, "random seed of the frame draws (mixed with SRC)", 0, 2**31 - 1),
     ParameterSpec("event_period_s", 0.05, "event processing period on the node clock, s",
                   0.001, 10.0),
+    ParameterSpec("diagnostics_period_s", 1.0,
+                  "period of the counters on /diagnostics (node clock), s", 0.01, 3600.0),
     MODEM_PROFILE_PARAMETER,
     *PROPAGATION_SPECS,
     *NOISE_SPECS,
@@ -192,6 +196,7 @@ class ModemSimNode(LifecycleNode):
         self._cst_pub = r.publisher(CST, "cst", 10)
         self._event_pub = r.publisher(SimReceptionEvent, "reception_events", 50)
         self._channel_pub = r.publisher(SimPacket, "/acoustic_channel", 50)
+        self._diagnostics_pub = r.publisher(DiagnosticArray, "/diagnostics", 10)
         self._group = MutuallyExclusiveCallbackGroup()
         r.subscription(SimPacket, "/acoustic_channel", self._on_sim_packet, 50,
                        callback_group=self._group)
@@ -205,9 +210,12 @@ class ModemSimNode(LifecycleNode):
                                  if location_service else None)
 
     def on_activate(self, state) -> TransitionCallbackReturn:
-        values = parameter_values(self, ["event_period_s", "location_period_s"])
+        values = parameter_values(self, ["event_period_s", "location_period_s",
+                                         "diagnostics_period_s"])
         self._activity.timer(values["event_period_s"], self._on_event_timer,
-                           callback_group=self._group)
+                             callback_group=self._group)
+        self._activity.timer(values["diagnostics_period_s"], self._publish_diagnostics,
+                             callback_group=self._group)
         if self._location_client is not None:
             self._activity.timer(values["location_period_s"], self._poll_location,
                                callback_group=self._group)
@@ -237,6 +245,13 @@ class ModemSimNode(LifecycleNode):
         for future in pings.values():
             if not future.done():
                 future.set_result(None)
+
+    def _publish_diagnostics(self) -> None:
+        with self._lock:
+            counters = dict(self.counters)
+        self._diagnostics_pub.publish(counters_diagnostics(
+            f"{self.get_fully_qualified_name()}: simulated modem", "running", counters,
+            self.get_clock().now().to_msg()))
 
     # ---- events -----------------------------------------------------------------------
     def _on_event_timer(self) -> None:
