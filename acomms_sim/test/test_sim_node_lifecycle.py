@@ -15,6 +15,8 @@ from acomms_sim.nodes.sim_transmission_loss_node import SimTransmissionLossNode
 
 NODES = {
     "modem_sim_node": (ModemSimNode, {"location_source": "service"}),
+    "modem_sim_node_topic": (ModemSimNode, {"location_source": "topic",
+                                            "location_topic_type": "odometry"}),
     "platform_location_node": (PlatformLocationNode, {
         "platform_names": ["a"], "latitudes": [41.5], "longitudes": [-70.7], "depths": [5.0],
         "position_topics": ["/a/fix"]}),

@@ -40,6 +40,17 @@ Schema (defaults in brackets)::
         trajectory:                     # instead of position: waypoints, linear in between
           - {time_seconds: 0, latitude: 41.5, longitude: -70.6, depth: 10}
           - {time_seconds: 600, latitude: 41.51, longitude: -70.6, depth: 30}
+        position_source:                # instead of position/trajectory (sim modems): an
+                                        # external simulator publishes the position; unknown
+                                        # (no transmissions) until the first message
+          topic: /gazebo/auv1/odom      # absolute, or relative to the vehicle namespace
+          type: odometry                # odometry | pose_stamped (local ENU: x east, y north,
+                                        # z up) | navsatfix (depth = -altitude) | location
+          origin: {latitude: 41.5, longitude: -70.6, depth: 0.0}
+                                        # ENU origin, odometry/pose_stamped only; depth [0] of
+                                        # z = 0 (so a vehicle's depth = origin depth - z)
+          frame_id: world               # [''] required header.frame_id ('' accepts any)
+          max_age_seconds: 2.0          # [0] refuse messages stamped longer ago (0: no check)
         mac: {kind: tdma, num_slots: 3, active_slots: [0], slot_duration_seconds: 20}
                                         # kind: a key of acomms_core.mac.registry.MAC_KINDS;
                                         # the other keys: that MAC node's parameters, checked
@@ -77,7 +88,12 @@ import yaml
 
 from acomms_core.mac.policy import split_reason
 from acomms_core.mac.registry import MAC_KINDS
-from acomms_core.ros.parameter_spec import spec_table
+from acomms_core.ros.parameter_spec import check_values, spec_table
+from acomms_sim.modem.location_topic import (
+    LOCATION_TOPIC_SPECS,
+    LOCATION_TOPIC_TYPES,
+    check_location_topic,
+)
 
 MODEM_KINDS = ("sim", "micromodem")
 NOISE_MODELS = ("fixed", "wenz")
@@ -91,6 +107,7 @@ VEHICLE_NODE_NAMES = ("trajectory_node", "modem", "message_queue_node", "packet_
 
 _NAME_TOKEN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _NAMESPACE = re.compile(r"^(/[A-Za-z][A-Za-z0-9_]*)+$")
+_TOPIC = re.compile(r"^/?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
 class ScenarioError(ValueError):
@@ -145,6 +162,33 @@ class Trajectory:
 
 
 @dataclasses.dataclass(frozen=True)
+class PositionSource:
+    """An external simulator publishes the vehicle's position on a topic; its sim modem follows
+    it (modem_sim_node `location_source: topic`, see acomms_sim.modem.location_topic)."""
+
+    topic: str  # absolute, or relative to the vehicle namespace
+    type: str  # a key of LOCATION_TOPIC_TYPES
+    origin: Position | None  # ENU origin of odometry / pose_stamped; depth of z = 0
+    frame_id: str = ""  # required header.frame_id ("" accepts any)
+    max_age_seconds: float = 0.0  # refuse messages stamped longer ago (0: no check)
+
+    def modem_parameters(self) -> dict[str, Any]:
+        """The modem_sim_node parameters (LOCATION_TOPIC_SPECS) that say this."""
+        origin = self.origin or Position(0.0, 0.0, 0.0)
+        return {"modem_location_topic": self.topic, "location_topic_type": self.type,
+                "enu_origin_latitude": origin.latitude, "enu_origin_longitude": origin.longitude,
+                "enu_origin_altitude_m": -origin.depth, "location_frame_id": self.frame_id,
+                "location_max_age_s": self.max_age_seconds}
+
+
+# modem_sim_node parameter -> position_source key, to name a refused value's key path
+_SOURCE_KEYS = {"modem_location_topic": "topic", "location_topic_type": "type",
+                "enu_origin_latitude": "origin", "enu_origin_longitude": "origin",
+                "enu_origin_altitude_m": "origin", "location_frame_id": "frame_id",
+                "location_max_age_s": "max_age_seconds"}
+
+
+@dataclasses.dataclass(frozen=True)
 class ModemConfig:
     """`kind` is "sim" or "micromodem"; `connection` holds the micromodem connection settings."""
 
@@ -165,12 +209,15 @@ class Vehicle:
     namespace: str
     src: int
     modem: ModemConfig
-    position: Position  # static position, or the trajectory's first waypoint
+    # static position or the trajectory's first waypoint; None with position_source (known
+    # from its first message on)
+    position: Position | None
     trajectory: Trajectory | None
     mac: MacConfig
     codec_config: pathlib.Path  # absolute, exists
     parameters: Mapping[str, Mapping[str, Any]]  # node key -> overrides
     traffic: tuple[Traffic, ...] = ()
+    position_source: PositionSource | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -573,22 +620,7 @@ def _parse_vehicle(ctx: _Context, path: str, data: Any, base_dir: pathlib.Path,
                         f"{namespace!r} must be an absolute ROS namespace like /{name}")
     src = section.get("src", (int,), minimum=0, maximum=255)
     modem = _parse_modem(ctx, section.section("modem", required=True))
-
-    trajectory = None
-    position_section = section.section("position")
-    trajectory_items = section.items("trajectory")
-    if position_section is not None and trajectory_items:
-        raise ctx.error(section.key_path("trajectory"),
-                        "give either position or trajectory, not both")
-    if position_section is not None:
-        position = _parse_position(ctx, position_section)
-        position_section.finish()
-    elif trajectory_items:
-        trajectory = _parse_trajectory(ctx, trajectory_items)
-        position = trajectory.waypoints[0].position
-    else:
-        raise ctx.error(section.key_path("position"), "missing (give position or trajectory)")
-
+    position, trajectory, position_source = _parse_motion(ctx, section, modem)
     mac = _parse_mac(ctx, section.section("mac", required=True))
     codec_spec = section.get("codec_config", (str,))
     codec_path = section.key_path("codec_config")
@@ -619,7 +651,72 @@ def _parse_vehicle(ctx: _Context, path: str, data: Any, base_dir: pathlib.Path,
     section.finish()
     return Vehicle(name=name, namespace=namespace, src=src, modem=modem, position=position,
                    trajectory=trajectory, mac=mac, codec_config=codec_config.resolve(),
-                   parameters=parameters, traffic=traffic)
+                   parameters=parameters, traffic=traffic, position_source=position_source)
+
+
+def _parse_motion(ctx: _Context, section: _Section, modem: ModemConfig
+                  ) -> tuple[Position | None, Trajectory | None, PositionSource | None]:
+    """One of position, trajectory or position_source: where the vehicle is. With
+    position_source the position is unknown (None) until the first message, as in ros_acomms."""
+    position_section = section.section("position")
+    trajectory_items = section.items("trajectory")
+    source_section = section.section("position_source")
+    given = [key for key, present in (("position", position_section is not None),
+                                      ("trajectory", bool(trajectory_items)),
+                                      ("position_source", source_section is not None))
+             if present]
+    if not given:
+        raise ctx.error(section.key_path("position"),
+                        "missing (give position, trajectory or position_source)")
+    if len(given) > 1:
+        raise ctx.error(section.key_path(given[-1]),
+                        f"give either {given[0]} or {given[1]}, not both")
+    if trajectory_items:
+        trajectory = _parse_trajectory(ctx, trajectory_items)
+        return trajectory.waypoints[0].position, trajectory, None
+    if source_section is not None:
+        if modem.kind != "sim":
+            raise ctx.error(source_section.path,
+                            f"a {modem.kind} modem has its own position; position_source is for "
+                            "sim modems")
+        return None, None, _parse_position_source(ctx, source_section)
+    position = _parse_position(ctx, position_section)
+    position_section.finish()
+    return position, None, None
+
+
+def _parse_position_source(ctx: _Context, section: _Section) -> PositionSource:
+    topic = section.get("topic", (str,))
+    if not _TOPIC.match(topic):
+        raise ctx.error(section.key_path("topic"),
+                        f"{topic!r} is not a topic name (e.g. /gazebo/auv1/odom, or odom "
+                        "relative to the vehicle namespace)")
+    kind = section.get("type", (str,), choices=tuple(LOCATION_TOPIC_TYPES))
+    origin_section = section.section("origin")
+    origin = None
+    if LOCATION_TOPIC_TYPES[kind].local:
+        if origin_section is None:
+            raise ctx.error(section.key_path("origin"),
+                            f"missing (required: a {kind} position is in a local ENU frame)")
+        origin = Position(
+            latitude=origin_section.get("latitude", (float,), minimum=-90.0, maximum=90.0),
+            longitude=origin_section.get("longitude", (float,), minimum=-180.0, maximum=180.0),
+            depth=origin_section.get("depth", (float,), 0.0, minimum=-12000.0, maximum=12000.0))
+        origin_section.finish()
+    elif origin_section is not None:
+        raise ctx.error(origin_section.path, f"a {kind} position is geodetic: no origin")
+    source = PositionSource(
+        topic=topic, type=kind, origin=origin, frame_id=section.get("frame_id", (str,), ""),
+        max_age_seconds=section.get("max_age_seconds", (float,), 0.0, minimum=0.0,
+                                    maximum=86400.0))
+    section.finish()
+    reason = check_values(LOCATION_TOPIC_SPECS, source.modem_parameters(), check_location_topic)
+    if reason:  # the node's own checks (e.g. an origin at a pole), with the node's reason
+        name, _, problem = reason.partition(": ")
+        key = _SOURCE_KEYS.get(name.split("/")[0])
+        raise ctx.error(section.key_path(key) if key else section.path,
+                        problem if key else reason)
+    return source
 
 
 def _check_parameter_value(ctx: _Context, path: str, value: Any) -> None:

@@ -2,8 +2,9 @@
 
 `describe_stack(scenario)` turns a `Scenario` into node groups in start-up order:
 
-1. `simulation` (namespace `/`, only with sim modems): platform_location_node,
-   sim_transmission_loss_node, sim_packet_performance_node — the services the sim modems use.
+1. `simulation` (namespace `/`, only with sim modems): platform_location_node (unless every
+   sim vehicle follows a `position_source` topic), sim_transmission_loss_node,
+   sim_packet_performance_node — the services the sim modems use.
 2. one group per vehicle (namespace `/<vehicle>`), in dependency order:
    [trajectory_node (if the vehicle moves)] → modem (modem_sim_node or acomms_driver_node) →
    message_queue_node → packet_dispatch_node → MAC (tdma_node, tdma_advanced_node or
@@ -170,16 +171,25 @@ def _modem_sim_parameters(scenario: Scenario, vehicle: Vehicle) -> dict[str, Any
         "center_frequency_hz": channel.center_frequency_hz,
         "bandwidth_hz": channel.bandwidth_hz,
         "source_level_db": source_level if source_level is not None else channel.source_level_db,
-        # Static position, or (moving vehicle) polled from the platform location service,
-        # which follows the vehicle's trajectory_node.
+        **_location_parameters(vehicle),
+        "seed": scenario.seed,  # the node mixes in its SRC: distinct streams per modem
+        **channel_parameters(scenario),
+        **noise_parameters(scenario),
+    }
+
+
+def _location_parameters(vehicle: Vehicle) -> dict[str, Any]:
+    """Where the sim modem gets its position: the topic an external simulator publishes
+    (position_source), the platform location service following the vehicle's trajectory_node
+    (trajectory), or the static position."""
+    if vehicle.position_source is not None:
+        return {"location_source": "topic", **vehicle.position_source.modem_parameters()}
+    return {
         "location_source": "service" if vehicle.trajectory else "static",
         "platform_name": vehicle.name,
         "latitude": vehicle.position.latitude,
         "longitude": vehicle.position.longitude,
         "depth": vehicle.position.depth,
-        "seed": scenario.seed,  # the node mixes in its SRC: distinct streams per modem
-        **channel_parameters(scenario),
-        **noise_parameters(scenario),
     }
 
 
@@ -268,7 +278,9 @@ def describe_simulation(scenario: Scenario) -> NodeGroup | None:
     if not scenario.has_sim_modems:
         return None
     common = {"use_sim_time": scenario.clock.use_sim_time}
-    sim_vehicles = [v for v in scenario.vehicles if v.modem.kind == "sim"]
+    # read_location serves the vehicles with a scenario position (not those following a topic).
+    sim_vehicles = [v for v in scenario.vehicles
+                    if v.modem.kind == "sim" and v.position_source is None]
     location: dict[str, Any] = {
         **common,
         "platform_names": [v.name for v in sim_vehicles],
@@ -281,7 +293,7 @@ def describe_simulation(scenario: Scenario) -> NodeGroup | None:
     }
     transmission_loss = {**common, **channel_parameters(scenario)}
     nodes = (
-        _node("platform_location_node", None, "/", location),
+        *([_node("platform_location_node", None, "/", location)] if sim_vehicles else []),
         _node("sim_transmission_loss_node", None, "/", transmission_loss),
         _node("sim_packet_performance_node", None, "/", {**common, "seed": scenario.seed}),
     )

@@ -25,11 +25,13 @@ import collections
 import sys
 import threading
 
-from diagnostic_msgs.msg import DiagnosticArray
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
+from rclpy.qos import qos_profile_sensor_data
 from rclpy.task import Future
 
+from acomms_core.codecs.ros_types import resolve_message_class
 from acomms_core.modems.registry import (
     MODEM_PROFILE_PARAMETER,
     check_modem_profile,
@@ -63,6 +65,14 @@ from acomms_sim.modem.fields import (
     ReceptionEvent,
     TransmissionStarted,
 )
+from acomms_sim.modem.location_topic import (
+    LOCATION_TOPIC_NAMES,
+    LOCATION_TOPIC_SPECS,
+    LOCATION_TOPIC_TYPES,
+    PositionRejected,
+    check_location_topic,
+    reader_from_values,
+)
 from acomms_sim.modem.sim_modem import SimModem, SimModemConfig
 from acomms_sim.nodes import sim_modem_messages as messages
 from acomms_sim.nodes.sim_node_support import (
@@ -85,8 +95,8 @@ SPECS = [
                   "source level when a request gives none (requested_src_level_db <= 0), "
                   "dB re 1 uPa @ 1 m", 100.0, 240.0),
     ParameterSpec("location_source", "static",
-                  "'static' (latitude/longitude/depth parameters) or 'service' (poll "
-                  "read_location with platform_name)"),
+                  "'static' (latitude/longitude/depth parameters), 'service' (poll "
+                  "read_location with platform_name) or 'topic' (follow modem_location_topic)"),
     ParameterSpec("latitude", 0.0, "static latitude, degrees", -90.0, 90.0),
     ParameterSpec("longitude", 0.0, "static longitude, degrees", -180.0, 180.0),
     ParameterSpec("depth", 10.0, "static depth, m, positive down", 0.0, 12000.0),
@@ -102,17 +112,19 @@ SPECS = [
                   0.001, 10.0),
     ParameterSpec("diagnostics_period_s", 1.0,
                   "period of the counters on /diagnostics (node clock), s", 0.01, 3600.0),
+    *LOCATION_TOPIC_SPECS,
     MODEM_PROFILE_PARAMETER,
     *PROPAGATION_SPECS,
     *NOISE_SPECS,
 ]
 NAMES = [spec.name for spec in SPECS]
-CHOICES = {"location_source": ("static", "service")}
+CHOICES = {"location_source": ("static", "service", "topic")}
 
 
 def validate(values: dict) -> str | None:
     """Pure validator over the merged candidate values: a reason to refuse, or None."""
-    reason = validate_choices(values) or check_modem_profile(values)
+    reason = (validate_choices(values) or check_modem_profile(values)
+              or check_location_topic(values))
     if reason:
         return reason
     for name, allowed in CHOICES.items():
@@ -143,6 +155,8 @@ class ModemSimNode(LifecycleNode):
         self._resources = NodeResources(self)  # configure .. cleanup
         self._activity = NodeResources(self)  # activate .. deactivate
         self._location_client = None
+        self._location_reader = None  # LocationReader of modem_location_topic
+        self._location_time_s = None  # node-clock time of the last accepted position message
 
     @property
     def channel(self):
@@ -165,6 +179,8 @@ class ModemSimNode(LifecycleNode):
                 self.modem.set_config(modem_config(values))
                 if values["location_source"] == "static":
                     self.modem.set_position(*static_position(values))
+                if changed & set(LOCATION_TOPIC_NAMES):
+                    self._location_reader = reader_from_values(values)
         except ValueError as exc:  # validated already; keep the node alive regardless
             self.get_logger().error(f"could not apply parameters: {exc}")
 
@@ -182,7 +198,10 @@ class ModemSimNode(LifecycleNode):
             self.get_logger().error(f"configure failed: {exc}")
             return TransitionCallbackReturn.FAILURE
         self.modem = modem
+        self._location_reader = reader_from_values(values)
         self._create_entities(values["location_source"] == "service")
+        if values["location_source"] == "topic":
+            self._subscribe_location(values)
         self.get_logger().info(
             f"configured SRC={values['SRC']} fc={values['center_frequency_hz']} Hz "
             f"B={values['bandwidth_hz']} Hz model={values['transmission_loss_model']} "
@@ -239,6 +258,7 @@ class ModemSimNode(LifecycleNode):
         self._activity.release()
         self._resources.release()
         self._location_client = None
+        self._location_time_s = None
         with self._lock:
             self.modem = None
             pings, self._pings = self._pings, {}
@@ -249,9 +269,21 @@ class ModemSimNode(LifecycleNode):
     def _publish_diagnostics(self) -> None:
         with self._lock:
             counters = dict(self.counters)
+        level, message = self._location_status()
         self._diagnostics_pub.publish(counters_diagnostics(
-            f"{self.get_fully_qualified_name()}: simulated modem", "running", counters,
-            self.get_clock().now().to_msg()))
+            f"{self.get_fully_qualified_name()}: simulated modem", message, counters,
+            self.get_clock().now().to_msg(), level))
+
+    def _location_status(self) -> tuple[int, str]:
+        """WARN while the position is unknown or (topic source) older than location_max_age_s."""
+        if self.position is None:
+            return DiagnosticStatus.WARN, "running; position unknown (no valid position yet)"
+        max_age_s = self._location_reader.max_age_s if self._location_reader else 0.0
+        if self._location_time_s is not None and max_age_s > 0.0:
+            age_s = now_s(self) - self._location_time_s
+            if age_s > max_age_s:
+                return DiagnosticStatus.WARN, f"running; position not updated for {age_s:.1f} s"
+        return DiagnosticStatus.OK, "running"
 
     # ---- events -----------------------------------------------------------------------
     def _on_event_timer(self) -> None:
@@ -281,6 +313,30 @@ class ModemSimNode(LifecycleNode):
                 self.get_logger().error(event.message)
 
     # ---- location and sound speed -----------------------------------------------------
+    def _subscribe_location(self, values: dict) -> None:
+        """Follow modem_location_topic (best effort: hears reliable and sensor-data publishers)."""
+        message_type = resolve_message_class(
+            LOCATION_TOPIC_TYPES[values["location_topic_type"]].ros_type)
+        self._resources.subscription(message_type, values["modem_location_topic"],
+                                     self._on_location_message, qos_profile_sensor_data,
+                                     callback_group=self._group)
+
+    def _on_location_message(self, msg) -> None:
+        try:
+            position = self._location_reader.read(msg, now_s(self))
+        except PositionRejected as exc:
+            self.counters[exc.counter] += 1
+            self.get_logger().warning(f"position message ignored: {exc}",
+                                      throttle_duration_sec=5.0)
+            return
+        self.counters["location_messages"] += 1
+        self._location_time_s = now_s(self)
+        if position.above_surface:
+            self.counters["location_above_surface"] += 1
+        with self._lock:
+            if self.modem is not None:
+                self.modem.set_position(position.latitude, position.longitude, position.depth_m)
+
     def _poll_location(self) -> None:
         if not self._location_client.service_is_ready():
             self.counters["location_service_unavailable"] += 1

@@ -2,31 +2,33 @@
 
 Platforms are listed by the parallel array parameters `platform_names`, `latitudes`,
 `longitudes`, `depths` (static positions) and `position_topics`: a non-empty topic makes that
-platform follow a sensor_msgs/NavSatFix topic (depth = −altitude), overriding the static values
-from the first fix on. An unknown name, or a platform without a valid position yet, is answered
-with valid=false (and logged, counted in `errors`). Static positions out of range are refused when
-the parameters are set.
+platform follow a sensor_msgs/NavSatFix topic (depth = −altitude, read by
+`acomms_sim.modem.location_topic`, as modem_sim_node reads its `modem_location_topic`),
+overriding the static values from the first fix on. An unknown name, or a platform without a
+valid position yet, is answered with valid=false (and logged, counted in `errors`). Static
+positions out of range are refused when the parameters are set.
 """
 
 from __future__ import annotations
 
 import collections
-import math
 import sys
 
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rclpy.parameter import Parameter
-from sensor_msgs.msg import NavSatFix, NavSatStatus
+from sensor_msgs.msg import NavSatFix
 
 from acomms_core.ros.ros_support import (
     NodeResources,
     ParameterSpec,
     declare_parameters,
     is_active,
+    now_s,
     parameter_values,
     run_node,
 )
 from acomms_interfaces.srv import GetPlatformLocation
+from acomms_sim.modem.location_topic import LocationReader, PositionRejected
 from acomms_sim.physics import geodesy
 
 SPECS = [
@@ -43,6 +45,7 @@ SPECS = [
                   parameter_type=Parameter.Type.STRING_ARRAY),
 ]
 NAMES = [s.name for s in SPECS]
+FIX_READER = LocationReader("navsatfix")
 
 
 def validate(values: dict) -> str | None:
@@ -99,17 +102,14 @@ class PlatformLocationNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def _on_fix(self, name: str, msg: NavSatFix) -> None:
-        depth = -msg.altitude if math.isfinite(msg.altitude) else 0.0
         try:
-            if msg.status.status == NavSatStatus.STATUS_NO_FIX:
-                raise ValueError("status is NO_FIX")
-            geodesy.check_position(msg.latitude, msg.longitude, max(depth, 0.0))
-        except ValueError as exc:
+            position = FIX_READER.read(msg, now_s(self))
+        except PositionRejected as exc:
             self.errors["bad_fix"] += 1
             self.get_logger().warning(f"fix for {name} ignored: {exc}",
                                       throttle_duration_sec=5.0)
             return
-        self.positions[name] = (msg.latitude, msg.longitude, max(depth, 0.0))
+        self.positions[name] = (position.latitude, position.longitude, position.depth_m)
 
     def _on_read_location(self, request, response):
         response.valid = False

@@ -1,4 +1,4 @@
-"""Distances between geographic positions (spherical Earth, haversine).
+"""Distances between geographic positions (spherical Earth, haversine) and local ENU frames.
 
 Spherical-Earth error is below 0.5 % of the range, far less than the uncertainty of any acoustic
 model here; acoustic ranges are short so no ellipsoid is needed.
@@ -6,6 +6,7 @@ model here; acoustic ranges are short so no ellipsoid is needed.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 EARTH_MEAN_RADIUS_M = 6371008.8  # IUGG mean radius
@@ -41,3 +42,80 @@ def offset_position(latitude: float, longitude: float, north_m: float, east_m: f
     dlat = math.degrees(north_m / EARTH_MEAN_RADIUS_M)
     dlon = math.degrees(east_m / (EARTH_MEAN_RADIUS_M * math.cos(math.radians(latitude))))
     return latitude + dlat, longitude + dlon
+
+
+# ---- local ENU frames -----------------------------------------------------------------------
+# External simulators (Gazebo, the MBARI WEC sim) publish positions in a local East-North-Up
+# frame with a flat sea surface. Its origin is a geodetic point; z is up, so a depth is
+# -(origin altitude + z). Horizontally the frame is the azimuthal equidistant projection of the
+# same sphere as horizontal_distance_m: distance and bearing from the origin are exact, and
+# ranges between points within tens of kilometres of the origin match the ENU distances to
+# better than 1e-6 — the acoustic ranges are the ones the external simulator sees.
+
+MAX_LOCAL_OFFSET_M = 1_000_000.0  # a "local" frame: farther offsets are refused as bad data
+
+
+@dataclasses.dataclass(frozen=True)
+class EnuOrigin:
+    """Geodetic origin of a local ENU frame; altitude_m is the height of z = 0 above the sea
+    surface (an origin at 5 m depth has altitude_m = -5)."""
+
+    latitude: float
+    longitude: float
+    altitude_m: float = 0.0
+
+    def __post_init__(self):
+        check_enu_origin(self.latitude, self.longitude, self.altitude_m)
+
+
+def check_enu_origin(latitude: float, longitude: float, altitude_m: float) -> None:
+    """ValueError naming the bad value (NaN, a pole, longitude beyond ±180, |altitude| > 12 km)."""
+    if not all(math.isfinite(v) for v in (latitude, longitude, altitude_m)):
+        raise ValueError(f"ENU origin ({latitude}, {longitude}, {altitude_m}) is not finite")
+    if not -90.0 < latitude < 90.0:
+        raise ValueError(f"ENU origin latitude {latitude} must be strictly between -90 and 90")
+    if not -180.0 <= longitude <= 180.0:
+        raise ValueError(f"ENU origin longitude {longitude} outside -180..180")
+    if abs(altitude_m) > 12000.0:
+        raise ValueError(f"ENU origin altitude {altitude_m} m outside -12000..12000 m")
+
+
+def enu_to_geodetic(east_m: float, north_m: float, up_m: float,
+                    origin: EnuOrigin) -> tuple[float, float, float]:
+    """(latitude, longitude, depth_m) of an ENU point; depth = -(origin.altitude_m + up_m), so a
+    point above the sea surface has a negative depth. ValueError for a non-finite point or one
+    more than MAX_LOCAL_OFFSET_M from the origin."""
+    if not all(math.isfinite(v) for v in (east_m, north_m, up_m)):
+        raise ValueError(f"ENU point ({east_m}, {north_m}, {up_m}) is not finite")
+    rho = math.hypot(east_m, north_m)
+    if rho > MAX_LOCAL_OFFSET_M:
+        raise ValueError(f"ENU point {rho:.0f} m from the origin (limit "
+                         f"{MAX_LOCAL_OFFSET_M:.0f} m)")
+    delta = rho / EARTH_MEAN_RADIUS_M
+    bearing = math.atan2(east_m, north_m)
+    phi1, lmb1 = math.radians(origin.latitude), math.radians(origin.longitude)
+    sin_phi2 = (math.sin(phi1) * math.cos(delta)
+                + math.cos(phi1) * math.sin(delta) * math.cos(bearing))
+    phi2 = math.asin(max(-1.0, min(1.0, sin_phi2)))
+    lmb2 = lmb1 + math.atan2(math.sin(bearing) * math.sin(delta) * math.cos(phi1),
+                             math.cos(delta) - math.sin(phi1) * sin_phi2)
+    longitude = (math.degrees(lmb2) + 180.0) % 360.0 - 180.0
+    return math.degrees(phi2), longitude, -(origin.altitude_m + up_m)
+
+
+def geodetic_to_enu(latitude: float, longitude: float, depth_m: float,
+                    origin: EnuOrigin) -> tuple[float, float, float]:
+    """(east_m, north_m, up_m) of a geodetic point: the inverse of enu_to_geodetic."""
+    rho = horizontal_distance_m(origin.latitude, origin.longitude, latitude, longitude)
+    phi1, phi2 = math.radians(origin.latitude), math.radians(latitude)
+    dlmb = math.radians(longitude - origin.longitude)
+    bearing = math.atan2(math.sin(dlmb) * math.cos(phi2),
+                         math.cos(phi1) * math.sin(phi2)
+                         - math.sin(phi1) * math.cos(phi2) * math.cos(dlmb))
+    return rho * math.sin(bearing), rho * math.cos(bearing), -depth_m - origin.altitude_m
+
+
+def surface_clamped_depth(depth_m: float) -> tuple[float, bool]:
+    """A modem cannot be above the sea surface: (max(depth, 0), whether it was clamped). A
+    surface vehicle's GPS antenna or a wave-lifted hull gives small negative depths."""
+    return (0.0, True) if depth_m < 0.0 else (depth_m, False)
