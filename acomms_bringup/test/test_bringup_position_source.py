@@ -113,3 +113,58 @@ def test_scenario_checks_are_the_nodes_checks():
     pole = PositionSource("odom", "odometry", Position(90.0, 0.0, 0.0))
     reason = check_values(LOCATION_TOPIC_SPECS, pole.modem_parameters(), check_location_topic)
     assert reason and "strictly between -90 and 90" in reason
+
+
+def test_described_vehicle_follows_the_external_simulator(tmp_path):
+    """Scenario -> stack -> composed nodes: the AUV's modem takes its position from the
+    stand-in simulator's Odometry; a packet from the buoy arrives after range / c."""
+    from nav_msgs.msg import Odometry
+    from rosgraph_msgs.msg import Clock
+    from test_bringup_sim_stack import sim_only
+
+    from acomms_bringup.description.stack import describe_stack
+    from acomms_bringup.run.compose import create_group
+    from acomms_core.ros.ros_support import seconds_to_time_msg, stamp_seconds
+    from acomms_core.ros.testing import RosHarness
+    from acomms_interfaces.msg import Packet, ReceivedPacket, TransmittedPacket
+    from acomms_interfaces.srv import QueueTxPacket
+
+    source = {**ODOM_SOURCE, "origin": {"latitude": 41.5, "longitude": -70.6}, "frame_id": ""}
+    scenario = load(tmp_path, vehicle("auv1", 1, position_source=source), vehicle("buoy", 2))
+    groups = [sim_only(g) for g in describe_stack(scenario).groups if g.name != "clock"]
+    with RosHarness() as ros:
+        clock = ros.helper.create_publisher(Clock, "/clock", 10)
+        modems = {}
+        for group in groups:
+            created = [ros.add(node) for node in create_group(group, ros.context)]
+            assert ros.spin_until(lambda m=created[-1]: m.manager_state in ("active", "failed"),
+                                  timeout=30.0), group.name
+            assert created[-1].manager_state == "active", created[-1].last_message
+            modems.update({n.get_namespace().strip("/"): n for n in created[:-1]
+                           if type(n).__name__ == "ModemSimNode"})
+        odom = Odometry()
+        odom.pose.pose.position.x, odom.pose.pose.position.y = 800.0, 600.0
+        odom.pose.pose.position.z = -10.0  # the buoy is 10 m deep at the origin: range 1000 m
+        simulator = ros.helper.create_publisher(Odometry, "/gazebo/auv1/odom", 10)
+        for _ in range(100):
+            simulator.publish(odom)
+            if ros.spin_until(lambda: modems["auv1"].position is not None, timeout=0.05):
+                break
+        assert modems["auv1"].position is not None
+        received, sent = [], []
+        ros.helper.create_subscription(ReceivedPacket, "/auv1/packet_rx", received.append, 10)
+        ros.helper.create_subscription(TransmittedPacket, "/buoy/transmit", sent.append, 10)
+        now = 1.0
+        clock.publish(Clock(clock=seconds_to_time_msg(now)))
+        ros.spin_for(0.2)
+        client = ros.helper.create_client(QueueTxPacket, "/buoy/queue_tx_packet")
+        packet = Packet(src=2, dest=1, packet_type=Packet.PACKET_TYPE_FDP, miniframe_rate=1,
+                        dataframe_rate=1, miniframe_bytes=b"hi", dataframe_bytes=b"there")
+        assert ros.call(client, QueueTxPacket.Request(queue=1, packet=packet), timeout=5.0).success
+        while not received and now < 20.0:
+            now = round(now + 0.1, 3)
+            clock.publish(Clock(clock=seconds_to_time_msg(now)))
+            ros.spin_until(lambda: bool(received), timeout=0.03)
+        assert received and sent
+        delay = stamp_seconds(received[0].cst.toa) - stamp_seconds(sent[0].xst.time)
+        assert delay == pytest.approx(1000.0 / 1500.0, abs=1e-4)
