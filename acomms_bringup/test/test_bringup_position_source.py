@@ -168,3 +168,15 @@ def test_described_vehicle_follows_the_external_simulator(tmp_path):
         assert received and sent
         delay = stamp_seconds(received[0].cst.toa) - stamp_seconds(sent[0].xst.time)
         assert delay == pytest.approx(1000.0 / 1500.0, abs=1e-4)
+
+
+def test_example_scenario_loads():
+    import pathlib
+
+    config = pathlib.Path(__file__).resolve().parents[1] / "config"
+    scenario = load_scenario(config / "external_positions.yaml")
+    source = scenario.vehicle("auv1").position_source
+    assert (source.topic, source.type, source.max_age_seconds) == ("/gazebo/auv1/odom",
+                                                                   "odometry", 5.0)
+    modem = describe_vehicle(scenario, "auv1").node("modem_sim_node")
+    assert modem.parameters["location_source"] == "topic"

@@ -177,7 +177,7 @@ class PositionSource:
         origin = self.origin or Position(0.0, 0.0, 0.0)
         return {"modem_location_topic": self.topic, "location_topic_type": self.type,
                 "enu_origin_latitude": origin.latitude, "enu_origin_longitude": origin.longitude,
-                "enu_origin_altitude_m": -origin.depth, "location_frame_id": self.frame_id,
+                "enu_origin_altitude_m": 0.0 - origin.depth, "location_frame_id": self.frame_id,
                 "location_max_age_s": self.max_age_seconds}
 
 
