@@ -17,6 +17,12 @@ Events (queued transmissions, completed receptions, ping timeouts) are processed
 `event_period_s` of node-clock time; the physics uses exact event times (CST.toa is the exact
 arrival time), only the publication can lag by up to one period. SRC must be unique per channel:
 a modem ignores SimPackets carrying its own SRC.
+
+Position (`location_source`): `static` (latitude/longitude/depth), `service` (polls
+`read_location`), or `topic`: follows `modem_location_topic` as ros_acomms does — Odometry or
+PoseStamped in a local ENU frame with a configured origin, NavSatFix, or Location; the rules and
+counters are in `acomms_sim.modem.location_topic`. Until a position is known the modem refuses to
+transmit and its /diagnostics status is WARN.
 """
 
 from __future__ import annotations
@@ -200,8 +206,9 @@ class ModemSimNode(LifecycleNode):
         self.modem = modem
         self._location_reader = reader_from_values(values)
         self._create_entities(values["location_source"] == "service")
-        if values["location_source"] == "topic":
-            self._subscribe_location(values)
+        if values["location_source"] == "topic" and not self._subscribe_location(values):
+            self._release()
+            return TransitionCallbackReturn.FAILURE
         self.get_logger().info(
             f"configured SRC={values['SRC']} fc={values['center_frequency_hz']} Hz "
             f"B={values['bandwidth_hz']} Hz model={values['transmission_loss_model']} "
@@ -313,27 +320,32 @@ class ModemSimNode(LifecycleNode):
                 self.get_logger().error(event.message)
 
     # ---- location and sound speed -----------------------------------------------------
-    def _subscribe_location(self, values: dict) -> None:
+    def _subscribe_location(self, values: dict) -> bool:
         """Follow modem_location_topic (best effort: hears reliable and sensor-data publishers)."""
-        message_type = resolve_message_class(
-            LOCATION_TOPIC_TYPES[values["location_topic_type"]].ros_type)
+        ros_type = LOCATION_TOPIC_TYPES[values["location_topic_type"]].ros_type
+        try:
+            message_type = resolve_message_class(ros_type)
+        except ValueError as exc:
+            self.get_logger().error(f"configure failed: modem_location_topic type: {exc}")
+            return False
         self._resources.subscription(message_type, values["modem_location_topic"],
                                      self._on_location_message, qos_profile_sensor_data,
                                      callback_group=self._group)
+        return True
 
     def _on_location_message(self, msg) -> None:
         try:
             position = self._location_reader.read(msg, now_s(self))
         except PositionRejected as exc:
-            self.counters[exc.counter] += 1
+            with self._lock:
+                self.counters[exc.counter] += 1
             self.get_logger().warning(f"position message ignored: {exc}",
                                       throttle_duration_sec=5.0)
             return
-        self.counters["location_messages"] += 1
         self._location_time_s = now_s(self)
-        if position.above_surface:
-            self.counters["location_above_surface"] += 1
         with self._lock:
+            self.counters["location_messages"] += 1
+            self.counters["location_above_surface"] += int(position.above_surface)
             if self.modem is not None:
                 self.modem.set_position(position.latitude, position.longitude, position.depth_m)
 
