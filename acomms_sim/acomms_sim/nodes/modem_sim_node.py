@@ -13,9 +13,12 @@ it returns (`acomms_sim.nodes.sim_modem_messages` converts). Packet kinds, sizes
 come from the modem profile named by `modem_profile`. With `use_sim_time` a network runs as fast
 as the sim clock goes.
 
-Events (queued transmissions, completed receptions, ping timeouts) are processed by a timer every
-`event_period_s` of node-clock time; the physics uses exact event times (CST.toa is the exact
-arrival time), only the publication can lag by up to one period. SRC must be unique per channel:
+Events (queued transmissions, completed receptions, ping timeouts) are processed at the times a
+poll every `event_period_s` of node-clock time would handle them, but the node's event timer only
+wakes at the poll time that follows `SimModem.next_event_time_s()` (rescheduled after every
+request, channel packet and event; cancelled while the modem is idle), so a deterministic clock
+jumps straight to it. The physics uses exact event times (CST.toa is the exact arrival time),
+only the publication can lag by up to one period. SRC must be unique per channel:
 a modem ignores SimPackets carrying its own SRC.
 """
 
@@ -54,6 +57,7 @@ from acomms_interfaces.msg import (
     TransmittedPacket,
 )
 from acomms_interfaces.srv import GetPlatformLocation, PingModem, QueueTxPacket
+from acomms_sim.clock.stepping import poll_deadline_ns, seconds_to_ns
 from acomms_sim.modem.fields import (
     CstReport,
     ModemProblem,
@@ -212,8 +216,9 @@ class ModemSimNode(LifecycleNode):
     def on_activate(self, state) -> TransitionCallbackReturn:
         values = parameter_values(self, ["event_period_s", "location_period_s",
                                          "diagnostics_period_s"])
-        self._activity.timer(values["event_period_s"], self._on_event_timer,
-                             callback_group=self._group)
+        self._event_anchor_ns = self.get_clock().now().nanoseconds
+        self._event_timer = self._activity.timer(values["event_period_s"], self._on_event_timer,
+                                                 callback_group=self._group)
         self._activity.timer(values["diagnostics_period_s"], self._publish_diagnostics,
                              callback_group=self._group)
         if self._location_client is not None:
@@ -223,6 +228,7 @@ class ModemSimNode(LifecycleNode):
         return super().on_activate(state)
 
     def on_deactivate(self, state) -> TransitionCallbackReturn:
+        self._event_timer = None
         self._activity.release()
         return super().on_deactivate(state)
 
@@ -236,6 +242,7 @@ class ModemSimNode(LifecycleNode):
 
     def _release(self) -> None:
         """Everything configure and activate created, and the modem; pending pings time out."""
+        self._event_timer = None
         self._activity.release()
         self._resources.release()
         self._location_client = None
@@ -279,6 +286,24 @@ class ModemSimNode(LifecycleNode):
                     future.set_result(event if isinstance(event, PingReplied) else None)
             elif isinstance(event, ModemProblem):
                 self.get_logger().error(event.message)
+        self._schedule_events()
+
+    def _schedule_events(self) -> None:
+        """Wake the event timer at the poll time of the modem's next event (idle: cancelled)."""
+        timer = getattr(self, "_event_timer", None)
+        with self._lock:
+            next_s = None if self.modem is None else self.modem.next_event_time_s()
+        if timer is None:
+            return
+        if next_s is None:
+            timer.cancel()
+            return
+        now_ns = self.get_clock().now().nanoseconds
+        period_ns = seconds_to_ns(self.get_parameter("event_period_s").value)
+        deadline = poll_deadline_ns(seconds_to_ns(next_s), now_ns, self._event_anchor_ns,
+                                    period_ns)
+        timer.timer_period_ns = deadline - now_ns
+        timer.reset()
 
     # ---- location and sound speed -----------------------------------------------------
     def _poll_location(self) -> None:
@@ -351,6 +376,7 @@ class ModemSimNode(LifecycleNode):
         except Exception as exc:  # bad message or model failure: counted, reported, keep running
             self.get_logger().warning(f"SimPacket from SRC {msg.packet.src} ignored: {exc}",
                                       throttle_duration_sec=5.0)
+        self._schedule_events()
 
     async def _on_ping_modem(self, request, response):
         response.timed_out = True
