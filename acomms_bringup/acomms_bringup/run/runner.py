@@ -116,7 +116,7 @@ class Runner:
     """
 
     def __init__(self, scenario: Scenario, stream: TextIO = sys.stdout, progress: bool = True,
-                 num_threads: int = 4, clock_mode: str = "deterministic",
+                 num_threads: int = 4, clock_mode: str = "free",
                  warp: float | None = -1.0, participants: tuple[str, ...] = (),
                  step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S):
         """warp: deterministic throttle, None = as fast as possible, -1 = the scenario's."""

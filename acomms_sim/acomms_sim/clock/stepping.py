@@ -54,15 +54,6 @@ def next_step_ns(now_ns: int, deadlines_ns: Iterable[int | None], end_ns: int) -
     return min([end_ns, *future]) if end_ns > now_ns else now_ns
 
 
-def poll_deadline_ns(event_ns: int, now_ns: int, anchor_ns: int, period_ns: int) -> int:
-    """When a poll every period_ns since anchor_ns would first handle an event due at event_ns:
-    the first poll time at or after the event and strictly after now. Lets a node wake only for
-    its events yet act at exactly the times its periodic poll would have."""
-    earliest = max(event_ns, now_ns + 1)
-    polls = -(-(earliest - anchor_ns) // period_ns)  # ceiling division
-    return anchor_ns + max(polls, 0) * period_ns
-
-
 def parse_warp(text: str) -> float | None:
     """'max' (as fast as possible) -> None; else a positive number of sim seconds per wall s."""
     if text.strip().lower() == WARP_MAX:

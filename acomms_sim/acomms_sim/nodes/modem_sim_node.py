@@ -29,6 +29,7 @@ import sys
 import threading
 
 from diagnostic_msgs.msg import DiagnosticArray
+from rclpy._rclpy_pybind11 import InvalidHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rclpy.task import Future
@@ -48,6 +49,7 @@ from acomms_core.ros.ros_support import (
     parameter_values,
     run_node,
 )
+from acomms_core.time_grid import grid_deadline_ns
 from acomms_interfaces.msg import (
     CST,
     ReceivedPacket,
@@ -57,7 +59,7 @@ from acomms_interfaces.msg import (
     TransmittedPacket,
 )
 from acomms_interfaces.srv import GetPlatformLocation, PingModem, QueueTxPacket
-from acomms_sim.clock.stepping import poll_deadline_ns, seconds_to_ns
+from acomms_sim.clock.stepping import seconds_to_ns
 from acomms_sim.modem.fields import (
     CstReport,
     ModemProblem,
@@ -300,10 +302,13 @@ class ModemSimNode(LifecycleNode):
             return
         now_ns = self.get_clock().now().nanoseconds
         period_ns = seconds_to_ns(self.get_parameter("event_period_s").value)
-        deadline = poll_deadline_ns(seconds_to_ns(next_s), now_ns, self._event_anchor_ns,
+        deadline = grid_deadline_ns(seconds_to_ns(next_s), now_ns, self._event_anchor_ns,
                                     period_ns)
-        timer.timer_period_ns = deadline - now_ns
-        timer.reset()
+        try:
+            timer.timer_period_ns = deadline - now_ns
+            timer.reset()
+        except InvalidHandle:  # deactivated by another thread meanwhile
+            pass
 
     # ---- location and sound speed -----------------------------------------------------
     def _poll_location(self) -> None:

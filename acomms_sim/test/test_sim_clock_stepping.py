@@ -1,0 +1,72 @@
+"""ROS-free deterministic stepping: next step, warp throttle, watchdog, Tock rounds, time grid."""
+
+import pytest
+
+from acomms_core.time_grid import TimeGrid, grid_deadline_ns
+from acomms_sim.clock.stepping import (
+    TockRound,
+    WarpThrottle,
+    Watchdog,
+    next_step_ns,
+    parse_warp,
+    split_ns,
+    stamp_ns,
+)
+
+
+def test_next_step_jumps_to_the_earliest_future_deadline_capped_at_the_end():
+    assert next_step_ns(100, [300, None, 200, 50, 100], 1000) == 200
+    assert next_step_ns(100, [], 1000) == 1000
+    assert next_step_ns(100, [5000], 1000) == 1000
+    assert next_step_ns(1000, [1500], 1000) == 1000
+
+
+def test_warp_throttle_never_runs_ahead_and_max_never_waits():
+    assert WarpThrottle(10.0).wait_s(100.0, 4.0) == pytest.approx(6.0)
+    assert WarpThrottle(10.0).wait_s(100.0, 12.0) == 0.0
+    assert WarpThrottle(None).wait_s(1e6, 0.0) == 0.0
+    assert parse_warp("max") is None and parse_warp("2.5") == 2.5
+    with pytest.raises(ValueError):
+        parse_warp("0")
+
+
+def test_watchdog_names_what_it_waited_for():
+    dog = Watchdog(2.0)
+    dog.arm("participant x", 10.0)
+    assert not dog.expired(11.9) and dog.expired(12.1)
+    assert dog.message(3.5) == ("participant x did not finish within 2 wall s "
+                                "at simulated time 3.500 s")
+    dog.disarm()
+    assert not dog.expired(100.0)
+
+
+def test_tock_round_is_settled_only_when_everyone_answered_without_work():
+    tock_round = TockRound(4, frozenset({"a", "b"}))
+    assert not tock_round.answer("a", 3, 10, 0)  # an old step
+    assert not tock_round.answer("ghost", 4, 10, 0)  # not registered
+    assert tock_round.answer("a", 4, 700, 2)
+    assert tock_round.missing() == ["b"] and not tock_round.complete
+    tock_round.answer("b", 4, None, 0)
+    assert tock_round.complete and not tock_round.quiet
+    tock_round.answer("a", 4, 700, 0)
+    assert tock_round.quiet and sorted(tock_round.next_event_ns(), key=str) == [700, None]
+
+
+def test_time_stamps_are_exact_nanoseconds():
+    class Stamp:
+        sec, nanosec = 12, 345
+
+    assert stamp_ns(Stamp) == 12_000_000_345
+    assert split_ns(12_000_000_345) == {"sec": 12, "nanosec": 345}
+
+
+def test_grid_wakes_at_the_poll_time_a_periodic_timer_would_use():
+    assert grid_deadline_ns(1_030, 1_000, 0, 50) == 1_050
+    assert grid_deadline_ns(1_050, 1_000, 0, 50) == 1_050
+    assert grid_deadline_ns(900, 1_000, 0, 50) == 1_050  # overdue: the next poll after now
+    assert grid_deadline_ns(-120, -200, 10, 50) == -90  # before the anchor (clock jumped back)
+    grid = TimeGrid(anchor_ns=500_000_000, period_ns=200_000_000)
+    assert grid.next_after(700_000_000) == 900_000_000
+    assert grid.wake_for(1.3, 700_000_000) == 1_300_000_000  # on the grid despite rounding
+    assert grid.wake_for(None, 700_000_000) == 900_000_000
+    assert grid.latest_at_or_before(1_250_000_000) == 1_100_000_000
