@@ -95,3 +95,38 @@ def test_cli_writes_the_partial_summary_when_a_participant_is_silent(tmp_path, c
     assert line.endswith("stopped: participant ghost did not answer Tick 0 within 1 wall s "
                          "at simulated time 0.000 s")
     assert json.loads((out / "summary.json").read_text())["clock_mode"] == "deterministic"
+
+
+def run_split(tmp_path: pathlib.Path, duration: str, vehicle: str) -> tuple[dict, list]:
+    """The demo with `vehicle`'s nodes in a second OS process (acomms_participant)."""
+    import subprocess
+    import sys
+
+    participant = subprocess.Popen(
+        [sys.executable, "-m", "acomms_bringup.run.participant", str(CONFIG / "demo.yaml"),
+         "--groups", vehicle, "--name", f"participant_{vehicle}", "--idle-exit", "3"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out = tmp_path / "split"
+        assert cli.main([str(CONFIG / "demo.yaml"), "--duration", duration, "--warp", "max",
+                         "--quiet", "--out", str(out), "--exclude", vehicle,
+                         "--participants", f"participant_{vehicle}",
+                         "--step-timeout", "60"]) == 0
+        _, err = participant.communicate(timeout=30)
+        assert participant.returncode == 0, err
+    finally:
+        if participant.poll() is None:
+            participant.kill()
+            participant.wait(timeout=10)
+    return outputs(out)
+
+
+def test_vehicles_split_over_two_processes_give_the_one_process_results(tmp_path):
+    duration = "20"  # the AUV's first nav_status reaches the gateway and the topside
+    assert cli.main([str(CONFIG / "demo.yaml"), "--duration", duration, "--warp", "max",
+                     "--quiet", "--out", str(tmp_path / "one")]) == 0
+    one = outputs(tmp_path / "one")
+    split = run_split(tmp_path, duration, "topside")
+    assert one[0]["messages_delivered"] >= 1
+    one[0].pop("steps"), split[0].pop("steps")  # the split run also steps for the Tick rounds
+    assert split == one

@@ -69,6 +69,9 @@ def parser() -> argparse.ArgumentParser:
                         f"the run stops (default {DEFAULT_STEP_TIMEOUT_S:g})")
     parser.add_argument("--participants", default="", metavar="NAME,...",
                         help="deterministic: Tick/Tock participants in other processes")
+    parser.add_argument("--exclude", default="", metavar="GROUP,...",
+                        help="groups (vehicle names) that participants run instead of this "
+                             "process (acomms_participant)")
     parser.add_argument("--out", default=DEFAULT_OUT_DIR, metavar="DIR",
                         help=f"output directory (default: ./{DEFAULT_OUT_DIR})")
     parser.add_argument("--quiet", "-q", action="store_true",
@@ -142,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
                         warp=scenario.clock.warp_factor if arguments.warp == -1.0
                         else arguments.warp,
                         participants=tuple(p for p in arguments.participants.split(",") if p),
-                        step_timeout_s=arguments.step_timeout)
+                        step_timeout_s=arguments.step_timeout,
+                        exclude=tuple(g for g in arguments.exclude.split(",") if g))
         _bring_up_and_run(runner, arguments, out)
     except ScenarioError as exc:
         print(f"acomms_run: {exc}", file=sys.stderr)

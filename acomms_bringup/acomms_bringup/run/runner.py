@@ -92,9 +92,11 @@ def with_clock(stack: StackDescription, mode: str, participants: tuple[str, ...]
 def vehicle_profiles(scenario: Scenario, stack: StackDescription) -> dict[str, ModemProfile]:
     """Each vehicle's modem profile: the `modem_profile` its nodes are given, else the default."""
     profiles = {}
+    run_here = {group.name for group in stack.groups}
+    full = stack if all(v.name in run_here for v in scenario.vehicles) else describe_stack(scenario)
     for vehicle in scenario.vehicles:
         names = [node.parameters[MODEM_PROFILE_PARAMETER.name]
-                 for node in stack.group(vehicle.name).nodes
+                 for node in full.group(vehicle.name).nodes
                  if MODEM_PROFILE_PARAMETER.name in node.parameters]
         try:
             profiles[vehicle.name] = modem_profile(names[0] if names
@@ -118,8 +120,9 @@ class Runner:
     def __init__(self, scenario: Scenario, stream: TextIO = sys.stdout, progress: bool = True,
                  num_threads: int = 4, clock_mode: str = "free",
                  warp: float | None = -1.0, participants: tuple[str, ...] = (),
-                 step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S):
-        """warp: deterministic throttle, None = as fast as possible, -1 = the scenario's."""
+                 step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S, exclude: tuple[str, ...] = ()):
+        """warp: deterministic throttle, None = as fast as possible, -1 = the scenario's;
+        exclude: groups run by participants in other processes (acomms_participant)."""
         self.scenario = scenario
         self.stream = stream
         self.clock_mode = clock_mode if scenario.clock.use_sim_time else "wall"
@@ -127,12 +130,14 @@ class Runner:
         self.participants = tuple(participants)
         self.step_timeout_s = step_timeout_s
         self.stats = StepStats()
-        self.stack = with_clock(describe_stack(scenario), self.clock_mode, self.participants,
-                                step_timeout_s)
+        stack = describe_stack(scenario)
         try:
-            self.plans = plan_traffic(scenario, self.stack)
+            self.plans = plan_traffic(scenario, stack)
         except TrafficError as exc:
             raise RunError(str(exc)) from None
+        stack = dataclasses.replace(stack, groups=tuple(
+            g for g in stack.groups if g.name not in exclude))
+        self.stack = with_clock(stack, self.clock_mode, self.participants, step_timeout_s)
         self.record = report.RunRecord(
             scenario=scenario.name, vehicles={v.name: v.src for v in scenario.vehicles},
             duration_s=scenario.duration_seconds, warp_factor=scenario.clock.warp_factor,
