@@ -15,7 +15,7 @@ from acomms_bringup.run import cli, report
 from acomms_bringup.run.runner import Runner, RunStopped
 
 CONFIG = pathlib.Path(__file__).resolve().parents[1] / "config"
-DURATION = "40"  # the demo's first nav_status, science and command messages
+DURATION = "25"  # the demo's first nav_status reaches the gateway and the topside
 
 
 def outputs(out: pathlib.Path) -> tuple[dict, list]:
@@ -37,12 +37,12 @@ def test_same_seed_gives_identical_outputs_across_runs_and_warps(tmp_path, capsy
     assert "Clock: deterministic, warp max" in printed and "simulated/wall" in printed
     summary, messages = results[0]
     assert summary["clock_mode"] == "deterministic" and summary["steps"] > 0
-    assert summary["messages_delivered"] >= 2 and not summary["warnings"]
+    assert summary["messages_delivered"] >= 1 and not summary["warnings"]
     assert results[1] == results[0]
     assert results[2] == results[0]
     raw = json.loads((tmp_path / "run2" / "summary.json").read_text())
     assert raw["warp"] == 10.0 and raw["sim_wall_ratio"] <= 10.5  # throttled to warp 10
-    assert raw["startup_wall_s"] > 0 and raw["run_wall_s"] >= 4.0 - 0.1
+    assert raw["startup_wall_s"] > 0 and raw["run_wall_s"] >= 2.5 - 0.1
 
 
 def deterministic_runner(**options) -> Runner:
@@ -81,8 +81,7 @@ def test_a_participant_that_never_answers_stops_the_run_within_the_timeout(tmp_p
                                    "1 wall s at simulated time 0.000 s")
     finally:
         assert runner.stop() == []
-    assert isinstance(runner.executor.get_nodes(), list)  # nodes handed back for shutdown
-    assert SingleThreadedExecutor  # (the stepping executor is gone again)
+    assert isinstance(runner.executor, SingleThreadedExecutor)  # it spun the shutdown
     assert runner.step_executor is None
 
 
@@ -130,3 +129,18 @@ def test_vehicles_split_over_two_processes_give_the_one_process_results(tmp_path
     assert one[0]["messages_delivered"] >= 1
     one[0].pop("steps"), split[0].pop("steps")  # the split run also steps for the Tick rounds
     assert split == one
+
+
+def test_free_clock_warnings_name_the_node_that_fell_behind():
+    counters = {"/auv/tdma_node": {"held_packets": 2, "packets_sent": 9, "service_timeouts": 1},
+                "/gateway/tdma_node": {"packets_sent": 4}}
+    behind = report.fell_behind(counters)
+    assert behind == {"/auv/tdma_node": "held_packets 2, service_timeouts 1"}
+    record = report.RunRecord("demo", {"auv": 1}, 60.0, 10.0, wall_seconds=6.0, end_s=60.0,
+                              clock_mode="free", warp=10.0, startup_wall_s=1.5,
+                              warnings=[report.fell_behind_warning(*behind.popitem())])
+    summary = report.summarize(record)
+    assert summary["sim_wall_ratio"] == 10.0 and summary["clock_mode"] == "free"
+    text = report.format_summary(summary)
+    assert "Clock: free, warp 10.0; start-up 1.5 wall s, run 6.0 wall s, simulated/wall 10" in text
+    assert "WARNING: /auv/tdma_node fell behind the free-running clock (held_packets 2" in text

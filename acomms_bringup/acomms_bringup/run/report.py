@@ -169,6 +169,26 @@ def summarize(record: RunRecord) -> dict:
     }
 
 
+# MAC counters that grow when a node could not keep up with a free-running clock.
+FELL_BEHIND_COUNTERS = ("held_packets", "service_timeouts", "late_responses", "dropped_packets")
+
+
+def fell_behind(counters: dict[str, dict[str, int]]) -> dict[str, str]:
+    """node -> 'held_packets 2, service_timeouts 1' for every node with a fell-behind count."""
+    found = {}
+    for node, counts in sorted(counters.items()):
+        text = ", ".join(f"{name} {counts[name]}" for name in FELL_BEHIND_COUNTERS
+                         if counts.get(name))
+        if text:
+            found[node] = text
+    return found
+
+
+def fell_behind_warning(node: str, counts: str) -> str:
+    return (f"{node} fell behind the free-running clock ({counts}): results depend on the "
+            "machine's load; the deterministic clock (the default) does not fall behind")
+
+
 WALL_TIME_KEYS = ("wall_seconds", "startup_wall_s", "run_wall_s", "sim_wall_ratio")
 
 

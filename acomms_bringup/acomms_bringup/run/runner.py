@@ -130,6 +130,7 @@ class Runner:
         self.participants = tuple(participants)
         self.step_timeout_s = step_timeout_s
         self.stats = StepStats()
+        self._behind: dict[str, str] = {}  # free clock: node -> fell-behind counts
         stack = describe_stack(scenario)
         try:
             self.plans = plan_traffic(scenario, stack)
@@ -242,13 +243,34 @@ class Runner:
             self._run_free(duration_s)
         self.progress.update(duration_s, time.monotonic() - self._started_wall, final=True)
 
+    def mac_counters(self) -> dict[str, dict[str, int]]:
+        """The counters of every MAC node of this process, by fully qualified name."""
+        from acomms_core.nodes.mac_node import MacNode
+
+        return {name: node.locked(dict, node.counters) for name, node in self.nodes.items()
+                if isinstance(node, MacNode)}
+
+    def check_fell_behind(self) -> None:
+        """Free clock: warn (console and summary) when a MAC count of falling behind grew."""
+        for node, counts in report.fell_behind(self.mac_counters()).items():
+            if self._behind.get(node) != counts:
+                self._behind[node] = counts
+                print(f"\nacomms_run: warning at simulated {self.sim_elapsed_s():.0f} s: "
+                      f"{report.fell_behind_warning(node, counts)}", file=sys.stderr)
+        self.record.warnings = [report.fell_behind_warning(node, counts)
+                                for node, counts in sorted(self._behind.items())]
+
     def _run_free(self, duration_s: float) -> None:
         last_sim, last_move = -1.0, time.monotonic()
+        last_check = time.monotonic()
         while True:
             elapsed = self.sim_elapsed_s()
             if elapsed >= duration_s:
                 break
             self.progress.update(elapsed, time.monotonic() - self._started_wall)
+            if time.monotonic() - last_check > 1.0:
+                last_check = time.monotonic()
+                self.check_fell_behind()
             if elapsed > last_sim:
                 last_sim, last_move = elapsed, time.monotonic()
             elif time.monotonic() - last_move > STALL_TIMEOUT_S:
@@ -274,13 +296,12 @@ class Runner:
                                bookkeeping=[self.clock_node()])
 
     def _hand_back_executor(self) -> None:
-        """After stepping: the nodes go back to the background multi-threaded executor."""
+        """After stepping: the stepping executor spins in the background again (for shutdown;
+        it owns the tasks and futures of the run), the start-up executor is retired."""
         if self.step_executor is None:
             return
-        for node in self.step_executor.get_nodes():
-            self.executor.add_node(node)
-        self.step_executor.shutdown(timeout_sec=1.0)
-        self.step_executor = None
+        retired, self.executor, self.step_executor = self.executor, self.step_executor, None
+        retired.shutdown(timeout_sec=1.0)
         self._pause.clear()
         self._thread = threading.Thread(target=self._spin, name="acomms_run executor",
                                         daemon=True)
@@ -349,6 +370,8 @@ class Runner:
         Returns the problems met (empty when the shutdown was clean)."""
         problems = []
         self._hand_back_executor()
+        if self.clock_mode == "free":
+            self.check_fell_behind()
         if self.recorder is not None:
             self.recorder.stop_traffic()
             self.record.end_s = max(0.0, self.sim_elapsed_s())
