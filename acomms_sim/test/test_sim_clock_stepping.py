@@ -70,3 +70,55 @@ def test_grid_wakes_at_the_poll_time_a_periodic_timer_would_use():
     assert grid.wake_for(1.3, 700_000_000) == 1_300_000_000  # on the grid despite rounding
     assert grid.wake_for(None, 700_000_000) == 900_000_000
     assert grid.latest_at_or_before(1_250_000_000) == 1_100_000_000
+
+
+def _conductor(ros, participants, timeout_s=5.0):
+    from rclpy.parameter import Parameter
+
+    from acomms_sim.nodes.sim_clock_node import SimClockNode
+
+    return ros.add(SimClockNode(context=ros.context, parameter_overrides=[
+        Parameter("mode", value="conductor"), Parameter("participants", value=participants),
+        Parameter("tock_timeout_s", value=timeout_s), Parameter("max_step_s", value=10.0),
+        Parameter("publish_period_s", value=0.01)]))
+
+
+def test_conductor_settles_each_step_then_jumps_to_the_reported_next_event():
+    """A participant that did work at a step gets the same time again; once quiet, the clock
+    jumps to the earliest next_event."""
+    from builtin_interfaces.msg import Time
+    from rclpy.qos import QoSDurabilityPolicy, QoSProfile
+
+    from acomms_core.ros.testing import RosHarness
+    from acomms_interfaces.msg import Tick, Tock
+
+    with RosHarness() as ros:
+        clock = _conductor(ros, ["p1"])
+        tock_pub = ros.helper.create_publisher(
+            Tock, "/tock", QoSProfile(depth=10, durability=QoSDurabilityPolicy.TRANSIENT_LOCAL))
+        seen = []
+
+        def answer(tick):
+            stamp = stamp_ns(tick.header.stamp)
+            first = not seen or seen[-1] != stamp
+            seen.append(stamp)
+            tock_pub.publish(Tock(step_id=tick.step_id, node_name="p1", has_next_event=True,
+                                  next_event=Time(**split_ns(stamp + 2_500_000_000)),
+                                  work=1 if first else 0))
+
+        ros.helper.create_subscription(Tick, "/tick", answer, 10)
+        ros.configure_and_activate(clock)
+        assert ros.spin_until(lambda: len(set(seen)) >= 4, timeout=10.0), seen
+        assert sorted(set(seen))[:4] == [0, 2_500_000_000, 5_000_000_000, 7_500_000_000]
+        assert seen.count(2_500_000_000) == 2  # worked, then quiet: the step is settled
+
+
+def test_conductor_stops_on_a_silent_participant_naming_it():
+    from acomms_core.ros.testing import RosHarness
+
+    with RosHarness() as ros:
+        clock = _conductor(ros, ["silent"], timeout_s=0.3)
+        ros.configure_and_activate(clock)
+        assert ros.spin_until(lambda: clock.stopped_reason is not None, timeout=5.0)
+        assert clock.stopped_reason == ("participant silent did not answer Tick 0 within 0.3 "
+                                        "wall s at simulated time 0.000 s")
