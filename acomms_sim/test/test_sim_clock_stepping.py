@@ -48,8 +48,11 @@ def test_tock_round_is_settled_only_when_everyone_answered_without_work():
     assert tock_round.missing() == ["b"] and not tock_round.complete
     tock_round.answer("b", 4, None, 0)
     assert tock_round.complete and not tock_round.quiet
-    tock_round.answer("a", 4, 700, 0)
-    assert tock_round.quiet and sorted(tock_round.next_event_ns(), key=str) == [700, None]
+    tock_round.answer("a", 4, 700, 0)  # a repeated answer does not hide the work done
+    assert not tock_round.quiet
+    quiet = TockRound(5, frozenset({"a", "b"}))
+    quiet.answer("a", 5, 700, 0), quiet.answer("b", 5, None, 0)
+    assert quiet.quiet and sorted(quiet.next_event_ns(), key=str) == [700, None]
 
 
 def test_time_stamps_are_exact_nanoseconds():

@@ -46,20 +46,12 @@ from acomms_bringup.run.traffic import TrafficError, plan_traffic
 from acomms_core.modems.profile import ModemProfile
 from acomms_core.modems.registry import MODEM_PROFILE_PARAMETER, modem_profile
 from acomms_core.ros.ros_support import now_s
-from acomms_sim.clock.executor_stepper import CallbackFailed, ExecutorStepper
 from acomms_sim.clock.stepping import (
     DEFAULT_STEP_TIMEOUT_S,
     StepStats,
-    StepTimeout,
-    WarpThrottle,
-    next_step_ns,
-    ns_to_seconds,
-    seconds_to_ns,
 )
 
 CLOCK_MODES = ("deterministic", "free")
-THROTTLE_SLICE_S = 0.25  # longest single sleep of the warp throttle (progress stays live)
-TOCK_POLL_S = 0.0002  # wall wait between polls for participants' Tocks
 GROUP_START_TIMEOUT_S = 120.0  # wall seconds for one group to come up
 SHUTDOWN_TIMEOUT_S = 30.0
 STALL_TIMEOUT_S = 30.0  # wall seconds without simulated time moving before giving up
@@ -238,7 +230,9 @@ class Runner:
         RunStopped when a deterministic run cannot go on (the record keeps what ran)."""
         duration_s = self.scenario.duration_seconds if duration_s is None else duration_s
         if self.clock_mode == "deterministic":
-            self._run_deterministic(duration_s)
+            from acomms_bringup.run.stepped_run import SteppedRun
+
+            SteppedRun(self).run(duration_s)
         else:
             self._run_free(duration_s)
         self.progress.update(duration_s, time.monotonic() - self._started_wall, final=True)
@@ -284,17 +278,6 @@ class Runner:
 
         return next(n for n in self.nodes.values() if isinstance(n, SimClockNode))
 
-    def _take_over_executor(self) -> ExecutorStepper:
-        """Stop the background spin; move every node to a SingleThreadedExecutor run here."""
-        self._pause.set()
-        if self._thread is not None:
-            self._thread.join(timeout=SHUTDOWN_TIMEOUT_S)
-        self.step_executor = SingleThreadedExecutor(context=self.context)
-        for node in self.executor.get_nodes():
-            self.step_executor.add_node(node)
-        return ExecutorStepper(self.step_executor, self.step_timeout_s,
-                               bookkeeping=[self.clock_node()])
-
     def _hand_back_executor(self) -> None:
         """After stepping: the stepping executor spins in the background again (for shutdown;
         it owns the tasks and futures of the run), the start-up executor is retired."""
@@ -306,63 +289,6 @@ class Runner:
         self._thread = threading.Thread(target=self._spin, name="acomms_run executor",
                                         daemon=True)
         self._thread.start()
-
-    def _run_deterministic(self, duration_s: float) -> None:
-        stepper = self._take_over_executor()
-        clock = self.clock_node()
-        throttle = WarpThrottle(self.warp)
-        start_ns = seconds_to_ns(self.start_s)
-        now_ns, end_ns = start_ns, start_ns + seconds_to_ns(duration_s)
-        try:
-            while True:
-                remote = self._settle(stepper, clock, now_ns)
-                sim_s = ns_to_seconds(now_ns - start_ns)
-                self.progress.update(sim_s, time.monotonic() - self._started_wall)
-                if now_ns >= end_ns:
-                    break
-                now_ns = next_step_ns(now_ns, stepper.next_deadline_ns() + remote, end_ns)
-                self._throttle(throttle, ns_to_seconds(now_ns - start_ns))
-                clock.set_time_ns(now_ns)
-                self.stats.steps += 1
-        except CallbackFailed as exc:
-            raise RunStopped(f"{exc} at simulated time "
-                             f"{ns_to_seconds(now_ns - start_ns):.3f} s") from None
-        except StepTimeout as exc:
-            raise RunStopped(str(exc)) from None
-        finally:
-            self.stats.callbacks = stepper.callbacks
-            self.record.steps = self.stats.steps
-
-    def _settle(self, stepper: ExecutorStepper, clock, now_ns: int) -> list[int]:
-        """Drain this process; with participants, repeat Tick rounds at now_ns until a round in
-        which nobody did any work. The participants' next events."""
-        stepper.drain(ns_to_seconds(now_ns))
-        if not self.participants:
-            return []
-        while True:
-            tock_round = clock.start_round(now_ns)
-            self.stats.rounds += 1
-            work = 0
-            while not tock_round.complete:
-                if clock.round_overdue():
-                    raise StepTimeout(clock.overdue_message())
-                ran = stepper.drain(ns_to_seconds(now_ns))
-                work += ran
-                if not ran:
-                    time.sleep(TOCK_POLL_S)
-            work += stepper.drain(ns_to_seconds(now_ns))
-            if tock_round.quiet and not work:
-                return tock_round.next_event_ns()
-
-    def _throttle(self, throttle: WarpThrottle, sim_s: float) -> None:
-        """Wait until stepping to sim_s keeps within warp × real time (progress stays live)."""
-        while True:
-            wait = throttle.wait_s(sim_s, time.monotonic() - self._started_wall)
-            if wait <= 0:
-                return
-            self.progress.update(sim_s - wait * throttle.warp,
-                                 time.monotonic() - self._started_wall)
-            time.sleep(min(wait, THROTTLE_SLICE_S))
 
     def stop(self) -> list[str]:
         """Stop traffic, shut every group down (reverse order), destroy everything.

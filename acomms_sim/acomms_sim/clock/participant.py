@@ -43,7 +43,7 @@ class StepParticipant:
         self.node = Node(name, context=executor.context)
         latched = QoSProfile(depth=10, durability=QoSDurabilityPolicy.TRANSIENT_LOCAL)
         self._tock_pub = self.node.create_publisher(Tock, "/tock", latched)
-        self.node.create_subscription(Tick, "/tick", self._ticks_append, 10)
+        self.node.create_subscription(Tick, "/tick", self._ticks_append, latched)
         self._ticks: deque = deque()
         executor.add_node(self.node)
         self.executor = executor

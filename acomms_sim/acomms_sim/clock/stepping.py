@@ -115,7 +115,7 @@ class TockRound:
         if step_id != self.step_id or name not in self.participants:
             return False
         self.next_events_ns[name] = next_event_ns
-        self.work[name] = work
+        self.work[name] = self.work.get(name, 0) + work  # a repeated answer adds, never hides
         return True
 
     def missing(self) -> list[str]:

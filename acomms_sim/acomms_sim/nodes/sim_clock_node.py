@@ -135,7 +135,9 @@ class SimClockNode(LifecycleNode):
         if self._mode == "lockstep":
             self._resources.subscription(Tick, "/tick", self._on_tick, 10)
         if self._mode in ("stepped", "conductor"):
-            self.tick_pub = self._resources.publisher(Tick, "/tick", 10)
+            # Latched: a participant that subscribes late still gets the step it must answer.
+            self.tick_pub = self._resources.publisher(Tick, "/tick", QoSProfile(
+                depth=1, durability=QoSDurabilityPolicy.TRANSIENT_LOCAL))
             self._resources.subscription(Tock, "/tock", self._on_tock, 100)
         return TransitionCallbackReturn.SUCCESS
 
