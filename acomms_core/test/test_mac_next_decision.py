@@ -1,29 +1,14 @@
 """MAC policies say when their next decision can be (the node sleeps through ticks before it):
 the time must be exactly the first tick at which next_action stops being None."""
 
-from collections import Counter
+import functools
 
 import pytest
+from test_mac_policy import policy as two_slot_policy
 
-from acomms_core.mac.tdma import TdmaPolicy
 from acomms_core.mac.tdma_advanced import TdmaAdvancedPolicy
-from acomms_core.ros.parameter_spec import defaults
 
-
-class Log:
-    def info(self, text, **options):
-        pass
-
-    warning = error = info
-
-
-def policy(cls=TdmaPolicy, **values):
-    merged = {**defaults(cls.PARAMETERS), "cycle_start_time": 0, "num_slots": 3,
-              "slot_duration_seconds": 10.0, "guard_time_seconds": 1.0,
-              "packet_length_seconds": 3.0, **values}
-    p = cls(Log(), Counter())
-    p.configure(merged)
-    return p, merged
+policy = functools.partial(two_slot_policy, num_slots=3)
 
 
 def first_acting_tick(p, now, tick, held=None, limit=1000):
