@@ -27,6 +27,7 @@ setup(
             "trajectory_node = acomms_bringup.nodes.trajectory_node:main",
             "acomms_check_scenario = acomms_bringup.description.stack:main",
             "acomms_run = acomms_bringup.run.cli:main",
+            "acomms_participant = acomms_bringup.run.participant:main",
         ],
     },
 )

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The README's main command: the simulated three-vehicle demo (AUV, surface gateway, topside).
 # Bootstraps (idempotent), then runs every node in this one process with acomms_run on
-# acomms_bringup/config/demo.yaml: 10 simulated minutes at warp 10 (about a minute of wall time),
-# a progress bar, a summary table, and ./acomms_demo_out/{summary.json,timeline.png,timeline.csv,
+# acomms_bringup/config/demo.yaml: 10 simulated minutes on the deterministic clock throttled to
+# warp 10 (about a minute of wall time; `--warp max`: as fast as possible, same results), a
+# progress bar, a summary table, and ./acomms_demo_out/{summary.json,timeline.png,timeline.csv,
 # timeline.json,messages.csv}. Extra arguments go to acomms_run, e.g.
-#   scripts/demo.sh --duration 120 --warp 20 --out /tmp/demo
+#   scripts/demo.sh --duration 120 --warp max --out /tmp/demo
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$ROOT/scripts/bootstrap.sh"

@@ -149,4 +149,4 @@ def test_location_parameters_refused_with_reasons(world):
         assert not result.successful and words in result.reason, (name, result.reason)
     # the frame rules apply at once (the topic and its type at the next configure)
     assert e.set_parameters([Parameter("location_frame_id", value="world")])[0].successful
-    assert e._location_reader.frame_id == "world"
+    assert e.location.reader.frame_id == "world"

@@ -1,6 +1,15 @@
 """acomms_run SCENARIO.yaml: run a whole scenario in one process, print and write its summary.
 
-    acomms_run acomms_bringup/config/demo.yaml [--duration S] [--warp W] [--out DIR] [--quiet]
+    acomms_run acomms_bringup/config/demo.yaml [--duration S] [--warp W|max] [--out DIR] [--quiet]
+               [--clock deterministic|free] [--step-timeout S] [--participants NAME,...]
+
+Time (`--clock`): `deterministic` (the default) advances simulated time only when every node
+finished the work due now, then jumps to the next pending event: the same scenario and seed give
+the same results however busy the machine is. `--warp W` limits it to at most W × real time (the
+scenario's warp_factor by default), `--warp max` runs as fast as possible. `--clock free` is the
+old free-running clock (nodes may fall behind; the summary then warns). `--participants` names
+processes that join the steps through Tick/Tock (`acomms_participant`); `--step-timeout` bounds
+the wall time of one step (a hung participant or node stops the run with one line).
 
 Loads the scenario, brings every node up in this process (`acomms_bringup.run.runner.Runner`),
 runs it for its duration in simulated time with a progress bar, shuts it down, prints the summary
@@ -8,8 +17,9 @@ table and writes the outputs (`acomms_bringup.run.report`): summary.json, timeli
 timeline.json, timeline.png, messages.csv.
 
 Exit status: 0 after a complete run, 1 for a bad scenario file or a node that would not start
-(one message naming the file and key, or the node and the reason), 130 when interrupted (the
-summary of what ran is still written).
+(one message naming the file and key, or the node and the reason) or a run that stopped (a
+callback raised, a step timed out: the summary of what ran is still written), 130 when
+interrupted (the summary of what ran is still written).
 """
 
 from __future__ import annotations
@@ -22,7 +32,8 @@ import time
 
 from acomms_bringup.description.scenario import Scenario, ScenarioError, load_scenario
 from acomms_bringup.run import report
-from acomms_bringup.run.runner import RunError, Runner
+from acomms_bringup.run.runner import CLOCK_MODES, RunError, Runner, RunStopped
+from acomms_sim.clock.stepping import DEFAULT_STEP_TIMEOUT_S, parse_warp
 
 DEFAULT_OUT_DIR = "acomms_demo_out"
 LOG_LEVELS = ("debug", "info", "warn", "error", "fatal")
@@ -35,14 +46,32 @@ def _positive(text: str) -> float:
     return value
 
 
+def _warp(text: str) -> float | None:
+    try:
+        return parse_warp(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="acomms_run", description=main.__doc__)
     parser.add_argument("scenario",
                         help="scenario YAML file (see acomms_bringup.description.scenario)")
     parser.add_argument("--duration", type=_positive, metavar="S",
                         help="simulated seconds to run (default: the scenario's)")
-    parser.add_argument("--warp", type=_positive, metavar="W",
-                        help="simulated seconds per wall second (default: the scenario's)")
+    parser.add_argument("--warp", type=_warp, metavar="W", default=-1.0,
+                        help="at most W simulated seconds per wall second, or 'max' "
+                             "(default: the scenario's warp_factor)")
+    parser.add_argument("--clock", choices=CLOCK_MODES, default="deterministic",
+                        help="deterministic (default) or free (free-running, may fall behind)")
+    parser.add_argument("--step-timeout", type=_positive, default=DEFAULT_STEP_TIMEOUT_S,
+                        metavar="S", help="deterministic: wall seconds one step may take before "
+                        f"the run stops (default {DEFAULT_STEP_TIMEOUT_S:g})")
+    parser.add_argument("--participants", default="", metavar="NAME,...",
+                        help="deterministic: Tick/Tock participants in other processes")
+    parser.add_argument("--exclude", default="", metavar="GROUP,...",
+                        help="groups (vehicle names) that participants run instead of this "
+                             "process (acomms_participant)")
     parser.add_argument("--out", default=DEFAULT_OUT_DIR, metavar="DIR",
                         help=f"output directory (default: ./{DEFAULT_OUT_DIR})")
     parser.add_argument("--quiet", "-q", action="store_true",
@@ -53,15 +82,17 @@ def parser() -> argparse.ArgumentParser:
 
 
 def with_overrides(scenario: Scenario, duration: float | None, warp: float | None) -> Scenario:
-    """The scenario with --duration / --warp applied (RunError: --warp without sim time)."""
+    """The scenario with --duration / --warp applied (RunError: --warp without sim time);
+    warp -1: not given, None: 'max' (the scenario keeps its warp_factor)."""
     if duration is not None:
         scenario = dataclasses.replace(scenario, duration_seconds=duration)
-    if warp is not None:
+    if warp != -1.0:
         if not scenario.clock.use_sim_time:
             raise RunError("clock.use_sim_time: --warp needs simulated time "
                            "(this scenario runs in wall-clock time)")
-        scenario = dataclasses.replace(
-            scenario, clock=dataclasses.replace(scenario.clock, warp_factor=warp))
+        if warp is not None:
+            scenario = dataclasses.replace(
+                scenario, clock=dataclasses.replace(scenario.clock, warp_factor=warp))
     return scenario
 
 
@@ -71,12 +102,15 @@ def _bring_up_and_run(runner: Runner, arguments, out) -> None:
             print(text, file=out, flush=True)
 
     scenario = runner.scenario
+    warp = runner.record.warp
     say(f"acomms_run: {scenario.name}: {len(scenario.vehicles)} vehicles, "
         f"{sum(len(g.nodes) for g in runner.stack.groups)} managed nodes, "
-        f"{scenario.duration_seconds:g} simulated s at warp {scenario.clock.warp_factor:g}")
+        f"{scenario.duration_seconds:g} simulated s, {runner.clock_mode} clock, warp "
+        f"{'max' if warp is None else f'{warp:g}'}")
     started = time.monotonic()
     runner.start(arguments.log_level)
-    say(f"acomms_run: all nodes active in {time.monotonic() - started:.1f} s; running")
+    runner.record.startup_wall_s = time.monotonic() - started
+    say(f"acomms_run: all nodes active in {runner.record.startup_wall_s:.1f} s; running")
     runner.run()
 
 
@@ -106,10 +140,20 @@ def main(argv: list[str] | None = None) -> int:
                                   arguments.warp)
         for warning in scenario.warnings:
             print(f"acomms_run: {arguments.scenario}: warning: {warning}", file=sys.stderr)
-        runner = Runner(scenario, stream=out, progress=not arguments.quiet)
+        runner = Runner(scenario, stream=out, progress=not arguments.quiet,
+                        clock_mode=arguments.clock,
+                        warp=scenario.clock.warp_factor if arguments.warp == -1.0
+                        else arguments.warp,
+                        participants=tuple(p for p in arguments.participants.split(",") if p),
+                        step_timeout_s=arguments.step_timeout,
+                        exclude=tuple(g for g in arguments.exclude.split(",") if g))
         _bring_up_and_run(runner, arguments, out)
     except ScenarioError as exc:
         print(f"acomms_run: {exc}", file=sys.stderr)
+        return 1
+    except RunStopped as exc:
+        print(f"acomms_run: {arguments.scenario}: stopped: {exc}", file=sys.stderr)
+        _finish(runner, arguments.out, out, interrupted=False)
         return 1
     except RunError as exc:
         print(f"acomms_run: {arguments.scenario}: {exc}", file=sys.stderr)

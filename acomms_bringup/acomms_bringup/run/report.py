@@ -93,7 +93,12 @@ class RunRecord:
     vehicles: dict[str, int]  # name -> SRC
     duration_s: float
     warp_factor: float
-    wall_seconds: float = 0.0
+    wall_seconds: float = 0.0  # the run (after start-up), wall s
+    clock_mode: str = "free"  # deterministic | free | wall
+    warp: float | None = None  # the throttle actually used (None: as fast as possible)
+    startup_wall_s: float = 0.0
+    steps: int = 0  # deterministic: clock steps
+    warnings: list[str] = dataclasses.field(default_factory=list)  # the run may be invalid
     end_s: float = 0.0  # simulated time when recording stopped
     transmissions: list[Transmission] = dataclasses.field(default_factory=list)
     receptions: list[Reception] = dataclasses.field(default_factory=list)
@@ -154,6 +159,7 @@ def summarize(record: RunRecord) -> dict:
         "requested_duration_s": record.duration_s,
         "warp_factor": record.warp_factor,
         "wall_seconds": round(record.wall_seconds, 2),
+        **clock_facts(record),
         "messages_sent": len(record.sent),
         "messages_delivered": len(record.deliveries),
         "overheard": dict(record.overheard),
@@ -163,14 +169,64 @@ def summarize(record: RunRecord) -> dict:
     }
 
 
+# MAC counters that grow when a node could not keep up with a free-running clock.
+FELL_BEHIND_COUNTERS = ("held_packets", "service_timeouts", "late_responses", "dropped_packets")
+
+
+def fell_behind(counters: dict[str, dict[str, int]]) -> dict[str, str]:
+    """node -> 'held_packets 2, service_timeouts 1' for every node with a fell-behind count."""
+    found = {}
+    for node, counts in sorted(counters.items()):
+        text = ", ".join(f"{name} {counts[name]}" for name in FELL_BEHIND_COUNTERS
+                         if counts.get(name))
+        if text:
+            found[node] = text
+    return found
+
+
+def fell_behind_warning(node: str, counts: str) -> str:
+    return (f"{node} fell behind the free-running clock ({counts}): results depend on the "
+            "machine's load; the deterministic clock (the default) does not fall behind")
+
+
+WALL_TIME_KEYS = ("wall_seconds", "startup_wall_s", "run_wall_s", "sim_wall_ratio")
+
+
+def clock_facts(record: RunRecord) -> dict:
+    """How time ran: clock mode, throttle, wall times, simulated/wall ratio, steps, warnings."""
+    ratio = record.end_s / record.wall_seconds if record.wall_seconds > 0 else None
+    return {
+        "clock_mode": record.clock_mode,
+        "warp": "max" if record.warp is None else record.warp,
+        "startup_wall_s": round(record.startup_wall_s, 2),
+        "run_wall_s": round(record.wall_seconds, 2),
+        "sim_wall_ratio": None if ratio is None else round(ratio, 1),
+        "steps": record.steps,
+        "warnings": list(record.warnings),
+    }
+
+
+def _clock_lines(summary: dict) -> list[str]:
+    ratio = summary.get("sim_wall_ratio")
+    lines = [f"Clock: {summary.get('clock_mode', 'free')}, warp {summary.get('warp')}; start-up "
+             f"{summary.get('startup_wall_s', 0.0):.1f} wall s, run "
+             f"{summary.get('run_wall_s', 0.0):.1f} wall s, simulated/wall "
+             f"{'-' if ratio is None else f'{ratio:g}'}"
+             + (f", {summary['steps']} steps" if summary.get("steps") else "")]
+    lines += [f"WARNING: {warning}" for warning in summary.get("warnings", [])]
+    return lines
+
+
 def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f} s"
 
 
 def format_summary(summary: dict) -> str:
     """The summary tables as plain text."""
+    warp = summary.get("warp", summary["warp_factor"])
     lines = [f"Scenario {summary['scenario']}: {summary['simulated_seconds']:.0f} simulated s "
-             f"in {summary['wall_seconds']:.1f} wall s (warp {summary['warp_factor']:g})", ""]
+             f"in {summary['wall_seconds']:.1f} wall s (warp {warp})",
+             *_clock_lines(summary), ""]
     lines.append("Messages (latency: simulated s from publish on the source to arrival on the "
                  "destination)")
     header = (f"  {'topic':<24} {'from -> to':<22} {'sent':>5} {'delivered':>9} "

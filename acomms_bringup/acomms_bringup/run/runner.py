@@ -4,8 +4,19 @@
 stack, the sim clock; each group with its lifecycle_manager) in one rclpy Context with a
 MultiThreadedExecutor spinning in a background thread, brings the groups up in order (a group
 that fails stops the run with the node and the reason, and what is up is brought down again),
-then lets the scenario run for its duration in simulated time (sim_clock_node at the warp
-factor) while a progress bar (`progress`) counts simulated seconds. Meanwhile the recorder node
+then lets the scenario run for its duration in simulated time while a progress bar (`progress`)
+counts simulated seconds. Clock modes (`CLOCK_MODES`):
+- `deterministic` (default with sim time): the runner moves every node to a SingleThreadedExecutor
+  it drives itself: it drains all work due now (`acomms_sim.clock.executor_stepper`), then sets
+  /clock (sim_clock_node in mode `stepped`) straight to the next ROS-time timer deadline of any
+  node, at most `warp` × real time (`warp=None`: as fast as possible). With `participants`
+  (nodes in other processes running `acomms_sim.clock.participant`), each step also waits for
+  their Tocks. A callback that raises, or a step or participant that does not finish within
+  `step_timeout_s` wall seconds, stops the run (`RunStopped`, one line naming the node and the
+  simulated time).
+- `free`: sim_clock_node free-running at the warp factor, the multi-threaded executor; nodes can
+  fall behind (counted and reported as warnings).
+- `wall`: scenarios without sim time (a real modem). Meanwhile the recorder node
 (`recorder`) publishes the scenario's traffic (`traffic`) and records transmissions, receptions
 and deliveries (`matching`) into a `report.RunRecord`. `stop()` shuts the groups down
 (deactivate, clean up, in reverse order) and destroys everything.
@@ -13,6 +24,7 @@ and deliveries (`matching`) into a `report.RunRecord`. `stop()` shuts the groups
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import threading
 import time
@@ -21,7 +33,7 @@ from typing import Any, TextIO
 import rclpy
 from lifecycle_msgs.srv import GetState
 from rclpy.context import Context
-from rclpy.executors import MultiThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
 from std_srvs.srv import Trigger
 
 from acomms_bringup.description.scenario import Scenario
@@ -34,7 +46,12 @@ from acomms_bringup.run.traffic import TrafficError, plan_traffic
 from acomms_core.modems.profile import ModemProfile
 from acomms_core.modems.registry import MODEM_PROFILE_PARAMETER, modem_profile
 from acomms_core.ros.ros_support import now_s
+from acomms_sim.clock.stepping import (
+    DEFAULT_STEP_TIMEOUT_S,
+    StepStats,
+)
 
+CLOCK_MODES = ("deterministic", "free")
 GROUP_START_TIMEOUT_S = 120.0  # wall seconds for one group to come up
 SHUTDOWN_TIMEOUT_S = 30.0
 STALL_TIMEOUT_S = 30.0  # wall seconds without simulated time moving before giving up
@@ -44,12 +61,34 @@ class RunError(RuntimeError):
     """The run cannot go on; the message says what and why (printed without a traceback)."""
 
 
+class RunStopped(RunError):
+    """The run stopped after it started (a callback raised, a step or participant timed out);
+    what ran until then is still summarised."""
+
+
+def with_clock(stack: StackDescription, mode: str, participants: tuple[str, ...] = (),
+               tock_timeout_s: float = DEFAULT_STEP_TIMEOUT_S) -> StackDescription:
+    """The stack with its sim_clock_node in `stepped` mode for a deterministic run."""
+    if mode != "deterministic":
+        return stack
+    groups = []
+    for group in stack.groups:
+        nodes = tuple(dataclasses.replace(node, parameters={
+            **node.parameters, "mode": "stepped", "participants": list(participants) or [""],
+            "tock_timeout_s": tock_timeout_s})
+            if node.executable == "sim_clock_node" else node for node in group.nodes)
+        groups.append(dataclasses.replace(group, nodes=nodes))
+    return dataclasses.replace(stack, groups=tuple(groups))
+
+
 def vehicle_profiles(scenario: Scenario, stack: StackDescription) -> dict[str, ModemProfile]:
     """Each vehicle's modem profile: the `modem_profile` its nodes are given, else the default."""
     profiles = {}
+    run_here = {group.name for group in stack.groups}
+    full = stack if all(v.name in run_here for v in scenario.vehicles) else describe_stack(scenario)
     for vehicle in scenario.vehicles:
         names = [node.parameters[MODEM_PROFILE_PARAMETER.name]
-                 for node in stack.group(vehicle.name).nodes
+                 for node in full.group(vehicle.name).nodes
                  if MODEM_PROFILE_PARAMETER.name in node.parameters]
         try:
             profiles[vehicle.name] = modem_profile(names[0] if names
@@ -71,17 +110,32 @@ class Runner:
     """
 
     def __init__(self, scenario: Scenario, stream: TextIO = sys.stdout, progress: bool = True,
-                 num_threads: int = 4):
+                 num_threads: int = 4, clock_mode: str = "free",
+                 warp: float | None = -1.0, participants: tuple[str, ...] = (),
+                 step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S, exclude: tuple[str, ...] = ()):
+        """warp: deterministic throttle, None = as fast as possible, -1 = the scenario's;
+        exclude: groups run by participants in other processes (acomms_participant)."""
         self.scenario = scenario
         self.stream = stream
-        self.stack = describe_stack(scenario)
+        self.clock_mode = clock_mode if scenario.clock.use_sim_time else "wall"
+        self.warp = scenario.clock.warp_factor if warp == -1.0 else warp
+        self.participants = tuple(participants)
+        self.step_timeout_s = step_timeout_s
+        self.stats = StepStats()
+        self._behind: dict[str, str] = {}  # free clock: node -> fell-behind counts
+        stack = describe_stack(scenario)
         try:
-            self.plans = plan_traffic(scenario, self.stack)
+            self.plans = plan_traffic(scenario, stack)
         except TrafficError as exc:
             raise RunError(str(exc)) from None
+        stack = dataclasses.replace(stack, groups=tuple(
+            g for g in stack.groups if g.name not in exclude))
+        self.stack = with_clock(stack, self.clock_mode, self.participants, step_timeout_s)
         self.record = report.RunRecord(
             scenario=scenario.name, vehicles={v.name: v.src for v in scenario.vehicles},
-            duration_s=scenario.duration_seconds, warp_factor=scenario.clock.warp_factor)
+            duration_s=scenario.duration_seconds, warp_factor=scenario.clock.warp_factor,
+            clock_mode=self.clock_mode,
+            warp=self.warp if self.clock_mode == "deterministic" else scenario.clock.warp_factor)
         self.progress = Progress(stream, scenario.duration_seconds, progress)
         self.num_threads = num_threads
         self.context: Context | None = None
@@ -90,6 +144,8 @@ class Runner:
         self.nodes: dict[str, Any] = {}
         self.managers: list[tuple[NodeGroup, Any]] = []
         self._thread: threading.Thread | None = None
+        self._pause = threading.Event()  # set: the background spin thread ends (stepping)
+        self.step_executor: SingleThreadedExecutor | None = None
         self.callback_errors = 0
         self._started_wall = 0.0
         self.start_s = 0.0
@@ -120,7 +176,7 @@ class Runner:
         from rclpy.executors import ExternalShutdownException, ShutdownException
 
         reported = set()
-        while self.context is not None and self.context.ok():
+        while self.context is not None and self.context.ok() and not self._pause.is_set():
             try:
                 self.executor.spin_once(timeout_sec=0.1)
             except (ExternalShutdownException, ShutdownException):
@@ -170,27 +226,78 @@ class Runner:
         return now_s(self.recorder) - self.start_s
 
     def run(self, duration_s: float | None = None) -> None:
-        """Let the scenario run for duration_s simulated seconds (default: the scenario's)."""
+        """Let the scenario run for duration_s simulated seconds (default: the scenario's).
+        RunStopped when a deterministic run cannot go on (the record keeps what ran)."""
         duration_s = self.scenario.duration_seconds if duration_s is None else duration_s
+        if self.clock_mode == "deterministic":
+            from acomms_bringup.run.stepped_run import SteppedRun
+
+            SteppedRun(self).run(duration_s)
+        else:
+            self._run_free(duration_s)
+        self.progress.update(duration_s, time.monotonic() - self._started_wall, final=True)
+
+    def mac_counters(self) -> dict[str, dict[str, int]]:
+        """The counters of every MAC node of this process, by fully qualified name."""
+        from acomms_core.nodes.mac_node import MacNode
+
+        return {name: node.locked(dict, node.counters) for name, node in self.nodes.items()
+                if isinstance(node, MacNode)}
+
+    def check_fell_behind(self) -> None:
+        """Free clock: warn (console and summary) when a MAC count of falling behind grew."""
+        for node, counts in report.fell_behind(self.mac_counters()).items():
+            if self._behind.get(node) != counts:
+                self._behind[node] = counts
+                print(f"\nacomms_run: warning at simulated {self.sim_elapsed_s():.0f} s: "
+                      f"{report.fell_behind_warning(node, counts)}", file=sys.stderr)
+        self.record.warnings = [report.fell_behind_warning(node, counts)
+                                for node, counts in sorted(self._behind.items())]
+
+    def _run_free(self, duration_s: float) -> None:
         last_sim, last_move = -1.0, time.monotonic()
+        last_check = time.monotonic()
         while True:
             elapsed = self.sim_elapsed_s()
             if elapsed >= duration_s:
                 break
             self.progress.update(elapsed, time.monotonic() - self._started_wall)
+            if time.monotonic() - last_check > 1.0:
+                last_check = time.monotonic()
+                self.check_fell_behind()
             if elapsed > last_sim:
                 last_sim, last_move = elapsed, time.monotonic()
             elif time.monotonic() - last_move > STALL_TIMEOUT_S:
                 raise RunError(f"simulated time stopped at {elapsed:.1f} s "
                                f"(no /clock for {STALL_TIMEOUT_S:g} wall s)")
             time.sleep(0.05)
-        self.progress.update(duration_s, time.monotonic() - self._started_wall, final=True)
+
+    # ---- deterministic stepping --------------------------------------------------------------
+    def clock_node(self):
+        from acomms_sim.nodes.sim_clock_node import SimClockNode
+
+        return next(n for n in self.nodes.values() if isinstance(n, SimClockNode))
+
+    def _hand_back_executor(self) -> None:
+        """After stepping: the stepping executor spins in the background again (for shutdown;
+        it owns the tasks and futures of the run), the start-up executor is retired."""
+        if self.step_executor is None:
+            return
+        retired, self.executor, self.step_executor = self.executor, self.step_executor, None
+        retired.shutdown(timeout_sec=1.0)
+        self._pause.clear()
+        self._thread = threading.Thread(target=self._spin, name="acomms_run executor",
+                                        daemon=True)
+        self._thread.start()
 
     def stop(self) -> list[str]:
         """Stop traffic, shut every group down (reverse order), destroy everything.
 
         Returns the problems met (empty when the shutdown was clean)."""
         problems = []
+        self._hand_back_executor()
+        if self.clock_mode == "free":
+            self.check_fell_behind()
         if self.recorder is not None:
             self.recorder.stop_traffic()
             self.record.end_s = max(0.0, self.sim_elapsed_s())

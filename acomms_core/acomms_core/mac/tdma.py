@@ -86,6 +86,9 @@ class TdmaConfig:
     profile: ModemProfile
 
 
+MAX_DECISION_SCAN_TICKS = 5000  # next_decision_time_s looks at most this many ticks ahead
+
+
 def _frames(values: Mapping[str, Any], profile: ModemProfile) -> FrameBudget:
     rates = getattr(profile, "rates", {})
     culprit = "miniframe_rate" if values["miniframe_rate"] not in rates else "dataframe_rate"
@@ -239,6 +242,26 @@ class TdmaPolicy:
         slot = self.config.schedule.position(now).current_slot
         return RequestData(frames, self.config.slot_tags.get(slot, SlotTags()),
                            self.on_opportunity(now))
+
+    def next_decision_time_s(self, now: float, held: FrameBudget | None,
+                             tick_s: float) -> float | None:
+        """The first tick time after now at which a tick could do anything (a packet may start,
+        a pending schedule takes effect), scanning ticks now + k·tick_s up to one cycle; None:
+        tick as usual (a policy whose decisions this scan does not cover, e.g. pings). Ticks
+        before it would only find nothing to do, so the node may sleep through them."""
+        if type(self).next_action is not TdmaPolicy.next_action or self.config is None:
+            return None
+        duration = (held or self.frames_for_next_packet()).packet_duration_s
+        schedule = self.config.schedule
+        horizon = max(1, min(MAX_DECISION_SCAN_TICKS, int(
+            schedule.num_slots * schedule.slot_duration_seconds / tick_s) + 1))
+        for k in range(1, horizon + 1):
+            t = now + k * tick_s
+            if self.pending is not None and t >= self.pending[1]:
+                return t
+            if self.may_send(t, duration):
+                return t
+        return now + horizon * tick_s
 
     def frames_for_next_packet(self) -> FrameBudget:
         return self.config.frames

@@ -26,6 +26,9 @@ from collections import Counter
 
 from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.msg import ParameterDescriptor
+from rclpy._rclpy_pybind11 import InvalidHandle
+from rclpy.clock import JumpThreshold
+from rclpy.duration import Duration
 from rclpy.exceptions import ParameterException
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 
@@ -43,6 +46,7 @@ from acomms_core.ros.ros_support import (
     parameter_values,
     run_node,
 )
+from acomms_core.time_grid import TimeGrid
 
 
 def message_class(type_name: str):
@@ -90,7 +94,11 @@ class MacNode(LifecycleNode):
         self._configured_resources = NodeResources(self)  # configure .. cleanup
         self._activation_resources = NodeResources(self)  # activate .. deactivate
         self._status_publisher = self._diagnostics_publisher = None
-        self.last_tick_time: float | None = None  # node-clock time of the latest tick
+        self._last_tick_time: float | None = None  # node-clock time of the latest real tick
+        self._tick_timer = None
+        self._jump_handler = None
+        self._grid: TimeGrid | None = None  # the tick timer's grid (activation time, period)
+        self._wake_ns: int | None = None  # the tick timer sleeps until this grid time
         self._names = {spec.name for spec in self.kind.parameters}
         overrides = {p.name: p.value for p in kwargs.get("parameter_overrides") or ()
                      if p.name in self._names}
@@ -107,6 +115,22 @@ class MacNode(LifecycleNode):
         """Run a callback with the node's lock held (service responses, timers)."""
         with self._lock:
             return function(*args)
+
+    @property
+    def last_tick_time(self) -> float | None:
+        """Node-clock time of the latest tick; a tick slept through because nothing could
+        happen in it (see `_schedule_tick`) counts as done."""
+        last = self._last_tick_time
+        if last is None or self._wake_ns is None or self._grid is None:
+            return last
+        now_ns = self.get_clock().now().nanoseconds
+        if now_ns >= self._wake_ns:
+            return last
+        return max(last, self._grid.latest_at_or_before(now_ns) * 1e-9)
+
+    @last_tick_time.setter
+    def last_tick_time(self, value: float | None) -> None:
+        self._last_tick_time = value
 
     @property
     def idle(self) -> bool:
@@ -126,6 +150,7 @@ class MacNode(LifecycleNode):
         with self._lock:
             self.pipeline.service_timeout_s = float(values["service_timeout_seconds"])
             self.policy.apply(values, changed, now_s(self), is_active(self))
+            self._schedule_tick(None)  # the change may open an opportunity: tick as usual
 
     # ----- lifecycle ----------------------------------------------------------------------
 
@@ -156,13 +181,20 @@ class MacNode(LifecycleNode):
             self.pipeline.reset(keep_held=True)  # a packet held over a deactivate is still sent
             self.last_tick_time = None
         timers = self._activation_resources
-        timers.timer(self.get_parameter("tick_period_seconds").value, self._on_tick)
+        period_s = self.get_parameter("tick_period_seconds").value
+        self._grid = TimeGrid(self.get_clock().now().nanoseconds, int(round(period_s * 1e9)))
+        self._wake_ns = None
+        self._tick_timer = timers.timer(period_s, self._on_tick)
+        self._jump_handler = self.get_clock().create_jump_callback(
+            JumpThreshold(min_forward=None, min_backward=Duration(nanoseconds=-1)),
+            post_callback=self._on_clock_jump_back)
         timers.timer(self.get_parameter("status_period_seconds").value, self._publish_status)
         return super().on_activate(state)
 
     def on_deactivate(self, state) -> TransitionCallbackReturn:
         with self._lock:
             self.policy.apply_pending()
+            self._tick_timer = self._wake_ns = self._jump_handler = None
         self._activation_resources.release()
         return super().on_deactivate(state)
 
@@ -179,6 +211,7 @@ class MacNode(LifecycleNode):
             self.pipeline.drop_held("on cleanup")
             self.pipeline.reset()
             self.policy.reset()
+            self._tick_timer = self._wake_ns = self._jump_handler = None
         self._activation_resources.release()
         self._configured_resources.release()
         self.pipeline.forget_clients()
@@ -200,6 +233,30 @@ class MacNode(LifecycleNode):
             finally:
                 # Set last, so "ticked at t and idle" really means t's decision is complete.
                 self.last_tick_time = now
+                self._schedule_tick(None if self.pipeline.busy() else
+                                    self.policy.next_decision_time_s(
+                                        now, self.pipeline.held_frames,
+                                        self._grid.period_ns * 1e-9))
+
+    def _on_clock_jump_back(self, _jump) -> None:
+        """Sim time restarted: tick as usual from the new time (the schedule decides anew)."""
+        with self._lock:
+            self._schedule_tick(None)
+
+    def _schedule_tick(self, decision_s: float | None) -> None:
+        """Wake the tick timer at the grid time of the next possible decision (None: the next
+        tick). The ticks in between would find nothing to do: a deterministic clock skips them,
+        and transmit times stay those of ticking every period."""
+        if self._tick_timer is None or self._grid is None:
+            return
+        now_ns = self.get_clock().now().nanoseconds
+        wake_ns = self._grid.wake_for(decision_s, now_ns)
+        self._wake_ns = wake_ns if wake_ns > self._grid.next_after(now_ns) else None
+        try:
+            self._tick_timer.timer_period_ns = wake_ns - now_ns
+            self._tick_timer.reset()
+        except InvalidHandle:  # deactivated by another thread meanwhile
+            self._wake_ns = None
 
     def _tick(self, now: float) -> None:
         self.policy.begin_tick(now)

@@ -13,9 +13,12 @@ it returns (`acomms_sim.nodes.sim_modem_messages` converts). Packet kinds, sizes
 come from the modem profile named by `modem_profile`. With `use_sim_time` a network runs as fast
 as the sim clock goes.
 
-Events (queued transmissions, completed receptions, ping timeouts) are processed by a timer every
-`event_period_s` of node-clock time; the physics uses exact event times (CST.toa is the exact
-arrival time), only the publication can lag by up to one period. SRC must be unique per channel:
+Events (queued transmissions, completed receptions, ping timeouts) are processed at the times a
+poll every `event_period_s` of node-clock time would handle them, but the node's event timer only
+wakes at the poll time that follows `SimModem.next_event_time_s()` (rescheduled after every
+request, channel packet and event; cancelled while the modem is idle), so a deterministic clock
+jumps straight to it. The physics uses exact event times (CST.toa is the exact arrival time),
+only the publication can lag by up to one period. SRC must be unique per channel:
 a modem ignores SimPackets carrying its own SRC.
 
 Position (`location_source`): `static` (latitude/longitude/depth), `service` (polls
@@ -31,13 +34,12 @@ import collections
 import sys
 import threading
 
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from diagnostic_msgs.msg import DiagnosticArray
+from rclpy._rclpy_pybind11 import InvalidHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
-from rclpy.qos import qos_profile_sensor_data
 from rclpy.task import Future
 
-from acomms_core.codecs.ros_types import resolve_message_class
 from acomms_core.modems.registry import (
     MODEM_PROFILE_PARAMETER,
     check_modem_profile,
@@ -53,6 +55,7 @@ from acomms_core.ros.ros_support import (
     parameter_values,
     run_node,
 )
+from acomms_core.time_grid import grid_deadline_ns
 from acomms_interfaces.msg import (
     CST,
     ReceivedPacket,
@@ -61,7 +64,8 @@ from acomms_interfaces.msg import (
     SoundSpeedProfile,
     TransmittedPacket,
 )
-from acomms_interfaces.srv import GetPlatformLocation, PingModem, QueueTxPacket
+from acomms_interfaces.srv import PingModem, QueueTxPacket
+from acomms_sim.clock.stepping import seconds_to_ns
 from acomms_sim.modem.fields import (
     CstReport,
     ModemProblem,
@@ -74,13 +78,12 @@ from acomms_sim.modem.fields import (
 from acomms_sim.modem.location_topic import (
     LOCATION_TOPIC_NAMES,
     LOCATION_TOPIC_SPECS,
-    LOCATION_TOPIC_TYPES,
-    PositionRejected,
     check_location_topic,
     reader_from_values,
 )
 from acomms_sim.modem.sim_modem import SimModem, SimModemConfig
 from acomms_sim.nodes import sim_modem_messages as messages
+from acomms_sim.nodes.modem_location import ModemLocation
 from acomms_sim.nodes.sim_node_support import (
     NOISE_NAMES,
     NOISE_SPECS,
@@ -160,9 +163,7 @@ class ModemSimNode(LifecycleNode):
         self._sound_speed = None  # last accepted SoundSpeedProfile (physics object)
         self._resources = NodeResources(self)  # configure .. cleanup
         self._activity = NodeResources(self)  # activate .. deactivate
-        self._location_client = None
-        self._location_reader = None  # LocationReader of modem_location_topic
-        self._location_time_s = None  # node-clock time of the last accepted position message
+        self.location = ModemLocation(self)
 
     @property
     def channel(self):
@@ -186,7 +187,7 @@ class ModemSimNode(LifecycleNode):
                 if values["location_source"] == "static":
                     self.modem.set_position(*static_position(values))
                 if changed & set(LOCATION_TOPIC_NAMES):
-                    self._location_reader = reader_from_values(values)
+                    self.location.reader = reader_from_values(values)
         except ValueError as exc:  # validated already; keep the node alive regardless
             self.get_logger().error(f"could not apply parameters: {exc}")
 
@@ -204,9 +205,8 @@ class ModemSimNode(LifecycleNode):
             self.get_logger().error(f"configure failed: {exc}")
             return TransitionCallbackReturn.FAILURE
         self.modem = modem
-        self._location_reader = reader_from_values(values)
-        self._create_entities(values["location_source"] == "service")
-        if values["location_source"] == "topic" and not self._subscribe_location(values):
+        self._create_entities()
+        if not self.location.configure(values, self._resources, self._group):
             self._release()
             return TransitionCallbackReturn.FAILURE
         self.get_logger().info(
@@ -215,7 +215,7 @@ class ModemSimNode(LifecycleNode):
             f"profile={values['modem_profile']}")
         return TransitionCallbackReturn.SUCCESS
 
-    def _create_entities(self, location_service: bool) -> None:
+    def _create_entities(self) -> None:
         r = self._resources
         self._rx_pub = r.publisher(ReceivedPacket, "packet_rx", 10)
         self._tx_pub = r.publisher(TransmittedPacket, "transmit", 10)
@@ -232,23 +232,23 @@ class ModemSimNode(LifecycleNode):
                   callback_group=self._group)
         r.service(PingModem, "ping_modem", self._on_ping_modem,
                   callback_group=ReentrantCallbackGroup())
-        self._location_client = (r.client(GetPlatformLocation, "read_location")
-                                 if location_service else None)
 
     def on_activate(self, state) -> TransitionCallbackReturn:
         values = parameter_values(self, ["event_period_s", "location_period_s",
                                          "diagnostics_period_s"])
-        self._activity.timer(values["event_period_s"], self._on_event_timer,
-                             callback_group=self._group)
+        self._event_anchor_ns = self.get_clock().now().nanoseconds
+        self._event_timer = self._activity.timer(values["event_period_s"], self._on_event_timer,
+                                                 callback_group=self._group)
         self._activity.timer(values["diagnostics_period_s"], self._publish_diagnostics,
                              callback_group=self._group)
-        if self._location_client is not None:
-            self._activity.timer(values["location_period_s"], self._poll_location,
-                               callback_group=self._group)
-            self._poll_location()
+        if self.location.client is not None:
+            self._activity.timer(values["location_period_s"], self.location.poll,
+                                 callback_group=self._group)
+            self.location.poll()
         return super().on_activate(state)
 
     def on_deactivate(self, state) -> TransitionCallbackReturn:
+        self._event_timer = None
         self._activity.release()
         return super().on_deactivate(state)
 
@@ -262,10 +262,10 @@ class ModemSimNode(LifecycleNode):
 
     def _release(self) -> None:
         """Everything configure and activate created, and the modem; pending pings time out."""
+        self._event_timer = None
         self._activity.release()
         self._resources.release()
-        self._location_client = None
-        self._location_time_s = None
+        self.location.release()
         with self._lock:
             self.modem = None
             pings, self._pings = self._pings, {}
@@ -276,21 +276,10 @@ class ModemSimNode(LifecycleNode):
     def _publish_diagnostics(self) -> None:
         with self._lock:
             counters = dict(self.counters)
-        level, message = self._location_status()
+        level, message = self.location.status()
         self._diagnostics_pub.publish(counters_diagnostics(
             f"{self.get_fully_qualified_name()}: simulated modem", message, counters,
             self.get_clock().now().to_msg(), level))
-
-    def _location_status(self) -> tuple[int, str]:
-        """WARN while the position is unknown or (topic source) older than location_max_age_s."""
-        if self.position is None:
-            return DiagnosticStatus.WARN, "running; position unknown (no valid position yet)"
-        max_age_s = self._location_reader.max_age_s if self._location_reader else 0.0
-        if self._location_time_s is not None and max_age_s > 0.0:
-            age_s = now_s(self) - self._location_time_s
-            if age_s > max_age_s:
-                return DiagnosticStatus.WARN, f"running; position not updated for {age_s:.1f} s"
-        return DiagnosticStatus.OK, "running"
 
     # ---- events -----------------------------------------------------------------------
     def _on_event_timer(self) -> None:
@@ -318,60 +307,29 @@ class ModemSimNode(LifecycleNode):
                     future.set_result(event if isinstance(event, PingReplied) else None)
             elif isinstance(event, ModemProblem):
                 self.get_logger().error(event.message)
+        self._schedule_events()
 
-    # ---- location and sound speed -----------------------------------------------------
-    def _subscribe_location(self, values: dict) -> bool:
-        """Follow modem_location_topic (best effort: hears reliable and sensor-data publishers)."""
-        ros_type = LOCATION_TOPIC_TYPES[values["location_topic_type"]].ros_type
-        try:
-            message_type = resolve_message_class(ros_type)
-        except ValueError as exc:
-            self.get_logger().error(f"configure failed: modem_location_topic type: {exc}")
-            return False
-        self._resources.subscription(message_type, values["modem_location_topic"],
-                                     self._on_location_message, qos_profile_sensor_data,
-                                     callback_group=self._group)
-        return True
-
-    def _on_location_message(self, msg) -> None:
-        try:
-            position = self._location_reader.read(msg, now_s(self))
-        except PositionRejected as exc:
-            with self._lock:
-                self.counters[exc.counter] += 1
-            self.get_logger().warning(f"position message ignored: {exc}",
-                                      throttle_duration_sec=5.0)
-            return
-        self._location_time_s = now_s(self)
+    def _schedule_events(self) -> None:
+        """Wake the event timer at the poll time of the modem's next event (idle: cancelled)."""
+        timer = getattr(self, "_event_timer", None)
         with self._lock:
-            self.counters["location_messages"] += 1
-            self.counters["location_above_surface"] += int(position.above_surface)
-            if self.modem is not None:
-                self.modem.set_position(position.latitude, position.longitude, position.depth_m)
-
-    def _poll_location(self) -> None:
-        if not self._location_client.service_is_ready():
-            self.counters["location_service_unavailable"] += 1
+            next_s = None if self.modem is None else self.modem.next_event_time_s()
+        if timer is None:
             return
-        name = (self.get_parameter("platform_name").value
-                or self.get_namespace().strip("/"))
-        future = self._location_client.call_async(GetPlatformLocation.Request(name=name))
-        future.add_done_callback(self._on_location)
-
-    def _on_location(self, future) -> None:
-        response = future.result()
-        if response is None or not response.valid:
-            self.counters["location_unknown"] += 1
+        if next_s is None:
+            timer.cancel()
             return
+        now_ns = self.get_clock().now().nanoseconds
+        period_ns = seconds_to_ns(self.get_parameter("event_period_s").value)
+        deadline = grid_deadline_ns(seconds_to_ns(next_s), now_ns, self._event_anchor_ns,
+                                    period_ns)
         try:
-            with self._lock:
-                if self.modem is not None:
-                    self.modem.set_position(response.latitude, response.longitude,
-                                            float(response.depth))
-        except ValueError as exc:
-            self.counters["location_invalid"] += 1
-            self.get_logger().warning(f"read_location gave a bad position: {exc}")
+            timer.timer_period_ns = deadline - now_ns
+            timer.reset()
+        except InvalidHandle:  # deactivated by another thread meanwhile
+            pass
 
+    # ---- sound speed ------------------------------------------------------------------
     def _on_sound_speed(self, msg) -> None:
         try:
             sound_speed = profile_from_msg(msg)
@@ -419,6 +377,7 @@ class ModemSimNode(LifecycleNode):
         except Exception as exc:  # bad message or model failure: counted, reported, keep running
             self.get_logger().warning(f"SimPacket from SRC {msg.packet.src} ignored: {exc}",
                                       throttle_duration_sec=5.0)
+        self._schedule_events()
 
     async def _on_ping_modem(self, request, response):
         response.timed_out = True

@@ -1,6 +1,6 @@
 """sim_clock_node: the simulation clock, published on `/clock` for nodes with use_sim_time.
 
-Two modes (parameter `mode`):
+Four modes (parameter `mode`):
 - `free_running`: every `publish_period_s` of wall (steady) time, publish
   sim time = start_time_s + warp_factor × wall time elapsed while active. warp_factor can be
   changed at run time (the clock continues from where it is, without a jump).
@@ -10,6 +10,16 @@ Two modes (parameter `mode`):
   (or 0, a restart) is still executed but answered with STATUS_SEQUENCING; a Tick with
   STATUS_RESET restarts the clock at the Tick's header stamp. A negative duration is refused
   (Tock with STATUS_SEQUENCING, time unchanged).
+- `stepped`: deterministic time driven in-process (acomms_run's default clock): the driver calls
+  `set_time_ns(t)` (publishes /clock) after every node finished the work due now; with
+  `participants` it also sends each step's Tick (`start_round`) and collects their Tocks
+  (`round`), as the conductor does.
+- `conductor`: deterministic time across processes: the node sends a Tick for the current time,
+  waits until every name in `participants` answered with a Tock for that step (a participant:
+  `acomms_sim.clock.participant`), repeats the step at the same time until a round in which no
+  participant did any work, then jumps to the earliest `next_event` they reported (at most
+  `max_step_s` ahead). A participant that does not answer within `tock_timeout_s` wall seconds
+  stops the clock with one error line naming it and the simulated time.
 """
 
 from __future__ import annotations
@@ -18,8 +28,10 @@ import sys
 import threading
 import time
 
+from builtin_interfaces.msg import Time as TimeMsg
 from rclpy.clock import Clock, ClockType
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
+from rclpy.parameter import Parameter
 from rclpy.qos import QoSDurabilityPolicy, QoSProfile
 from rosgraph_msgs.msg import Clock as ClockMsg
 
@@ -30,18 +42,36 @@ from acomms_core.ros.ros_support import (
     is_active,
     parameter_values,
     run_node,
+    seconds_to_duration_msg,
     seconds_to_time_msg,
     stamp_seconds,
 )
 from acomms_interfaces.msg import Tick, Tock
+from acomms_sim.clock.stepping import (
+    DEFAULT_STEP_TIMEOUT_S,
+    TockRound,
+    Watchdog,
+    next_step_ns,
+    ns_to_seconds,
+    seconds_to_ns,
+    split_ns,
+    stamp_ns,
+)
 
-MODES = ("free_running", "lockstep")
+MODES = ("free_running", "lockstep", "stepped", "conductor")
 SPECS = [
     ParameterSpec("mode", "free_running", "'free_running' (warp factor) or 'lockstep' (tick/tock)"),
     ParameterSpec("warp_factor", 1.0, "free_running: sim seconds per wall second", 0.001, 1e5),
     ParameterSpec("publish_period_s", 0.02, "free_running: wall time between /clock messages, s",
                   0.001, 10.0),
     ParameterSpec("start_time_s", 0.0, "sim time at the first activation, s", 0.0, 1e10),
+    ParameterSpec("participants", [""], "stepped/conductor: node_name of every Tock participant "
+                  "whose answer each step waits for", read_only=True,
+                  parameter_type=Parameter.Type.STRING_ARRAY),
+    ParameterSpec("tock_timeout_s", DEFAULT_STEP_TIMEOUT_S,
+                  "conductor: wall seconds a participant may take to answer a Tick", 0.01, 1e6),
+    ParameterSpec("max_step_s", 1.0, "conductor: largest step when no participant reports a "
+                  "next event, s", 1e-6, 1e6),
 ]
 
 
@@ -62,6 +92,11 @@ class SimClockNode(LifecycleNode):
         self._warp_factor = values["warp_factor"]  # the rate the clock runs at right now
         self._mode = values["mode"]  # the mode configured
         self._wall_anchor = None
+        self.round: TockRound | None = None  # stepped/conductor: the Tock round under way
+        self._step_id = -1
+        self._round_time_ns = 0
+        self._watchdog = Watchdog(values["tock_timeout_s"])
+        self.stopped_reason: str | None = None  # conductor: why the clock stopped
         self._resources = NodeResources(self)  # configure .. cleanup
         self._activity = NodeResources(self)  # activate .. deactivate: the free-running timer
 
@@ -99,6 +134,11 @@ class SimClockNode(LifecycleNode):
         self.tock_pub = self._resources.publisher(Tock, "/tock", latched)
         if self._mode == "lockstep":
             self._resources.subscription(Tick, "/tick", self._on_tick, 10)
+        if self._mode in ("stepped", "conductor"):
+            # Latched: a participant that subscribes late still gets the step it must answer.
+            self.tick_pub = self._resources.publisher(Tick, "/tick", QoSProfile(
+                depth=1, durability=QoSDurabilityPolicy.TRANSIENT_LOCAL))
+            self._resources.subscription(Tock, "/tock", self._on_tock, 100)
         return TransitionCallbackReturn.SUCCESS
 
     def on_activate(self, state) -> TransitionCallbackReturn:
@@ -110,6 +150,10 @@ class SimClockNode(LifecycleNode):
                 self._wall_anchor = time.monotonic()
             self._start_timer(values["publish_period_s"])
         self._publish_clock()
+        if self._mode == "conductor":
+            self._activity.timer(self.get_parameter("publish_period_s").value, self._conduct,
+                                 clock=Clock(clock_type=ClockType.STEADY_TIME))
+            self.start_round(seconds_to_ns(self.sim_time_s))
         return result
 
     def on_deactivate(self, state) -> TransitionCallbackReturn:
@@ -140,6 +184,63 @@ class SimClockNode(LifecycleNode):
             self._rebase()
         self._publish_clock()
 
+    # ---- deterministic stepping (stepped, conductor) -----------------------------------------
+    def participants(self) -> frozenset[str]:
+        return frozenset(n for n in self.get_parameter("participants").value if n)
+
+    def set_time_ns(self, time_ns: int) -> None:
+        """Publish /clock = time_ns exactly (stepped/conductor)."""
+        self.sim_time_s = ns_to_seconds(time_ns)
+        self.steps += 1
+        self.clock_pub.publish(ClockMsg(clock=_time_msg(time_ns)))
+
+    def start_round(self, now_ns: int) -> TockRound:
+        """Send the Tick of a new step at now_ns (the time /clock last carried)."""
+        self._step_id += 1
+        tick = Tick(step_id=self._step_id, status=Tick.STATUS_OK)
+        tick.header.stamp = _time_msg(now_ns)
+        tick.duration = seconds_to_duration_msg(ns_to_seconds(now_ns - self._round_time_ns))
+        self._round_time_ns = now_ns
+        self.round = TockRound(self._step_id, self.participants())
+        self._watchdog.arm("tock", time.monotonic())
+        self.tick_pub.publish(tick)
+        return self.round
+
+    def round_overdue(self) -> bool:
+        return self.round is not None and not self.round.complete and self._watchdog.expired(
+            time.monotonic())
+
+    def overdue_message(self) -> str:
+        missing = ", ".join(self.round.missing())
+        return (f"participant {missing} did not answer Tick {self.round.step_id} within "
+                f"{self._watchdog.timeout_s:g} wall s at simulated time "
+                f"{ns_to_seconds(self._round_time_ns):.3f} s")
+
+    def _on_tock(self, tock: Tock) -> None:
+        if self.round is None or not is_active(self):
+            return
+        next_ns = (stamp_ns(tock.next_event) if tock.has_next_event else None)
+        self.round.answer(tock.node_name, tock.step_id, next_ns, int(tock.work))
+        if self._mode == "conductor" and self.round.complete:
+            self._conduct()
+
+    def _conduct(self) -> None:
+        """conductor: settle the step, then jump to the next event; stop on a silent one."""
+        if self.stopped_reason is not None or self.round is None:
+            return
+        if self.round_overdue():
+            self.stopped_reason = self.overdue_message()
+            self.get_logger().error(f"clock stopped: {self.stopped_reason}")
+            return
+        if not self.round.complete:
+            return
+        now_ns = self._round_time_ns
+        if self.round.quiet:
+            max_ns = now_ns + seconds_to_ns(self.get_parameter("max_step_s").value)
+            now_ns = next_step_ns(now_ns, self.round.next_event_ns(), max_ns)
+            self.set_time_ns(now_ns)
+        self.start_round(now_ns)
+
     def _on_tick(self, tick: Tick) -> None:
         if not is_active(self):
             return
@@ -165,6 +266,10 @@ class SimClockNode(LifecycleNode):
         tock = Tock(step_id=tick.step_id, status=status, node_name=self.get_fully_qualified_name())
         tock.header.stamp = seconds_to_time_msg(self.sim_time_s)
         self.tock_pub.publish(tock)
+
+
+def _time_msg(time_ns: int):
+    return TimeMsg(**split_ns(time_ns))
 
 
 def main(args=None) -> int:

@@ -1,0 +1,110 @@
+"""The runner's deterministic clock: one `SteppedRun` drives a started `Runner` through time.
+
+It stops the runner's background spinning and moves every node to a SingleThreadedExecutor it
+drives itself (`acomms_sim.clock.executor_stepper.ExecutorStepper`): drain all work due now;
+with Tick/Tock participants in other processes, repeat Tick rounds at the same time until a
+round in which nobody (here or there) did any work; then set /clock (sim_clock_node in mode
+`stepped`) straight to the earliest pending event (ROS-time timer deadlines here, `next_event`
+of the participants), at most `warp` × real time. A callback that raises or a step that does
+not finish within the step timeout becomes `RunStopped` (one line: the node and the simulated
+time). After the run the runner spins the same executor again for the shutdown.
+"""
+
+from __future__ import annotations
+
+import time
+
+from rclpy.executors import SingleThreadedExecutor
+
+from acomms_sim.clock.executor_stepper import CallbackFailed, ExecutorStepper
+from acomms_sim.clock.stepping import (
+    StepTimeout,
+    WarpThrottle,
+    next_step_ns,
+    ns_to_seconds,
+    seconds_to_ns,
+)
+
+THROTTLE_SLICE_S = 0.25  # longest single sleep of the warp throttle (progress stays live)
+TOCK_POLL_S = 0.0002  # wall wait between polls for participants' Tocks
+JOIN_TIMEOUT_S = 30.0
+
+
+class SteppedRun:
+    """Deterministic stepping of one started Runner (see the module docstring)."""
+
+    def __init__(self, runner):
+        self.runner = runner
+        self.clock = runner.clock_node()
+
+    def _take_over_executor(self) -> ExecutorStepper:
+        """Stop the background spin; move every node to a SingleThreadedExecutor run here."""
+        runner = self.runner
+        runner._pause.set()
+        if runner._thread is not None:
+            runner._thread.join(timeout=JOIN_TIMEOUT_S)
+        runner.step_executor = SingleThreadedExecutor(context=runner.context)
+        for node in runner.executor.get_nodes():
+            runner.step_executor.add_node(node)
+        return ExecutorStepper(runner.step_executor, runner.step_timeout_s,
+                               bookkeeping=[self.clock])
+
+    def run(self, duration_s: float) -> None:
+        from acomms_bringup.run.runner import RunStopped
+
+        runner = self.runner
+        stepper = self._take_over_executor()
+        throttle = WarpThrottle(runner.warp)
+        start_ns = seconds_to_ns(runner.start_s)
+        now_ns, end_ns = start_ns, start_ns + seconds_to_ns(duration_s)
+        try:
+            while True:
+                remote = self._settle(stepper, now_ns)
+                runner.progress.update(ns_to_seconds(now_ns - start_ns), self._wall_s())
+                if now_ns >= end_ns:
+                    break
+                now_ns = next_step_ns(now_ns, stepper.next_deadline_ns() + remote, end_ns)
+                self._throttle(throttle, ns_to_seconds(now_ns - start_ns))
+                self.clock.set_time_ns(now_ns)
+                runner.stats.steps += 1
+        except CallbackFailed as exc:
+            raise RunStopped(f"{exc} at simulated time "
+                             f"{ns_to_seconds(now_ns - start_ns):.3f} s") from None
+        except StepTimeout as exc:
+            raise RunStopped(str(exc)) from None
+        finally:
+            runner.stats.callbacks = stepper.callbacks
+            runner.record.steps = runner.stats.steps
+
+    def _wall_s(self) -> float:
+        return time.monotonic() - self.runner._started_wall
+
+    def _settle(self, stepper: ExecutorStepper, now_ns: int) -> list[int]:
+        """Drain this process; with participants, repeat Tick rounds at now_ns until a round in
+        which nobody did any work. The participants' next events."""
+        stepper.drain(ns_to_seconds(now_ns))
+        if not self.runner.participants:
+            return []
+        while True:
+            tock_round = self.clock.start_round(now_ns)
+            self.runner.stats.rounds += 1
+            work = 0
+            while not tock_round.complete:
+                if self.clock.round_overdue():
+                    raise StepTimeout(self.clock.overdue_message())
+                ran = stepper.drain(ns_to_seconds(now_ns))
+                work += ran
+                if not ran:
+                    time.sleep(TOCK_POLL_S)
+            work += stepper.drain(ns_to_seconds(now_ns))
+            if tock_round.quiet and not work:
+                return tock_round.next_event_ns()
+
+    def _throttle(self, throttle: WarpThrottle, sim_s: float) -> None:
+        """Wait until stepping to sim_s keeps within warp × real time (progress stays live)."""
+        while True:
+            wait = throttle.wait_s(sim_s, self._wall_s())
+            if wait <= 0:
+                return
+            self.runner.progress.update(sim_s - wait * throttle.warp, self._wall_s())
+            time.sleep(min(wait, THROTTLE_SLICE_S))

@@ -1,0 +1,146 @@
+"""acomms_run's deterministic clock: same scenario + seed -> the same outputs, whatever the warp;
+a raising callback or a silent Tock participant stops the run with one line, bounded in time,
+and the summary of what ran is still written."""
+
+import csv
+import io
+import json
+import pathlib
+
+import pytest
+from rclpy.executors import SingleThreadedExecutor
+
+from acomms_bringup.description.scenario import load_scenario
+from acomms_bringup.run import cli, report
+from acomms_bringup.run.runner import Runner, RunStopped
+
+CONFIG = pathlib.Path(__file__).resolve().parents[1] / "config"
+DURATION = "25"  # the demo's first nav_status reaches the gateway and the topside
+
+
+def outputs(out: pathlib.Path) -> tuple[dict, list]:
+    summary = json.loads((out / "summary.json").read_text())
+    for key in (*report.WALL_TIME_KEYS, "warp"):
+        summary.pop(key)
+    with (out / "messages.csv").open() as handle:
+        return summary, list(csv.DictReader(handle))
+
+
+def test_same_seed_gives_identical_outputs_across_runs_and_warps(tmp_path, capsys):
+    results = []
+    for index, warp in enumerate(("max", "max", "10")):
+        out = tmp_path / f"run{index}"
+        assert cli.main([str(CONFIG / "demo.yaml"), "--duration", DURATION,
+                         "--warp", warp, "--quiet", "--out", str(out)]) == 0
+        results.append(outputs(out))
+    printed = capsys.readouterr().out
+    assert "Clock: deterministic, warp max" in printed and "simulated/wall" in printed
+    summary, messages = results[0]
+    assert summary["clock_mode"] == "deterministic" and summary["steps"] > 0
+    assert summary["messages_delivered"] >= 1 and not summary["warnings"]
+    assert results[1] == results[0]
+    assert results[2] == results[0]
+    raw = json.loads((tmp_path / "run2" / "summary.json").read_text())
+    assert raw["warp"] == 10.0 and raw["sim_wall_ratio"] <= 10.5  # throttled to warp 10
+    assert raw["startup_wall_s"] > 0 and raw["run_wall_s"] >= 2.5 - 0.1
+
+
+def deterministic_runner(**options) -> Runner:
+    scenario = load_scenario(CONFIG / "two_vehicles.yaml")
+    return Runner(scenario, stream=io.StringIO(), progress=False, clock_mode="deterministic",
+                  warp=None, **options)
+
+
+def test_a_raising_callback_stops_the_run_naming_the_node_and_time(tmp_path):
+    runner = deterministic_runner(step_timeout_s=5.0)
+    try:
+        runner.start()
+
+        def broken():
+            raise ValueError("bad sensor value")
+
+        runner.recorder.create_timer(7.5, broken)
+        with pytest.raises(RunStopped) as info:
+            runner.run(30.0)
+        assert str(info.value) == ("a callback of /acomms_run raised ValueError: bad sensor "
+                                   "value at simulated time 7.500 s")
+    finally:
+        assert runner.stop() == []
+    summary = report.summarize(runner.record)
+    report.write_outputs(runner.record, summary, tmp_path)
+    assert json.loads((tmp_path / "summary.json").read_text())["simulated_seconds"] == 7.5
+
+
+def test_a_participant_that_never_answers_stops_the_run_within_the_timeout(tmp_path):
+    runner = deterministic_runner(participants=("ghost_participant",), step_timeout_s=1.0)
+    try:
+        runner.start()
+        with pytest.raises(RunStopped) as info:
+            runner.run(30.0)
+        assert str(info.value) == ("participant ghost_participant did not answer Tick 0 within "
+                                   "1 wall s at simulated time 0.000 s")
+    finally:
+        assert runner.stop() == []
+    assert isinstance(runner.executor, SingleThreadedExecutor)  # it spun the shutdown
+    assert runner.step_executor is None
+
+
+def test_cli_writes_the_partial_summary_when_a_participant_is_silent(tmp_path, capsys):
+    out = tmp_path / "out"
+    status = cli.main([str(CONFIG / "two_vehicles.yaml"), "--duration", "20", "--quiet",
+                       "--participants", "ghost", "--step-timeout", "1", "--out", str(out)])
+    assert status == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.endswith("stopped: participant ghost did not answer Tick 0 within 1 wall s "
+                         "at simulated time 0.000 s")
+    assert json.loads((out / "summary.json").read_text())["clock_mode"] == "deterministic"
+
+
+def run_split(tmp_path: pathlib.Path, duration: str, vehicle: str) -> tuple[dict, list]:
+    """The demo with `vehicle`'s nodes in a second OS process (acomms_participant)."""
+    import subprocess
+    import sys
+
+    participant = subprocess.Popen(
+        [sys.executable, "-m", "acomms_bringup.run.participant", str(CONFIG / "demo.yaml"),
+         "--groups", vehicle, "--name", f"participant_{vehicle}", "--idle-exit", "3"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out = tmp_path / "split"
+        assert cli.main([str(CONFIG / "demo.yaml"), "--duration", duration, "--warp", "max",
+                         "--quiet", "--out", str(out), "--exclude", vehicle,
+                         "--participants", f"participant_{vehicle}",
+                         "--step-timeout", "60"]) == 0
+        _, err = participant.communicate(timeout=30)
+        assert participant.returncode == 0, err
+    finally:
+        if participant.poll() is None:
+            participant.kill()
+            participant.wait(timeout=10)
+    return outputs(out)
+
+
+def test_vehicles_split_over_two_processes_give_the_one_process_results(tmp_path):
+    duration = "20"  # the AUV's first nav_status reaches the gateway and the topside
+    assert cli.main([str(CONFIG / "demo.yaml"), "--duration", duration, "--warp", "max",
+                     "--quiet", "--out", str(tmp_path / "one")]) == 0
+    one = outputs(tmp_path / "one")
+    split = run_split(tmp_path, duration, "topside")
+    assert one[0]["messages_delivered"] >= 1
+    one[0].pop("steps"), split[0].pop("steps")  # the split run also steps for the Tick rounds
+    assert split == one
+
+
+def test_free_clock_warnings_name_the_node_that_fell_behind():
+    counters = {"/auv/tdma_node": {"held_packets": 2, "packets_sent": 9, "service_timeouts": 1},
+                "/gateway/tdma_node": {"packets_sent": 4}}
+    behind = report.fell_behind(counters)
+    assert behind == {"/auv/tdma_node": "held_packets 2, service_timeouts 1"}
+    record = report.RunRecord("demo", {"auv": 1}, 60.0, 10.0, wall_seconds=6.0, end_s=60.0,
+                              clock_mode="free", warp=10.0, startup_wall_s=1.5,
+                              warnings=[report.fell_behind_warning(*behind.popitem())])
+    summary = report.summarize(record)
+    assert summary["sim_wall_ratio"] == 10.0 and summary["clock_mode"] == "free"
+    text = report.format_summary(summary)
+    assert "Clock: free, warp 10.0; start-up 1.5 wall s, run 6.0 wall s, simulated/wall 10" in text
+    assert "WARNING: /auv/tdma_node fell behind the free-running clock (held_packets 2" in text

@@ -1,0 +1,123 @@
+"""Deterministic stepping of one rclpy executor (the thin ROS part of `acomms_sim.clock`).
+
+With rclpy + Fast DDS, nodes of one process share intraprocess delivery: a published message or
+a service request is in the reader's queue when publish / call_async returns. So running every
+ready callback until the wait set is empty twice in a row (`drain`) reaches quiescence without any
+wall-clock wait; then the next step goes to the earliest ROS-time timer deadline of the
+executor's nodes (`next_deadline_ns`). Service requests to servers in *another* process are the
+exception: `drain` keeps waiting (bounded) while such a request has no reply yet.
+"""
+
+from __future__ import annotations
+
+import time
+
+from rclpy.clock import ClockType
+from rclpy.executors import ShutdownException, TimeoutException
+
+from acomms_sim.clock.stepping import DEFAULT_STEP_TIMEOUT_S, StepTimeout, Watchdog
+
+REMOTE_REPLY_POLL_S = 0.001  # wall wait between polls while a remote service reply is pending
+
+
+class CallbackFailed(RuntimeError):
+    """A node callback raised; `node` names the node, the message says what."""
+
+    def __init__(self, node: str, error: BaseException):
+        super().__init__(f"a callback of {node} raised {type(error).__name__}: {error}")
+        self.node, self.error = node, error
+
+
+def node_name(node) -> str:
+    try:
+        return node.get_fully_qualified_name()
+    except Exception:  # destroyed node
+        return "<destroyed node>"
+
+
+def pending_requests(client) -> int:
+    """Requests of an rclpy Client still waiting for their reply (rclpy keeps them in the private
+    `_pending_requests`; this is the one place that reads it)."""
+    return len(getattr(client, "_pending_requests", ()))
+
+
+def ros_timer_deadlines_ns(nodes) -> list[int]:
+    """The next call time (ns) of every live ROS-time timer of the nodes (steady and system
+    timers are wall-clock timers: they never hold simulated time)."""
+    deadlines = []
+    for node in nodes:
+        for timer in list(node.timers):
+            try:
+                if timer.clock.clock_type != ClockType.ROS_TIME or timer.is_canceled():
+                    continue
+                until = timer.time_until_next_call()
+                if until is not None:
+                    deadlines.append(timer.clock.now().nanoseconds + until)
+            except Exception:  # destroyed meanwhile
+                continue
+    return deadlines
+
+
+class ExecutorStepper:
+    """Drains a single-threaded executor to quiescence and finds its next ROS-time deadline."""
+
+    def __init__(self, executor, step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S,
+                 clock=time.monotonic, bookkeeping=()):
+        self.executor = executor
+        self.bookkeeping = set(bookkeeping)  # nodes whose callbacks are not "work" (Tick/Tock)
+        self.watchdog = Watchdog(step_timeout_s)
+        self._clock = clock
+        self.callbacks = 0
+
+    @property
+    def nodes(self) -> list:
+        return self.executor.get_nodes()
+
+    def remote_pending(self) -> list[str]:
+        """Nodes with a request to a service that no node of this executor serves."""
+        nodes = self.nodes
+        local = {service.srv_name for node in nodes for service in node.services}
+        return [node_name(node) for node in nodes
+                for client in node.clients
+                if pending_requests(client) and client.srv_name not in local]
+
+    def drain(self, sim_s: float = 0.0) -> int:
+        """Run ready callbacks until quiescence; the number run (bookkeeping nodes' callbacks
+        not counted). CallbackFailed when one raises, StepTimeout (naming the node) when
+        quiescence is not reached within the step timeout."""
+        ran, empty, last = 0, 0, "the executor"
+        self.watchdog.arm("draining", self._clock())
+        while True:
+            try:
+                handler, _entity, node = self.executor.wait_for_ready_callbacks(timeout_sec=0)
+            except TimeoutException:
+                empty += 1
+                if empty >= 2:
+                    waiting = self.remote_pending()
+                    if not waiting:
+                        break
+                    last = f"{waiting[0]} (waiting for a service reply from another process)"
+                    time.sleep(REMOTE_REPLY_POLL_S)
+                    empty = 0
+                self._check(last, sim_s)
+                continue
+            except ShutdownException:
+                break
+            empty, last = 0, node_name(node) if node is not None else "the executor"
+            handler()
+            ran += node not in self.bookkeeping
+            error = handler.exception()
+            if error is not None:
+                raise CallbackFailed(last, error)
+            self._check(last, sim_s)
+        self.watchdog.disarm()
+        self.callbacks += ran
+        return ran
+
+    def _check(self, last: str, sim_s: float) -> None:
+        if self.watchdog.expired(self._clock()):
+            self.watchdog.what = f"{last}: step"
+            raise StepTimeout(self.watchdog.message(sim_s))
+
+    def next_deadline_ns(self) -> list[int]:
+        return ros_timer_deadlines_ns(self.nodes)

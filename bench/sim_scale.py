@@ -1,0 +1,126 @@
+"""Simulation at scale: N vehicles in TDMA for one simulated hour on the deterministic clock.
+
+For each N (default 4 8 16 32 64) the `sim_scale_scenario` scenario (N vehicles, one TDMA slot
+each, one nav message per vehicle per cycle) runs in a fresh `acomms_run --warp max` process.
+Printed per N: start-up wall s, run wall s, simulated/wall ratio, clock steps, messages
+delivered, peak RSS of that process, and whether summary.json and messages.csv equal the
+reference run's (wall-time fields aside). The reference is the same scenario at a slow warp
+(`--reference-warp`, default 20) for N up to `--reference-max-n` (a slow run of 64 vehicles for an
+hour takes a long time); larger N print "-". Writes a PNG of the ratio and the start-up time vs N.
+
+    source env.sh && python bench/sim_scale.py                       # N = 4 8 16 32 64, 1 h
+    python bench/sim_scale.py 4 10 --duration 3600 --reference-max-n 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from sim_scale_scenario import write_scale_scenario  # noqa: E402
+
+from acomms_bringup.run.report import WALL_TIME_KEYS  # noqa: E402
+
+
+def run_once(scenario: pathlib.Path, out: pathlib.Path, warp: str, domain_id: int) -> dict:
+    """One acomms_run process; its summary, messages and peak RSS (MB)."""
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    command = ["acomms_run", str(scenario), "--warp", warp, "--out", str(out), "--quiet"]
+    started = time.monotonic()
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True)
+    _, status, usage = os.wait4(process.pid, 0)
+    output = process.stdout.read()
+    process.stdout.close()
+    process.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.monotonic() - started
+    if process.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} exited {process.returncode}:\n{output[-2000:]}")
+    summary = json.loads((out / "summary.json").read_text())
+    with open(out / "messages.csv", newline="") as stream:
+        messages = list(csv.reader(stream))
+    return {"summary": summary, "messages": messages, "rss_mb": usage.ru_maxrss / 1024,
+            "process_wall_s": wall}
+
+
+def comparable(summary: dict) -> dict:
+    """The summary without what depends on the wall clock or on the chosen throttle."""
+    return {k: v for k, v in summary.items()
+            if k not in (*WALL_TIME_KEYS, "warp", "warp_factor", "warnings")}
+
+
+def measure(n: int, args, tmp: pathlib.Path) -> dict:
+    scenario = write_scale_scenario(n, tmp / f"scale{n}.yaml", duration_s=args.duration)
+    fast = run_once(scenario, tmp / f"max{n}", "max", 40 + n % 50)
+    summary = fast["summary"]
+    row = {"n": n, "startup_wall_s": summary.get("startup_wall_s"),
+           "run_wall_s": summary.get("run_wall_s"), "ratio": summary.get("sim_wall_ratio"),
+           "steps": summary.get("steps"), "delivered": summary.get("messages_delivered"),
+           "sent": summary.get("messages_sent"), "rss_mb": round(fast["rss_mb"]),
+           "equal_to_reference": "-"}
+    if n <= args.reference_max_n:
+        slow = run_once(scenario, tmp / f"ref{n}", str(args.reference_warp), 41 + n % 50)
+        row["equal_to_reference"] = ("yes" if comparable(slow["summary"]) == comparable(summary)
+                                     and slow["messages"] == fast["messages"] else "NO")
+    return row
+
+
+def plot(rows: list[dict], path: pathlib.Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ns = [r["n"] for r in rows]
+    fig, left = plt.subplots(figsize=(7, 4))
+    left.plot(ns, [r["ratio"] for r in rows], "o-", color="tab:blue")
+    left.set_xlabel("vehicles")
+    left.set_ylabel("simulated / wall time", color="tab:blue")
+    left.set_xscale("log", base=2)
+    left.set_xticks(ns, [str(n) for n in ns])
+    right = left.twinx()
+    right.plot(ns, [r["startup_wall_s"] for r in rows], "s--", color="tab:red")
+    right.set_ylabel("start-up, wall s", color="tab:red")
+    left.set_title("acomms_run --warp max, TDMA, one nav message per vehicle per cycle")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("n", nargs="*", type=int, default=[4, 8, 16, 32, 64])
+    parser.add_argument("--duration", type=float, default=3600.0, help="simulated s")
+    parser.add_argument("--reference-warp", type=float, default=20.0)
+    parser.add_argument("--reference-max-n", type=int, default=8)
+    parser.add_argument("--png", default="sim_scale.png")
+    args = parser.parse_args()
+    header = ("N", "start-up s", "run s", "sim/wall", "steps", "delivered", "RSS MB",
+              "= reference")
+    print("  ".join(f"{h:>11}" for h in header), flush=True)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in args.n:
+            row = measure(n, args, pathlib.Path(tmp))
+            rows.append(row)
+            values = (n, row["startup_wall_s"], row["run_wall_s"], row["ratio"], row["steps"],
+                      f"{row['delivered']}/{row['sent']}", row["rss_mb"],
+                      row["equal_to_reference"])
+            print("  ".join(f"{v!s:>11}" for v in values), flush=True)
+    plot(rows, pathlib.Path(args.png))
+    print(f"wrote {args.png}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
