@@ -3,8 +3,9 @@
 For each N (default 4 8 16 32), a fresh Python process writes the `sim_scale_scenario` scenario
 (N vehicles, TDMA, 8 s slots), creates `acomms_bringup.run.runner.Runner` and times `start()`
 (every node created and every lifecycle node active, checked on the node objects afterwards),
-then stops it. Printed per N: nodes, start-up wall s (and the start-up phases when the runner
-reports them), stop wall s, peak RSS (MB, ru_maxrss of that process).
+then stops it. Printed per N: nodes, start-up wall s and CPU s (all threads of the process; on a
+shared machine the steadier figure), the start-up phases when the runner reports them
+(`Runner.startup_phases`), stop wall s, peak RSS (MB, ru_maxrss of that process).
 
     source env.sh && python bench/startup_scale.py                 # N = 4 8 16 32
     python bench/startup_scale.py 4 8 16 32 64 --baseline a5fe377  # also the code of a commit
@@ -31,6 +32,12 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
 
+def cpu_seconds() -> float:
+    """CPU seconds of this process, all threads (less sensitive to other load than wall s)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def measure(n: int) -> dict:
     """In this process: bring up an n-vehicle scenario, time it, bring it down."""
     import io
@@ -44,10 +51,10 @@ def measure(n: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         scenario = load_scenario(write_scale_scenario(n, pathlib.Path(tmp) / f"scale{n}.yaml"))
     runner = Runner(scenario, stream=io.StringIO(), progress=False)
-    started = time.monotonic()
+    started, cpu_started = time.monotonic(), cpu_seconds()
     try:
         runner.start()
-        startup_s = time.monotonic() - started
+        startup_s, startup_cpu_s = time.monotonic() - started, cpu_seconds() - cpu_started
         managed = {d.fully_qualified_name for g in runner.stack.groups for d in g.nodes}
         inactive = [name for name in managed
                     if lifecycle_state_label(runner.nodes[name]) != "active"]
@@ -56,6 +63,7 @@ def measure(n: int) -> dict:
         stopping = time.monotonic()
         problems = runner.stop()
     return {"vehicles": n, "nodes": len(runner.stack.all_nodes()), "startup_s": startup_s,
+            "startup_cpu_s": startup_cpu_s,
             "phases": phases, "not_active": inactive, "stop_s": time.monotonic() - stopping,
             "stop_problems": problems,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
@@ -92,7 +100,8 @@ def row(label: str, result: dict) -> str:
     phases = " ".join(f"{k}={v:.1f}" for k, v in result["phases"].items())
     flag = "" if not result["not_active"] else f"  NOT ACTIVE: {len(result['not_active'])}"
     return (f"{label:>9} {result['vehicles']:>4} {result['nodes']:>6} {result['startup_s']:>10.1f}"
-            f" {result['stop_s']:>7.1f} {result['peak_rss_mb']:>8.0f}  {phases}{flag}")
+            f" {result['startup_cpu_s']:>8.1f} {result['stop_s']:>7.1f}"
+            f" {result['peak_rss_mb']:>7.0f}  {phases}{flag}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -114,8 +123,8 @@ def main(argv: list[str] | None = None) -> int:
         if arguments.baseline:
             variants.insert(0, (arguments.baseline[:9],
                                 extract_package(arguments.baseline, pathlib.Path(tmp))))
-        print(f"{'code':>9} {'N':>4} {'nodes':>6} {'startup_s':>10} {'stop_s':>7} "
-              f"{'rss_MB':>8}  phases (s)", flush=True)
+        print(f"{'code':>9} {'N':>4} {'nodes':>6} {'startup_s':>10} {'cpu_s':>8} {'stop_s':>7} "
+              f"{'rss_MB':>7}  phases (s)", flush=True)
         for n in arguments.vehicles:
             for label, pythonpath in variants:
                 result = run_child(n, pythonpath, arguments.timeout)

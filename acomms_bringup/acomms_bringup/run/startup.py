@@ -126,15 +126,19 @@ class Startup:
         return manager
 
     def _bring_up(self, stage_managers: list[tuple[NodeGroup, Any]]) -> None:
-        """Hand the stage to the executor (the managers autostart) and wait until every group
-        is active or failed; the first failure (in start-up order) is raised."""
+        """Hand the stage's managers to the executor (they autostart) and wait until every
+        group is active or failed, then its nodes; the first failure (in start-up order) is
+        raised. The managed nodes join the executor once their transitions are done: every
+        entity a node creates while it is in an executor wakes that executor, which then
+        rebuilds its wait set over every entity of the process."""
         for group, manager in stage_managers:
-            for description in group.nodes:
-                self.executor.add_node(self.nodes[description.fully_qualified_name])
             self.executor.add_node(manager)
             self.managers.append((group, manager))
         self.spin_until(lambda: all(m.manager_state in SETTLED_STATES
                                     for _, m in stage_managers), self.group_timeout_s)
+        for group, _manager in stage_managers:
+            for description in group.nodes:
+                self.executor.add_node(self.nodes[description.fully_qualified_name])
         for group, manager in stage_managers:
             if manager.manager_state == "failed":
                 raise GroupFailed(group, manager)
