@@ -10,10 +10,11 @@ shared machine the steadier figure), the start-up phases when the runner reports
     source env.sh && python bench/startup_scale.py                 # N = 4 8 16 32
     python bench/startup_scale.py 4 8 16 32 64 --baseline a5fe377  # also the code of a commit
 
-`--baseline COMMIT` runs the same measurement with the acomms_bringup Python package of COMMIT
-(extracted with `git archive` and put first on PYTHONPATH; the other packages are the installed
-ones), so before/after numbers come from one command on one machine. Every process uses its own
-ROS_DOMAIN_ID (localhost discovery only) so other ROS processes on the machine stay out.
+`--baseline COMMIT` runs the same measurement with the acomms_bringup and acomms_core Python
+packages of COMMIT (extracted with `git archive` and put first on PYTHONPATH; the other packages
+are the installed ones), so before/after numbers come from one command on one machine. Every
+process uses its own ROS_DOMAIN_ID (localhost discovery only) so other ROS processes on the
+machine stay out.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+BASELINE_PACKAGES = ("acomms_bringup", "acomms_core")  # pure Python; the rest is installed
 sys.path.insert(0, str(ROOT / "bench"))
 
 
@@ -86,12 +88,14 @@ def run_child(n: int, pythonpath: str | None, timeout_s: float) -> dict:
     return json.loads(lines[-1])
 
 
-def extract_package(commit: str, into: pathlib.Path) -> str:
-    """acomms_bringup's Python package at `commit`, as a PYTHONPATH entry."""
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit,
-                              "acomms_bringup/acomms_bringup"], capture_output=True, check=True)
+def extract_packages(commit: str, into: pathlib.Path) -> str:
+    """The Python packages start-up runs through (BASELINE_PACKAGES) at `commit`, as
+    PYTHONPATH entries."""
+    paths = [f"{package}/{package}" for package in BASELINE_PACKAGES]
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit, *paths],
+                             capture_output=True, check=True)
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
-    return str(into / "acomms_bringup")
+    return os.pathsep.join(str(into / package) for package in BASELINE_PACKAGES)
 
 
 def row(label: str, result: dict) -> str:
@@ -122,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         variants = [("current", None)]
         if arguments.baseline:
             variants.insert(0, (arguments.baseline[:9],
-                                extract_package(arguments.baseline, pathlib.Path(tmp))))
+                                extract_packages(arguments.baseline, pathlib.Path(tmp))))
         print(f"{'code':>9} {'N':>4} {'nodes':>6} {'startup_s':>10} {'cpu_s':>8} {'stop_s':>7} "
               f"{'rss_MB':>7}  phases (s)", flush=True)
         for n in arguments.vehicles:
