@@ -2,8 +2,9 @@
 
 `Runner` composes every node of `describe_stack(scenario)` (simulator services, each vehicle's
 stack, the sim clock; each group with its lifecycle_manager) in one rclpy Context with a
-MultiThreadedExecutor spinning in a background thread, brings the groups up in order (a group
-that fails stops the run with the node and the reason, and what is up is brought down again),
+MultiThreadedExecutor spinning in a background thread, brings the groups up stage by stage
+(`startup`; a group that fails stops the run with the node and the reason, and what is up is
+brought down again),
 then lets the scenario run for its duration in simulated time (sim_clock_node at the warp
 factor) while a progress bar (`progress`) counts simulated seconds. Meanwhile the recorder node
 (`recorder`) publishes the scenario's traffic (`traffic`) and records transmissions, receptions

@@ -1,15 +1,19 @@
 """Start-up of the embedded runner: create every described node, bring every group to active.
 
-Where the time went before (measured with bench/startup_scale.py; 2 shared cores):
+Where the time went before (bench/startup_scale.py; 32 vehicles, 166 nodes: 106 s):
 - Each lifecycle manager reached its nodes only through their `change_state`/`get_state`
   services: per node a wait for service discovery, then get_state, change_state, get_state for
   each of configure and activate, each round trip several executor iterations, and one rclpy
-  executor iteration rebuilds its wait set over every entity of the process (about 2,500
-  services at 32 vehicles). The groups came up one after another, so this cost was paid
-  160 times in sequence: most of the 140 s at 32 vehicles.
+  executor iteration rebuilds its wait set over every entity of the process (about 2,300
+  services at 32 vehicles). The groups came up one after another, so this was paid for every
+  node in sequence, at a cost growing with the size of the process.
 - Creating a DDS endpoint costs time proportional to the endpoints already in the participant
-  (Fast DDS pairs it with every local endpoint); each node brings 12 services (6 parameter, 5
-  lifecycle, type description) and each manager brought 2 service clients per managed node.
+  (Fast DDS pairs it with every local endpoint, and rmw republishes the participant's entity
+  list): creation is quadratic. Each node brings 12 services (6 parameter, 5 lifecycle, type
+  description) and each manager brought 2 service clients per managed node. Merely creating
+  166 bare rclpy lifecycle nodes takes about 10 s on 2 shared cores, in one participant or
+  spread over several.
+- Each queue and dispatch node parsed the codec config with the pure-Python YAML parser.
 
 What this module does instead:
 - Stages (`StackDescription.stages()`): simulation services, then every vehicle, then the clock.
