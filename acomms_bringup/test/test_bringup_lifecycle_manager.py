@@ -1,7 +1,10 @@
 """lifecycle_manager driven through its ROS interface against small test-only lifecycle nodes.
 
-Everything runs in one process (RosHarness: private Context, multi-threaded executor); the manager
-reaches the nodes only through their change_state/get_state services, as it would across processes.
+Everything runs in one process (RosHarness: private Context, multi-threaded executor). Every test
+runs twice: with the manager reaching the nodes only through their change_state/get_state
+services, as it would across processes ("services"), and with the node objects handed over by
+`use_local_nodes` ("in_process", the embedded runner's fast path; a node that is not handed over,
+like "ghost", is still reached through its services). Both must behave the same.
 """
 
 import time
@@ -66,8 +69,22 @@ def make_manager(ros, names, autostart=False, **extra):
                  Parameter("autostart", value=autostart),
                  Parameter("transition_timeout_seconds", value=extra.get("timeout", 5.0)),
                  Parameter("service_wait_seconds", value=extra.get("service_wait", 5.0))]
-    return ros.add(LifecycleManager(namespace=NAMESPACE, context=ros.context,
-                                    parameter_overrides=overrides))
+    manager = LifecycleManager(namespace=NAMESPACE, context=ros.context,
+                               parameter_overrides=overrides)
+    if ros.reach == "in_process":
+        local = {n.get_fully_qualified_name(): n for n in ros.nodes
+                 if isinstance(n, LifecycleNode)}
+        assert manager.use_local_nodes(local) == [name for name in manager.node_names
+                                                  if name in local]
+    return ros.add(manager)
+
+
+def timed_out(ros, what, seconds):
+    """The reason a transition that outlasts the timeout gets: over a service the answer does
+    not come in time; in-process the call returns late."""
+    if ros.reach == "in_process":
+        return f"{what} took "
+    return f"{what} got no answer within {seconds:g} s"
 
 
 def trigger(ros, service, timeout=20.0):
@@ -80,9 +97,10 @@ def get_state(ros, fqn):
     return ros.call(client, GetState.Request(), timeout=5.0).current_state.id
 
 
-@pytest.fixture
-def ros():
+@pytest.fixture(params=["services", "in_process"])
+def ros(request):
     with RosHarness() as harness:
+        harness.reach = request.param
         yield harness
 
 
@@ -161,7 +179,7 @@ def test_transition_timeout_is_reported_and_the_slow_node_rolled_back(ros):
     make_manager(ros, ["a", "slow"], timeout=0.4)
     response = trigger(ros, "startup")
     assert not response.success
-    assert f"{NAMESPACE}/slow: configure got no answer within 0.4 s" in response.message
+    assert f"{NAMESPACE}/slow: {timed_out(ros, 'configure', 0.4)}" in response.message
     # The slow node finished configuring after the timeout; it is cleaned up, not left inactive.
     assert ros.spin_until(lambda: state_of(slow) == "unconfigured" and
                           state_of(first) == "unconfigured", timeout=5.0)
@@ -247,18 +265,50 @@ def test_runtime_timeout_change_applies_to_the_next_call(ros):
     assert result.successful
     response = trigger(ros, "startup")
     assert not response.success
-    assert f"{NAMESPACE}/a: configure got no answer within 0.3 s" in response.message
+    assert f"{NAMESPACE}/a: {timed_out(ros, 'configure', 0.3)}" in response.message
     ((name, problem),) = manager.node_problems()
-    assert name == f"{NAMESPACE}/a" and problem.endswith("got no answer within 0.3 s")
+    assert name == f"{NAMESPACE}/a"
+    # (over the services the roll-back's get_state may be the call that timed out last)
+    assert problem.endswith("got no answer within 0.3 s") if ros.reach == "services" else (
+        problem.startswith("configure took ") and "the 0.3 s transition timeout" in problem)
     # Let the slow node finish and its late answers arrive before the harness tears down.
     assert ros.spin_until(lambda: state_of(slow) in ("inactive", "unconfigured"), timeout=5.0)
     ros.spin_for(0.5)
 
 
 def test_destroy_node_releases_the_managers_entities(ros):
-    manager = make_manager(ros, ["a"])
+    manager = make_manager(ros, ["a"], service_wait=0.2)
+    assert len(manager._resources) == 1 + 4  # status publisher, 4 services; clients come later
+    assert not trigger(ros, "startup").success  # no node "a": its clients were made and waited
     assert len(manager._resources) == 2 + 1 + 4  # two clients, status publisher, 4 services
     ros.nodes.remove(manager)
     ros.executor.remove_node(manager)
     manager.destroy_node()
     assert len(manager._resources) == 0
+
+
+def test_in_process_transitions_wait_for_the_nodes_running_callback(ros):
+    """A transition driven in-process runs in the node's change_state callback group, as the
+    service would: never while the node is inside another callback of that group."""
+    journal = []
+    node = ros.add(RecordingNode("a", journal, context=ros.context))
+
+    def busy():
+        timer.cancel()
+        journal.append(("a", "busy from"))
+        time.sleep(0.5)
+        journal.append(("a", "busy until"))
+
+    timer = node.create_timer(0.0, busy)  # the node's default (mutually exclusive) group
+    assert ros.spin_until(lambda: journal, timeout=5.0)
+    make_manager(ros, ["a"])
+    assert trigger(ros, "startup").success
+    assert journal == [("a", "busy from"), ("a", "busy until"), ("a", "configure"),
+                       ("a", "activate")]
+
+
+def test_use_local_nodes_refuses_a_node_of_another_name(ros):
+    other = ros.add(RecordingNode("b", [], context=ros.context))
+    manager = make_manager(ros, ["a"])
+    with pytest.raises(ValueError, match="the node given is /lm_test/b"):
+        manager.use_local_nodes({f"{NAMESPACE}/a": other})

@@ -12,6 +12,10 @@
 3. `clock` (namespace `/`, only with `use_sim_time`): sim_clock_node, started last so simulated
    time starts moving when every node is ready.
 
+Each group has a start-up `stage` (`STAGE_SIMULATION`, `STAGE_VEHICLES`, `STAGE_CLOCK`): a stage
+starts when every group of the earlier stages is active, and the groups of one stage do not depend
+on each other, so a runner may bring them up together (`StackDescription.stages()`).
+
 Each group has its own lifecycle_manager (a plain node) whose `node_names` parameter lists the
 group's lifecycle nodes in that order. The embedded runner instantiates `NodeDescription.plugin`
 classes in one process; the launch files turn the same descriptions into launch_ros actions, so
@@ -65,6 +69,8 @@ TRAJECTORY_PUBLISH_RATE_HZ = 2.0
 # Wall-clock seconds the manager waits for one transition / for a node's services.
 TRANSITION_TIMEOUT_SECONDS = 30.0
 SERVICE_WAIT_SECONDS = 30.0
+# Start-up stages (NodeGroup.stage), in order.
+STAGE_SIMULATION, STAGE_VEHICLES, STAGE_CLOCK = 0, 1, 2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,6 +104,7 @@ class NodeGroup:
     namespace: str
     nodes: tuple[NodeDescription, ...]
     manager: NodeDescription
+    stage: int = STAGE_VEHICLES  # groups of one stage may start together, after earlier stages
 
     def node(self, name: str) -> NodeDescription:
         for node in self.nodes:
@@ -115,6 +122,11 @@ class StackDescription:
             if group.name == name:
                 return group
         raise KeyError(f"no group {name!r}: {[g.name for g in self.groups]}")
+
+    def stages(self) -> list[tuple[NodeGroup, ...]]:
+        """The groups by start-up stage (earliest first), each in start-up order."""
+        stages = sorted({group.stage for group in self.groups})
+        return [tuple(g for g in self.groups if g.stage == stage) for stage in stages]
 
     def all_nodes(self) -> list[NodeDescription]:
         """Every node, managers included, in start-up order (each group's manager last)."""
@@ -298,7 +310,8 @@ def describe_simulation(scenario: Scenario) -> NodeGroup | None:
         _node("sim_packet_performance_node", None, "/", {**common, "seed": scenario.seed}),
     )
     return NodeGroup(name="simulation", namespace="/", nodes=nodes,
-                     manager=_manager("simulation_lifecycle_manager", "/", nodes))
+                     manager=_manager("simulation_lifecycle_manager", "/", nodes),
+                     stage=STAGE_SIMULATION)
 
 
 def describe_clock(scenario: Scenario) -> NodeGroup | None:
@@ -309,7 +322,7 @@ def describe_clock(scenario: Scenario) -> NodeGroup | None:
         "mode": "free_running", "warp_factor": scenario.clock.warp_factor,
         "start_time_s": CLOCK_START_SECONDS}),)
     return NodeGroup(name="clock", namespace="/", nodes=nodes,
-                     manager=_manager("clock_lifecycle_manager", "/", nodes))
+                     manager=_manager("clock_lifecycle_manager", "/", nodes), stage=STAGE_CLOCK)
 
 
 def describe_stack(scenario: Scenario) -> StackDescription:

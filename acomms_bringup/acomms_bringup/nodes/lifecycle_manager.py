@@ -19,6 +19,16 @@ and one per managed node, level ERROR naming the reason on failure).
 The manager is a plain rclpy node (not a lifecycle node itself): it is what brings the lifecycle
 nodes up, so it must be running before anything else is. All its waiting is asynchronous
 (coroutine callbacks), so it works under a single- or multi-threaded executor, in-process or not.
+
+In-process fast path: a process that holds the managed node objects (the embedded runner) hands
+them over with `use_local_nodes({name: node})` before the manager spins. The manager then drives
+those nodes by calling their `trigger_*` methods and reading their state directly, inside the
+node's own callback group (as its change_state service would run), instead of waiting for their
+services to be discovered and making two or three service round trips per transition. Nothing
+else changes: the same sequences, rollback, reasons, status topic and services; every node still
+serves its lifecycle and parameter services for `ros2 lifecycle` / `ros2 param`. The service
+clients to a managed node are created only when the manager first reaches it through its
+services (no DDS entities for nodes driven in-process).
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ from lifecycle_msgs.msg import State, Transition
 from lifecycle_msgs.srv import ChangeState, GetState
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.clock import Clock, ClockType
+from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -44,6 +55,7 @@ from acomms_core.ros.ros_support import (
     NodeResources,
     ParameterSpec,
     declare_parameters,
+    lifecycle_state_label,
     run_node,
 )
 
@@ -96,16 +108,140 @@ class TransitionError(Exception):
     """One managed node could not be moved; the message says which and why."""
 
 
+TRANSITION_LABELS = {Transition.TRANSITION_CONFIGURE: "configure",
+                     Transition.TRANSITION_ACTIVATE: "activate",
+                     Transition.TRANSITION_DEACTIVATE: "deactivate",
+                     Transition.TRANSITION_CLEANUP: "cleanup"}
+LOCAL_BUSY_POLL_SECONDS = 0.002  # while an in-process node is inside another of its callbacks
+
+
 @dataclasses.dataclass
 class _Managed:
     name: str
-    change_state: Any
-    get_state: Any
+    change_state: Any = None  # service clients, created at first use
+    get_state: Any = None
+    node: Any = None  # the node object when it lives in this process (use_local_nodes)
     state: str = "unknown"
     problem: str = ""
 
 
-class LifecycleManager(Node):
+def _change_state_service(node):
+    """The node's change_state service: the entity (and callback group) a local transition
+    runs as, so it never overlaps the node's other callbacks of that group."""
+    name = f"{node.get_fully_qualified_name()}/change_state"
+    for service in node.services:
+        if service.srv_name == name:
+            return service
+    raise ValueError(f"{node.get_fully_qualified_name()} has no lifecycle service {name}")
+
+
+def _trigger(node, transition_id: int) -> bool:
+    """One transition of an in-process lifecycle node; True on success."""
+    trigger = {Transition.TRANSITION_CONFIGURE: node.trigger_configure,
+               Transition.TRANSITION_ACTIVATE: node.trigger_activate,
+               Transition.TRANSITION_DEACTIVATE: node.trigger_deactivate,
+               Transition.TRANSITION_CLEANUP: node.trigger_cleanup}[transition_id]
+    return trigger() == TransitionCallbackReturn.SUCCESS
+
+
+class _NodeReach:
+    """How the manager reaches a managed node: its lifecycle services (any process) or, for a
+    node handed over with `use_local_nodes`, the node object itself. Mixed into
+    LifecycleManager (uses its `_resources`, `_group`, `_steady`, `_timeout`, `_service_wait`)."""
+
+    async def _wait_for_services(self, managed: _Managed) -> None:
+        if managed.change_state is None:
+            managed.change_state = self._resources.client(
+                ChangeState, f"{managed.name}/change_state", callback_group=self._group)
+            managed.get_state = self._resources.client(
+                GetState, f"{managed.name}/get_state", callback_group=self._group)
+        deadline = time.monotonic() + self._service_wait
+        while not (managed.change_state.service_is_ready()
+                   and managed.get_state.service_is_ready()):
+            if time.monotonic() >= deadline:
+                managed.problem = "lifecycle services not available"
+                raise TransitionError(
+                    f"{managed.name}: lifecycle services {managed.name}/change_state and "
+                    f"get_state did not appear within {self._service_wait:g} s (is the node "
+                    "running, with that exact name and namespace?)")
+            await self._sleep(0.05)
+
+    async def _call(self, kind: str, request, what: str, managed: _Managed):
+        """`kind` ("change_state" or "get_state") service call to a node; its answer."""
+        client = getattr(managed, kind)
+        if client is None or not client.service_is_ready():
+            await self._wait_for_services(managed)
+            client = getattr(managed, kind)
+        future = client.call_async(request)
+        with self._steady_timer(self._timeout, future.cancel):
+            try:
+                result = await future
+            except Exception as exc:
+                managed.problem = f"{what} call failed: {exc}"
+                raise TransitionError(f"{managed.name}: {managed.problem}") from None
+        if future.cancelled() or result is None:
+            managed.problem = f"{what} got no answer within {self._timeout:g} s"
+            raise TransitionError(f"{managed.name}: {managed.problem}")
+        return result
+
+    async def _refresh_state(self, managed: _Managed, required: bool = False) -> str:
+        if managed.node is not None:
+            managed.state = lifecycle_state_label(managed.node)
+            return managed.state
+        try:
+            result = await self._call("get_state", GetState.Request(), "get_state", managed)
+        except TransitionError:
+            managed.state = "unknown"
+            if required:
+                raise
+            return managed.state
+        managed.state = STATE_LABELS.get(result.current_state.id,
+                                         result.current_state.label or "unknown")
+        return managed.state
+
+    async def _local_transition(self, managed: _Managed, transition_id: int, label: str) -> bool:
+        """Run the transition in this thread, as the node's change_state service would: inside
+        that service's callback group (waiting while the node runs another callback of it)."""
+        entity = _change_state_service(managed.node)
+        group = entity.callback_group
+        deadline = time.monotonic() + self._timeout
+        while not group.beginning_execution(entity):
+            if time.monotonic() >= deadline:
+                managed.problem = f"{label}: the node stayed busy for {self._timeout:g} s"
+                raise TransitionError(f"{managed.name}: {managed.problem}")
+            await self._sleep(LOCAL_BUSY_POLL_SECONDS)
+        started = time.monotonic()
+        try:
+            success = _trigger(managed.node, transition_id)
+        except Exception as exc:  # rclpy refuses (e.g. not initialized): report, do not crash
+            managed.problem = f"{label} call failed: {exc}"
+            raise TransitionError(f"{managed.name}: {managed.problem}") from None
+        finally:
+            group.ending_execution(entity)
+        took = time.monotonic() - started
+        if took > self._timeout:  # held to the same limit as an answer over the service
+            managed.problem = (f"{label} took {took:.1f} s, longer than the "
+                               f"{self._timeout:g} s transition timeout")
+            raise TransitionError(f"{managed.name}: {managed.problem}")
+        return success
+
+    async def _sleep(self, seconds: float) -> None:
+        done = Future()
+        with self._steady_timer(seconds, lambda: done.set_result(None)):
+            await done
+
+    @contextlib.contextmanager
+    def _steady_timer(self, seconds: float, callback):
+        """A wall-clock (steady) timer that lives for the `with` block."""
+        timer = self.create_timer(seconds, callback, self._group, clock=self._steady)
+        try:
+            yield timer
+        finally:
+            timer.cancel()
+            self.destroy_timer(timer)
+
+
+class LifecycleManager(_NodeReach, Node):
     """Configures/activates its managed nodes in order; rolls back on failure."""
 
     def __init__(self, node_name: str = "lifecycle_manager", **kwargs):
@@ -114,13 +250,7 @@ class LifecycleManager(Node):
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         values = declare_parameters(self, PARAMETERS, check_node_names)
         self._resources = NodeResources(self)  # released by destroy_node
-        self._managed = [
-            _Managed(name,
-                     self._resources.client(ChangeState, f"{name}/change_state",
-                                            callback_group=self._group),
-                     self._resources.client(GetState, f"{name}/get_state",
-                                            callback_group=self._group))
-            for name in values["node_names"]]
+        self._managed = [_Managed(name) for name in values["node_names"]]
         self.manager_state = "idle"  # idle | starting | active | stopping | failed
         self.last_message = ""
         self._busy = False
@@ -140,6 +270,23 @@ class LifecycleManager(Node):
     @property
     def node_names(self) -> list[str]:
         return [m.name for m in self._managed]
+
+    def use_local_nodes(self, nodes) -> list[str]:
+        """Drive the managed nodes found in `nodes` ({fully qualified name: lifecycle node of
+        this process}) directly instead of through their services. Call it before the manager
+        starts them. Returns the names it will drive in-process."""
+        local = []
+        for managed in self._managed:
+            node = nodes.get(managed.name)
+            if node is None:
+                continue
+            if node.get_fully_qualified_name() != managed.name:
+                raise ValueError(f"{managed.name}: the node given is "
+                                 f"{node.get_fully_qualified_name()}")
+            _change_state_service(node)  # a lifecycle node with its services, or ValueError
+            managed.node = node
+            local.append(managed.name)
+        return local
 
     def node_problems(self) -> list[tuple[str, str]]:
         """(node name, problem) for every managed node; problem is "" when it has none."""
@@ -215,7 +362,8 @@ class LifecycleManager(Node):
         try:
             for managed in self._managed:
                 managed.problem = ""
-                await self._wait_for_services(managed)
+                if managed.node is None:
+                    await self._wait_for_services(managed)
                 await self._refresh_state(managed, required=True)
             for managed in self._managed:
                 if managed.state == "unconfigured":
@@ -295,82 +443,28 @@ class LifecycleManager(Node):
             moved = True
         return moved
 
-    # --- service plumbing -------------------------------------------------------------------
-
-    async def _wait_for_services(self, managed: _Managed) -> None:
-        deadline = time.monotonic() + self._service_wait
-        while not (managed.change_state.service_is_ready()
-                   and managed.get_state.service_is_ready()):
-            if time.monotonic() >= deadline:
-                managed.problem = "lifecycle services not available"
-                raise TransitionError(
-                    f"{managed.name}: lifecycle services {managed.name}/change_state and "
-                    f"get_state did not appear within {self._service_wait:g} s (is the node "
-                    "running, with that exact name and namespace?)")
-            await self._sleep(0.05)
-
-    async def _call(self, client, request, what: str, managed: _Managed):
-        if not client.service_is_ready():
-            await self._wait_for_services(managed)
-        future = client.call_async(request)
-        with self._steady_timer(self._timeout, future.cancel):
-            try:
-                result = await future
-            except Exception as exc:
-                managed.problem = f"{what} call failed: {exc}"
-                raise TransitionError(f"{managed.name}: {managed.problem}") from None
-        if future.cancelled() or result is None:
-            managed.problem = f"{what} got no answer within {self._timeout:g} s"
-            raise TransitionError(f"{managed.name}: {managed.problem}")
-        return result
-
-    async def _refresh_state(self, managed: _Managed, required: bool = False) -> str:
-        try:
-            result = await self._call(managed.get_state, GetState.Request(), "get_state", managed)
-        except TransitionError:
-            managed.state = "unknown"
-            if required:
-                raise
-            return managed.state
-        managed.state = STATE_LABELS.get(result.current_state.id,
-                                         result.current_state.label or "unknown")
-        return managed.state
+    # --- transitions -----------------------------------------------------------------------
 
     async def _transition(self, managed: _Managed, transition_id: int, expected: str) -> None:
-        label = {Transition.TRANSITION_CONFIGURE: "configure",
-                 Transition.TRANSITION_ACTIVATE: "activate",
-                 Transition.TRANSITION_DEACTIVATE: "deactivate",
-                 Transition.TRANSITION_CLEANUP: "cleanup"}[transition_id]
-        request = ChangeState.Request(transition=Transition(id=transition_id))
+        label = TRANSITION_LABELS[transition_id]
         before = managed.state
         self.get_logger().info(f"{label} {managed.name}")
         try:
-            result = await self._call(managed.change_state, request, label, managed)
+            if managed.node is not None:
+                success = await self._local_transition(managed, transition_id, label)
+            else:
+                request = ChangeState.Request(transition=Transition(id=transition_id))
+                success = (await self._call("change_state", request, label, managed)).success
         finally:
             # Whatever happened, learn where the node ended up (rollback depends on it).
             await self._refresh_state(managed)
-        if not result.success:
+        if not success:
             managed.problem = (f"{label} failed (from {before}; the node is now {managed.state};"
                                " its log says why)")
             raise TransitionError(f"{managed.name}: {managed.problem}")
         if managed.state != expected:
             managed.problem = f"{label} left it {managed.state}, expected {expected}"
             raise TransitionError(f"{managed.name}: {managed.problem}")
-
-    async def _sleep(self, seconds: float) -> None:
-        done = Future()
-        with self._steady_timer(seconds, lambda: done.set_result(None)):
-            await done
-
-    @contextlib.contextmanager
-    def _steady_timer(self, seconds: float, callback):
-        """A wall-clock (steady) timer that lives for the `with` block."""
-        timer = self.create_timer(seconds, callback, self._group, clock=self._steady)
-        try:
-            yield timer
-        finally:
-            timer.cancel()
-            self.destroy_timer(timer)
 
     def destroy_node(self):
         self._destroyed = True  # a pending startup coroutine must not touch a dead handle

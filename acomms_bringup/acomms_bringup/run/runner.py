@@ -2,8 +2,9 @@
 
 `Runner` composes every node of `describe_stack(scenario)` (simulator services, each vehicle's
 stack, the sim clock; each group with its lifecycle_manager) in one rclpy Context with a
-MultiThreadedExecutor spinning in a background thread, brings the groups up in order (a group
-that fails stops the run with the node and the reason, and what is up is brought down again),
+MultiThreadedExecutor spinning in a background thread, brings the groups up stage by stage
+(`startup`; a group that fails stops the run with the node and the reason, and what is up is
+brought down again),
 then lets the scenario run for its duration in simulated time while a progress bar (`progress`)
 counts simulated seconds. Clock modes (`CLOCK_MODES`):
 - `deterministic` (default with sim time): the runner moves every node to a SingleThreadedExecutor
@@ -39,9 +40,9 @@ from std_srvs.srv import Trigger
 from acomms_bringup.description.scenario import Scenario
 from acomms_bringup.description.stack import NodeGroup, StackDescription, describe_stack
 from acomms_bringup.run import report
-from acomms_bringup.run.compose import ComposeError, create_node
 from acomms_bringup.run.progress import Progress
 from acomms_bringup.run.recorder import Recorder
+from acomms_bringup.run.startup import GroupFailed, Startup, StartupError, poll_until
 from acomms_bringup.run.traffic import TrafficError, plan_traffic
 from acomms_core.modems.profile import ModemProfile
 from acomms_core.modems.registry import MODEM_PROFILE_PARAMETER, modem_profile
@@ -52,7 +53,8 @@ from acomms_sim.clock.stepping import (
 )
 
 CLOCK_MODES = ("deterministic", "free")
-GROUP_START_TIMEOUT_S = 120.0  # wall seconds for one group to come up
+GROUP_START_TIMEOUT_S = 120.0  # wall seconds for one start-up stage to come up
+FAILURE_LOG_WAIT_S = 1.0  # wall seconds for a failed node's log line to reach /rosout
 SHUTDOWN_TIMEOUT_S = 30.0
 STALL_TIMEOUT_S = 30.0  # wall seconds without simulated time moving before giving up
 
@@ -149,6 +151,7 @@ class Runner:
         self.callback_errors = 0
         self._started_wall = 0.0
         self.start_s = 0.0
+        self.startup_phases: dict[str, float] = {}
 
     # ---- life cycle of the run -------------------------------------------------------------
     def start(self, log_level: str = "warn") -> None:
@@ -164,8 +167,7 @@ class Runner:
         self._thread = threading.Thread(target=self._spin, name="acomms_run executor",
                                         daemon=True)
         self._thread.start()
-        for group in self.stack.groups:
-            self._start_group(group)
+        self._start_groups()
         self.start_s = now_s(self.recorder)
         self._started_wall = time.monotonic()
         self.recorder.start_traffic()
@@ -191,29 +193,34 @@ class Runner:
                     print(f"acomms_run: a callback failed (the run goes on): {kind}",
                           file=sys.stderr)
 
-    def _start_group(self, group: NodeGroup) -> None:
-        created = []
+    def _spin_until(self, predicate, timeout_s: float) -> bool:
+        """Wait until predicate() holds while the executor makes progress (here it is spun by
+        the background thread; a runner driving its executor itself spins it here)."""
+        return poll_until(predicate, timeout_s)
+
+    def _start_groups(self) -> None:
+        """Every group up, stage by stage (`startup`), waiting through `_spin_until`."""
+        startup = Startup(self.context, self.executor, self._spin_until, GROUP_START_TIMEOUT_S,
+                          nodes=self.nodes, managers=self.managers)
         try:
-            for description in (*group.nodes, group.manager):
-                node = create_node(description, self.context)
-                created.append(node)
-                self.nodes[description.fully_qualified_name] = node
-                self.executor.add_node(node)
-        except ComposeError as exc:
-            raise RunError(f"group {group.name}: cannot create node {exc}") from None
-        manager = created[-1]
-        self.managers.append((group, manager))
-        deadline = time.monotonic() + GROUP_START_TIMEOUT_S
-        while manager.manager_state not in ("active", "failed"):
-            if time.monotonic() > deadline:
-                raise RunError(f"group {group.name}: not active after {GROUP_START_TIMEOUT_S:g} s "
-                               f"(manager state {manager.manager_state})")
-            time.sleep(0.05)
-        if manager.manager_state == "failed":
-            time.sleep(0.3)  # let the failing node's log reach /rosout
-            raise RunError(f"group {group.name}: {self._failure_reason(manager)}")
+            startup.run(self.stack)
+        except GroupFailed as exc:
+            raise RunError(f"group {exc.group.name}: {self._failure_reason(exc.manager)}"
+                           ) from None
+        except StartupError as exc:
+            raise RunError(str(exc)) from None
+        finally:
+            self.startup_phases = startup.phases
 
     def _failure_reason(self, manager) -> str:
+        """The manager's message, with the failed nodes' last error logged on /rosout."""
+        failed = [_logger_name(name) for name, problem in manager.node_problems() if problem]
+
+        def logged() -> bool:
+            with self.recorder.lock:
+                return all(self.recorder.errors.get(name) for name in failed)
+
+        self._spin_until(logged, FAILURE_LOG_WAIT_S)
         reason = manager.last_message
         with self.recorder.lock:
             for name, problem in manager.node_problems():

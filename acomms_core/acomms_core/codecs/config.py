@@ -180,7 +180,9 @@ def _expand(topic, src_names) -> list[str]:
 
 
 def _yaml_loader(base_directory: str):
-    class Loader(yaml.SafeLoader):
+    # libyaml's parser when PyYAML has it: every queue and dispatch node parses its codec
+    # config at configure, and the pure-Python parser made that most of their start-up time.
+    class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
         pass
 
     try:

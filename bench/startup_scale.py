@@ -1,0 +1,144 @@
+"""Start-up at scale: wall seconds until every node of an N-vehicle scenario is active, peak RSS.
+
+For each N (default 4 8 16 32), a fresh Python process writes the `sim_scale_scenario` scenario
+(N vehicles, TDMA, 8 s slots), creates `acomms_bringup.run.runner.Runner` and times `start()`
+(every node created and every lifecycle node active, checked on the node objects afterwards),
+then stops it. Printed per N: nodes, start-up wall s and CPU s (all threads of the process; on a
+shared machine the steadier figure), the start-up phases when the runner reports them
+(`Runner.startup_phases`), stop wall s, peak RSS (MB, ru_maxrss of that process).
+
+    source env.sh && python bench/startup_scale.py                 # N = 4 8 16 32
+    python bench/startup_scale.py 4 8 16 32 64 --baseline a5fe377  # also the code of a commit
+
+`--baseline COMMIT` runs the same measurement with the acomms_bringup and acomms_core Python
+packages of COMMIT (extracted with `git archive` and put first on PYTHONPATH; the other packages
+are the installed ones), so before/after numbers come from one command on one machine. Every
+process uses its own ROS_DOMAIN_ID (localhost discovery only) so other ROS processes on the
+machine stay out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+BASELINE_PACKAGES = ("acomms_bringup", "acomms_core")  # pure Python; the rest is installed
+sys.path.insert(0, str(ROOT / "bench"))
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process, all threads (less sensitive to other load than wall s)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def measure(n: int) -> dict:
+    """In this process: bring up an n-vehicle scenario, time it, bring it down."""
+    import io
+
+    from sim_scale_scenario import write_scale_scenario
+
+    from acomms_bringup.description.scenario import load_scenario
+    from acomms_bringup.run.runner import Runner
+    from acomms_core.ros.ros_support import lifecycle_state_label
+
+    with tempfile.TemporaryDirectory() as tmp:
+        scenario = load_scenario(write_scale_scenario(n, pathlib.Path(tmp) / f"scale{n}.yaml"))
+    runner = Runner(scenario, stream=io.StringIO(), progress=False)
+    started, cpu_started = time.monotonic(), cpu_seconds()
+    try:
+        runner.start()
+        startup_s, startup_cpu_s = time.monotonic() - started, cpu_seconds() - cpu_started
+        managed = {d.fully_qualified_name for g in runner.stack.groups for d in g.nodes}
+        inactive = [name for name in managed
+                    if lifecycle_state_label(runner.nodes[name]) != "active"]
+        phases = getattr(runner, "startup_phases", {})
+    finally:
+        stopping = time.monotonic()
+        problems = runner.stop()
+    return {"vehicles": n, "nodes": len(runner.stack.all_nodes()), "startup_s": startup_s,
+            "startup_cpu_s": startup_cpu_s,
+            "phases": phases, "not_active": inactive, "stop_s": time.monotonic() - stopping,
+            "stop_problems": problems,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
+
+
+def run_child(n: int, pythonpath: str | None, timeout_s: float) -> dict:
+    env = dict(os.environ)
+    env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    env["ROS_DOMAIN_ID"] = str(os.getpid() % 100 + 1)
+    if pythonpath:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [pythonpath, env.get("PYTHONPATH")]))
+    try:
+        result = subprocess.run([sys.executable, __file__, "--child", str(n)], env=env,
+                                capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return {"vehicles": n, "error": f"no result within {timeout_s:g} s"}
+    lines = [line for line in result.stdout.splitlines() if line.startswith("{")]
+    if result.returncode != 0 or not lines:
+        return {"vehicles": n, "error": (result.stderr.strip().splitlines() or ["?"])[-1]}
+    return json.loads(lines[-1])
+
+
+def extract_packages(commit: str, into: pathlib.Path) -> str:
+    """The Python packages start-up runs through (BASELINE_PACKAGES) at `commit`, as
+    PYTHONPATH entries."""
+    paths = [f"{package}/{package}" for package in BASELINE_PACKAGES]
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit, *paths],
+                             capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return os.pathsep.join(str(into / package) for package in BASELINE_PACKAGES)
+
+
+def row(label: str, result: dict) -> str:
+    if "error" in result:
+        return f"{label:>9} {result['vehicles']:>4}  failed: {result['error']}"
+    phases = " ".join(f"{k}={v:.1f}" for k, v in result["phases"].items())
+    flag = "" if not result["not_active"] else f"  NOT ACTIVE: {len(result['not_active'])}"
+    return (f"{label:>9} {result['vehicles']:>4} {result['nodes']:>6} {result['startup_s']:>10.1f}"
+            f" {result['startup_cpu_s']:>8.1f} {result['stop_s']:>7.1f}"
+            f" {result['peak_rss_mb']:>7.0f}  {phases}{flag}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("vehicles", type=int, nargs="*", default=[4, 8, 16, 32])
+    parser.add_argument("--baseline", metavar="COMMIT",
+                        help="also measure the acomms_bringup package of this commit")
+    parser.add_argument("--timeout", type=float, default=600.0,
+                        help="wall seconds one measurement may take (default 600)")
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    arguments = parser.parse_args(argv)
+    if arguments.child is not None:
+        print(json.dumps(measure(arguments.child)))
+        return 0
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        variants = [("current", None)]
+        if arguments.baseline:
+            variants.insert(0, (arguments.baseline[:9],
+                                extract_packages(arguments.baseline, pathlib.Path(tmp))))
+        print(f"{'code':>9} {'N':>4} {'nodes':>6} {'startup_s':>10} {'cpu_s':>8} {'stop_s':>7} "
+              f"{'rss_MB':>7}  phases (s)", flush=True)
+        for n in arguments.vehicles:
+            for label, pythonpath in variants:
+                result = run_child(n, pythonpath, arguments.timeout)
+                result["code"] = label
+                results.append(result)
+                print(row(label, result), flush=True)
+    if arguments.json:
+        pathlib.Path(arguments.json).write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
