@@ -68,7 +68,7 @@ def make_manager(ros, names, autostart=False, **extra):
     overrides = [Parameter("node_names", value=[f"{NAMESPACE}/{n}" for n in names]),
                  Parameter("autostart", value=autostart),
                  Parameter("transition_timeout_seconds", value=extra.get("timeout", 5.0)),
-                 Parameter("service_wait_seconds", value=extra.get("service_wait", 5.0))]
+                 Parameter("service_wait_seconds", value=extra.get("service_wait", 20.0))]
     manager = LifecycleManager(namespace=NAMESPACE, context=ros.context,
                                parameter_overrides=overrides)
     if ros.reach == "in_process":
