@@ -30,7 +30,8 @@ from acomms_bringup.run.matching import DeliveryMatcher, Stream
 from acomms_bringup.run.traffic import TrafficPlan, match_key
 from acomms_core.modems.profile import ModemProfile
 from acomms_core.modems.registry import MODEM_PROFILE_PARAMETER, modem_profile
-from acomms_core.ros.ros_support import NodeResources, now_s, stamp_seconds
+from acomms_core.ros.ros_support import NodeResources, now_s, stamp_seconds, wake_timer_at
+from acomms_core.time_grid import TimeGrid
 
 TRAFFIC_TICK_MAX_S = 0.5  # the traffic timer runs at least this often (simulated seconds)
 
@@ -62,6 +63,8 @@ class Recorder(Node):
                           for v in scenario.vehicles}
         self._group = MutuallyExclusiveCallbackGroup()
         self._traffic = NodeResources(self)  # the traffic timer, between start and stop
+        self._traffic_timer = None
+        self._traffic_grid: TimeGrid | None = None
         self._publishers = [(plan, self.create_publisher(
             plan.cls, f"{plan.vehicle.namespace}/{plan.traffic.topic}", 50)) for plan in plans]
         self._subscribe_channel_events()
@@ -94,15 +97,22 @@ class Recorder(Node):
 
     # ---- traffic ---------------------------------------------------------------------------
     def start_traffic(self) -> None:
+        """Publish each plan's messages when due, polled on a grid of at most
+        TRAFFIC_TICK_MAX_S; the timer wakes only at the grid time of the next due message, so a
+        deterministic clock skips the empty polls and messages keep their polled times."""
         if not self.plans:
             return
         period = min(TRAFFIC_TICK_MAX_S,
                      min(p.traffic.period_seconds for p in self.plans) / 2.0)
-        self._traffic.timer(period, self._on_traffic_timer, callback_group=self._group)
+        now_ns = self.get_clock().now().nanoseconds
+        self._traffic_grid = TimeGrid(now_ns, int(round(period * 1e9)))
+        self._traffic_timer = self._traffic.timer(period, self._on_traffic_timer,
+                                                  callback_group=self._group)
         self._on_traffic_timer()
 
     def stop_traffic(self) -> None:
         self._traffic.release()
+        self._traffic_timer = None
 
     def _on_traffic_timer(self) -> None:
         now = now_s(self)
@@ -113,6 +123,11 @@ class Recorder(Node):
             with self.lock:
                 self.matcher.sent(plan.stream, match_key(message), plan.seq, now)
             publisher.publish(message)
+        if self._traffic_timer is not None and self._publishers:
+            now_ns = self.get_clock().now().nanoseconds
+            next_due_s = min(plan.next_due_s for plan, _ in self._publishers)
+            wake_timer_at(self._traffic_timer, self._traffic_grid.wake_for(next_due_s, now_ns),
+                          now_ns)
 
     def _on_arrival(self, receiver: Vehicle, streams: tuple[Stream, ...], message) -> None:
         now = now_s(self)

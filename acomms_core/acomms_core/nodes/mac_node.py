@@ -26,7 +26,6 @@ from collections import Counter
 
 from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.msg import ParameterDescriptor
-from rclpy._rclpy_pybind11 import InvalidHandle
 from rclpy.clock import JumpThreshold
 from rclpy.duration import Duration
 from rclpy.exceptions import ParameterException
@@ -45,6 +44,7 @@ from acomms_core.ros.ros_support import (
     now_s,
     parameter_values,
     run_node,
+    wake_timer_at,
 )
 from acomms_core.time_grid import TimeGrid
 
@@ -252,11 +252,8 @@ class MacNode(LifecycleNode):
         now_ns = self.get_clock().now().nanoseconds
         wake_ns = self._grid.wake_for(decision_s, now_ns)
         self._wake_ns = wake_ns if wake_ns > self._grid.next_after(now_ns) else None
-        try:
-            self._tick_timer.timer_period_ns = wake_ns - now_ns
-            self._tick_timer.reset()
-        except InvalidHandle:  # deactivated by another thread meanwhile
-            self._wake_ns = None
+        if not wake_timer_at(self._tick_timer, wake_ns, now_ns):
+            self._wake_ns = None  # deactivated by another thread meanwhile
 
     def _tick(self, now: float) -> None:
         self.policy.begin_tick(now)

@@ -238,3 +238,16 @@ def counters_diagnostics(name: str, message: str, counters: dict, stamp,
         level=DiagnosticStatus.OK if level is None else level, name=name, message=message,
         values=[KeyValue(key=str(k), value=str(v)) for k, v in sorted(counters.items())]))
     return diagnostics
+
+
+def wake_timer_at(timer, wake_ns: int, now_ns: int) -> bool:
+    """Make a periodic timer fire next at wake_ns (node-clock ns; then every wake_ns - now_ns
+    until changed again). False when the timer was destroyed meanwhile (another thread)."""
+    from rclpy._rclpy_pybind11 import InvalidHandle
+
+    try:
+        timer.timer_period_ns = max(1, wake_ns - now_ns)
+        timer.reset()
+    except InvalidHandle:
+        return False
+    return True

@@ -35,7 +35,6 @@ import sys
 import threading
 
 from diagnostic_msgs.msg import DiagnosticArray
-from rclpy._rclpy_pybind11 import InvalidHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rclpy.task import Future
@@ -54,6 +53,7 @@ from acomms_core.ros.ros_support import (
     now_s,
     parameter_values,
     run_node,
+    wake_timer_at,
 )
 from acomms_core.time_grid import grid_deadline_ns
 from acomms_interfaces.msg import (
@@ -323,11 +323,7 @@ class ModemSimNode(LifecycleNode):
         period_ns = seconds_to_ns(self.get_parameter("event_period_s").value)
         deadline = grid_deadline_ns(seconds_to_ns(next_s), now_ns, self._event_anchor_ns,
                                     period_ns)
-        try:
-            timer.timer_period_ns = deadline - now_ns
-            timer.reset()
-        except InvalidHandle:  # deactivated by another thread meanwhile
-            pass
+        wake_timer_at(timer, deadline, now_ns)
 
     # ---- sound speed ------------------------------------------------------------------
     def _on_sound_speed(self, msg) -> None:
