@@ -344,7 +344,7 @@ def test_deactivate_closes_and_activate_reopens(modems, tmp_path):
         driver.node.trigger_deactivate()
         driver.node.trigger_cleanup()
         assert driver.node.client is None
-        assert len(driver.node._resources) == 0 and len(driver.node._active_resources) == 0
+        assert len(driver.node.configured) == 0 and len(driver.node.activated) == 0
     server.close()
 
 

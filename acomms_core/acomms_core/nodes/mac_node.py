@@ -29,7 +29,7 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.clock import JumpThreshold
 from rclpy.duration import Duration
 from rclpy.exceptions import ParameterException
-from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
+from rclpy.lifecycle import TransitionCallbackReturn
 
 from acomms_core.mac.policy import RequestData
 from acomms_core.mac.registry import mac_kind
@@ -37,6 +37,7 @@ from acomms_core.mac.tdma_schedule import ScheduleError
 from acomms_core.nodes.mac_transmit import TransmitPipeline
 from acomms_core.ros.parameter_spec import check_values
 from acomms_core.ros.ros_support import (
+    ManagedNode,
     NodeResources,
     counters_diagnostics,
     declare_parameters,
@@ -75,7 +76,7 @@ class ParameterRefused(ParameterException, ValueError):
         Exception.__init__(self, reason)
 
 
-class MacNode(LifecycleNode):
+class MacNode(ManagedNode):
     """A MAC lifecycle node for one registered kind (MAC_KIND, or the mac_kind parameter)."""
 
     MAC_KIND: str | None = None
@@ -91,8 +92,6 @@ class MacNode(LifecycleNode):
         self.counters: Counter[str] = Counter()
         self.policy = self.kind.policy(self.get_logger(), self.counters)
         self.pipeline = TransmitPipeline(self, self.policy)
-        self._configured_resources = NodeResources(self)  # configure .. cleanup
-        self._activation_resources = NodeResources(self)  # activate .. deactivate
         self._status_publisher = self._diagnostics_publisher = None
         self._last_tick_time: float | None = None  # node-clock time of the latest real tick
         self._tick_timer = None
@@ -164,12 +163,12 @@ class MacNode(LifecycleNode):
                 return TransitionCallbackReturn.FAILURE
             self.pipeline.service_timeout_s = float(values["service_timeout_seconds"])
             self.pipeline.reset()
-        self._status_publisher = self._configured_resources.publisher(
+        self._status_publisher = self.configured.publisher(
             message_class(self.kind.status_type), self.kind.status_topic)
-        self._diagnostics_publisher = self._configured_resources.publisher(
+        self._diagnostics_publisher = self.configured.publisher(
             DiagnosticArray, "/diagnostics")
-        self.pipeline.create_clients(self._configured_resources)
-        self.create_interfaces(self._configured_resources)
+        self.pipeline.create_clients(self.configured)
+        self.create_interfaces(self.configured)
         return TransitionCallbackReturn.SUCCESS
 
     def create_interfaces(self, resources: NodeResources) -> None:
@@ -180,7 +179,7 @@ class MacNode(LifecycleNode):
             self.policy.reset()
             self.pipeline.reset(keep_held=True)  # a packet held over a deactivate is still sent
             self.last_tick_time = None
-        timers = self._activation_resources
+        timers = self.activated
         period_s = self.get_parameter("tick_period_seconds").value
         self._grid = TimeGrid(self.get_clock().now().nanoseconds, int(round(period_s * 1e9)))
         self._wake_ns = None
@@ -195,25 +194,15 @@ class MacNode(LifecycleNode):
         with self._lock:
             self.policy.apply_pending()
             self._tick_timer = self._wake_ns = self._jump_handler = None
-        self._activation_resources.release()
         return super().on_deactivate(state)
 
-    def on_cleanup(self, state) -> TransitionCallbackReturn:
-        self._release()
-        return TransitionCallbackReturn.SUCCESS
-
-    def on_shutdown(self, state) -> TransitionCallbackReturn:
-        self._release()
-        return TransitionCallbackReturn.SUCCESS
-
-    def _release(self) -> None:
+    def on_release(self) -> None:
+        """Drop the held packet and what configure made (ManagedNode releases the entities)."""
         with self._lock:
             self.pipeline.drop_held("on cleanup")
             self.pipeline.reset()
             self.policy.reset()
             self._tick_timer = self._wake_ns = self._jump_handler = None
-        self._activation_resources.release()
-        self._configured_resources.release()
         self.pipeline.forget_clients()
         self._status_publisher = self._diagnostics_publisher = None
         self.forget_interfaces()

@@ -28,7 +28,7 @@ from rclpy.executors import (
     MultiThreadedExecutor,
     SingleThreadedExecutor,
 )
-from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
+from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Header
 
@@ -41,7 +41,7 @@ from acomms_core.codecs.config import (
 from acomms_core.modems.registry import DEFAULT_MODEM_PROFILE, modem_profile
 from acomms_core.queue.message_queue import BROADCAST_ADDRESS, MessageQueues, PacketRequest
 from acomms_core.ros.ros_support import (
-    NodeResources,
+    ManagedNode,
     ParameterSpec,
     declare_parameters,
     is_active,
@@ -79,7 +79,7 @@ PARAMETERS = CODEC_CONFIG_PARAMETERS + (
 )
 
 
-class MessageQueueNode(LifecycleNode):
+class MessageQueueNode(ManagedNode):
     """Lifecycle node serving get_next_packet_data from per-topic priority queues."""
 
     def __init__(self, node_name: str = "message_queue_node", **kwargs):
@@ -89,8 +89,6 @@ class MessageQueueNode(LifecycleNode):
         self.codec_config = None
         self._service_group = ReentrantCallbackGroup()
         self._subscription_group = MutuallyExclusiveCallbackGroup()
-        self._configured = NodeResources(self)   # publishers: configure .. cleanup
-        self._activated = NodeResources(self)    # subscriptions, services, timer: while active
         self._status_pub = self._counters_pub = self._status_timer = None
 
     # -- parameters -------------------------------------------------------------------------------
@@ -123,8 +121,8 @@ class MessageQueueNode(LifecycleNode):
             unknown_dests_are_reachable=values["unknown_dests_are_reachable"],
             max_packet_bytes=values["max_packet_bytes"])
         self._warn_unsendable_queues()
-        self._status_pub = self._configured.publisher(QueueStatus, "queue_status", 10)
-        self._counters_pub = self._configured.publisher(QueueCounters, "queue_counters", 10)
+        self._status_pub = self.configured.publisher(QueueStatus, "queue_status", 10)
+        self._counters_pub = self.configured.publisher(QueueCounters, "queue_counters", 10)
         self.get_logger().info(f"configured {len(self.queues.queues)} queues from "
                                f"{self.codec_config.path}")
         return TransitionCallbackReturn.SUCCESS
@@ -143,10 +141,10 @@ class MessageQueueNode(LifecycleNode):
     def on_activate(self, state) -> TransitionCallbackReturn:
         for topic, queue in self.queues.queues.items():
             qos = QoSProfile(depth=max(queue.maxsize, 50), reliability=ReliabilityPolicy.RELIABLE)
-            self._activated.subscription(
+            self.activated.subscription(
                 queue.codec.msg_class, topic, lambda msg, t=topic: self._on_message(t, msg), qos,
                 callback_group=self._subscription_group)
-        self._activated.subscription(NeighborReachability, "neighbor_reachability",
+        self.activated.subscription(NeighborReachability, "neighbor_reachability",
                                      self._on_reachability, 10,
                                      callback_group=self._subscription_group)
         # A deep request queue: many MACs/tools may call at once and none may be dropped.
@@ -155,33 +153,20 @@ class MessageQueueNode(LifecycleNode):
                 (GetNextPacketData, "get_next_packet_data", self._on_get_next_packet_data),
                 (PriorityUpdate, "priority_update", self._on_priority_update),
                 (QueueActive, "queue_active", self._on_queue_active)):
-            self._activated.service(srv_type, name, callback, qos_profile=service_qos,
+            self.activated.service(srv_type, name, callback, qos_profile=service_qos,
                                     callback_group=self._service_group)
-        self._status_timer = self._activated.timer(
+        self._status_timer = self.activated.timer(
             1.0 / self.get_parameter("update_rate").value, self.publish_status,
             callback_group=self._service_group)
         return super().on_activate(state)
 
     def on_deactivate(self, state) -> TransitionCallbackReturn:
-        self._stop_io()
+        self._status_timer = None
         return super().on_deactivate(state)
 
-    def on_cleanup(self, state) -> TransitionCallbackReturn:
-        self._release()
-        return TransitionCallbackReturn.SUCCESS
-
-    def on_shutdown(self, state) -> TransitionCallbackReturn:
-        self._release()
-        return TransitionCallbackReturn.SUCCESS
-
-    def _stop_io(self) -> None:
+    def on_release(self) -> None:
+        """Drop references to what configure and activate made (ManagedNode releases them)."""
         self._status_timer = None
-        self._activated.release()
-
-    def _release(self) -> None:
-        """Everything configure and activate created (on_cleanup, on_shutdown; safe twice)."""
-        self._stop_io()
-        self._configured.release()
         self._status_pub = self._counters_pub = None
         self.queues = None
         self.codec_config = None

@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 import threading
 
-from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
+from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Header
 
@@ -28,7 +28,7 @@ from acomms_core.codecs.config import (
     codec_config_from_parameters,
 )
 from acomms_core.ros.ros_support import (
-    NodeResources,
+    ManagedNode,
     declare_parameters,
     is_active,
     now_s,
@@ -44,7 +44,7 @@ COUNTERS = ("packets_received", "packets_unmatched", "messages_published", "unkn
             "checksum_failures", "invalid_bytes", "decode_errors", "no_publish_topic")
 
 
-class PacketDispatchNode(LifecycleNode):
+class PacketDispatchNode(ManagedNode):
     """Lifecycle node: packet_rx -> decoded messages on their publish topics."""
 
     def __init__(self, node_name: str = "packet_dispatch_node", **kwargs):
@@ -54,8 +54,6 @@ class PacketDispatchNode(LifecycleNode):
         self.counts = dict.fromkeys(COUNTERS, 0)
         self.last_error = ""
         self._dispatch_lock = threading.Lock()
-        self._configured = NodeResources(self)   # publishers: configure .. cleanup
-        self._activated = NodeResources(self)    # the packet_rx subscription: while active
         self._topic_publishers = {}        # (codec id, src or None) -> lifecycle publisher
         self._status_pub = None
 
@@ -74,35 +72,21 @@ class PacketDispatchNode(LifecycleNode):
         qos = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
         for message in self.codec_config.message_codecs:
             for src, topic in message.publish_topics().items():
-                self._topic_publishers[(message.id, src)] = self._configured.publisher(
+                self._topic_publishers[(message.id, src)] = self.configured.publisher(
                     message.msg_class, topic, qos)
-        self._status_pub = self._configured.publisher(DispatchStatus, "dispatch_status", 10)
+        self._status_pub = self.configured.publisher(DispatchStatus, "dispatch_status", 10)
         self.get_logger().info(f"configured {len(self.codec_config.message_codecs)} message "
                                f"codecs from {self.codec_config.path}")
         return TransitionCallbackReturn.SUCCESS
 
     def on_activate(self, state) -> TransitionCallbackReturn:
-        self._activated.subscription(
+        self.activated.subscription(
             ReceivedPacket, "packet_rx", self.on_packet_rx,
             QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE))
         return super().on_activate(state)
 
-    def on_deactivate(self, state) -> TransitionCallbackReturn:
-        self._activated.release()
-        return super().on_deactivate(state)
-
-    def on_cleanup(self, state) -> TransitionCallbackReturn:
-        self._release()
-        return TransitionCallbackReturn.SUCCESS
-
-    def on_shutdown(self, state) -> TransitionCallbackReturn:
-        self._release()
-        return TransitionCallbackReturn.SUCCESS
-
-    def _release(self) -> None:
-        """Everything configure and activate created (on_cleanup, on_shutdown; safe twice)."""
-        self._activated.release()
-        self._configured.release()
+    def on_release(self) -> None:
+        """Drop references to what configure made (ManagedNode releases the entities)."""
         self._topic_publishers = {}
         self._status_pub = None
         self.codec_config = None

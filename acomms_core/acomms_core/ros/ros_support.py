@@ -5,7 +5,9 @@
   (the rclpy on-set / post-set split).
 - `is_active(node)`: the lifecycle state without reaching into rclpy internals everywhere.
 - `NodeResources`: creates and tracks a node's publishers, services, subscriptions, clients and
-  timers, and releases all of them in reverse order with one call (on_cleanup / on_shutdown).
+  timers, and releases all of them in reverse order with one call (on_cleanup / on_shutdown);
+  `ManagedNode`: a LifecycleNode with one holder for configure and one for activate, released by
+  the default on_deactivate / on_cleanup / on_shutdown.
 - `now_s`, `seconds_to_time_msg`, `seconds_to_duration_msg`, `stamp_seconds`: one set of time
   conversions.
 """
@@ -17,13 +19,15 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from rcl_interfaces.msg import SetParametersResult
+from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rclpy.parameter import Parameter
 
 from acomms_core.ros.parameter_spec import ParameterSpec, Validator
 
 __all__ = ["ParameterSpec", "Validator", "declare_parameters", "parameter_values", "run_node",
-           "is_active", "lifecycle_state_label", "NodeResources", "destroy_entities", "now_s",
-           "seconds_to_time_msg", "seconds_to_duration_msg", "stamp_seconds"]
+           "is_active", "lifecycle_state_label", "NodeResources", "ManagedNode",
+           "destroy_entities", "now_s", "seconds_to_time_msg", "seconds_to_duration_msg",
+           "stamp_seconds", "counters_diagnostics", "wake_timer_at"]
 
 # apply(values, changed): values are every spec's current value after an accepted change,
 # changed the names that changed.
@@ -251,3 +255,39 @@ def wake_timer_at(timer, wake_ns: int, now_ns: int) -> bool:
     except InvalidHandle:
         return False
     return True
+
+
+class ManagedNode(LifecycleNode):
+    """An rclpy LifecycleNode with the acomms lifecycle rule built in (docs/ARCHITECTURE.md).
+
+    `self.configured` holds what on_configure creates (publishers, clients), `self.activated`
+    what on_activate creates (services, subscriptions, timers that must not act while
+    inactive). on_deactivate releases `activated`; on_cleanup and on_shutdown release
+    everything through `release_resources()`: `activated`, then the node's own `on_release()`
+    (stop threads, drop references), then `configured`. Safe to run twice.
+    """
+
+    def __init__(self, node_name: str, **kwargs):
+        super().__init__(node_name, **kwargs)
+        self.configured = NodeResources(self)
+        self.activated = NodeResources(self)
+
+    def on_deactivate(self, state):
+        self.activated.release()
+        return super().on_deactivate(state)
+
+    def on_cleanup(self, state):
+        self.release_resources()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state):
+        self.release_resources()
+        return TransitionCallbackReturn.SUCCESS
+
+    def release_resources(self) -> None:
+        self.activated.release()
+        self.on_release()
+        self.configured.release()
+
+    def on_release(self) -> None:
+        """Hook: the node's own clean-up between releasing `activated` and `configured`."""

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
+from rclpy.lifecycle import TransitionCallbackReturn
 from std_msgs.msg import String
 
 from acomms_core.ros.ros_support import (
-    NodeResources,
+    ManagedNode,
     declare_parameters,
     is_active,
     now_s,
@@ -54,13 +54,11 @@ TOPICS = (("packet_rx", ReceivedPacket, 10), ("cst", CST, 10), ("xst", XST, 10),
 IMMEDIATE_QUEUES = (0, QueueTxPacket.Request.QUEUE_IMMEDIATE)
 
 
-class AcommsDriverNode(LifecycleNode):
+class AcommsDriverNode(ManagedNode):
     def __init__(self, node_name: str = "acomms_driver_node", **kwargs):
         super().__init__(node_name, **kwargs)
         self.params = declare_parameters(self, PARAMETERS, self._validate, self._apply)
         self.client: MicromodemClient | None = None
-        self._resources = NodeResources(self)         # configure .. cleanup
-        self._active_resources = NodeResources(self)  # activate .. deactivate
         self._topic_publishers: dict = {}
         self.counters: dict[str, int] = {"bad_requests": 0, "nmea_to_modem_refused": 0}
 
@@ -94,7 +92,7 @@ class AcommsDriverNode(LifecycleNode):
         except (ValueError, OSError) as exc:
             self.get_logger().error(f"configure failed: {exc}")
             return TransitionCallbackReturn.FAILURE
-        resources = self._resources
+        resources = self.configured
         self._topic_publishers = {topic.lstrip("/"): resources.publisher(msg_type, topic, depth)
                             for topic, msg_type, depth in TOPICS}
         quick = MutuallyExclusiveCallbackGroup()
@@ -112,29 +110,20 @@ class AcommsDriverNode(LifecycleNode):
     def on_activate(self, state) -> TransitionCallbackReturn:
         result = super().on_activate(state)
         self.client.start()
-        self._active_resources.timer(self.params["diagnostics_period_s"],
+        self.activated.timer(self.params["diagnostics_period_s"],
                                      self._publish_diagnostics)
         return result
 
     def on_deactivate(self, state) -> TransitionCallbackReturn:
-        self._active_resources.release()
+        self.activated.release()
         if self.client is not None:
             self.client.stop()
         return super().on_deactivate(state)
 
-    def on_cleanup(self, state) -> TransitionCallbackReturn:
-        self._release()
-        return TransitionCallbackReturn.SUCCESS
-
-    def on_shutdown(self, state) -> TransitionCallbackReturn:
-        self._release()
-        return TransitionCallbackReturn.SUCCESS
-
-    def _release(self) -> None:
-        self._active_resources.release()
+    def on_release(self) -> None:
+        """Close the modem link before ManagedNode releases the publishers it feeds."""
         self._close_client()
         self._topic_publishers = {}
-        self._resources.release()
 
     def _close_client(self) -> None:
         # getattr: rclpy may destroy a node whose constructor raised (refused parameters)

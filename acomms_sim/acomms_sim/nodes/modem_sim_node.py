@@ -36,7 +36,7 @@ import threading
 
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
+from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.task import Future
 
 from acomms_core.modems.registry import (
@@ -45,7 +45,7 @@ from acomms_core.modems.registry import (
     modem_profile,
 )
 from acomms_core.ros.ros_support import (
-    NodeResources,
+    ManagedNode,
     ParameterSpec,
     counters_diagnostics,
     declare_parameters,
@@ -152,7 +152,7 @@ def static_position(values: dict) -> tuple[float, float, float]:
     return values["latitude"], values["longitude"], values["depth"]
 
 
-class ModemSimNode(LifecycleNode):
+class ModemSimNode(ManagedNode):
     def __init__(self, node_name: str = "modem_sim_node", **kwargs):
         super().__init__(node_name, **kwargs)
         declare_parameters(self, SPECS, validate, self._apply)
@@ -161,8 +161,6 @@ class ModemSimNode(LifecycleNode):
         self._lock = threading.RLock()  # the ping service runs beside the other callbacks
         self._pings: dict[int, Future] = {}
         self._sound_speed = None  # last accepted SoundSpeedProfile (physics object)
-        self._resources = NodeResources(self)  # configure .. cleanup
-        self._activity = NodeResources(self)  # activate .. deactivate
         self.location = ModemLocation(self)
 
     @property
@@ -206,8 +204,8 @@ class ModemSimNode(LifecycleNode):
             return TransitionCallbackReturn.FAILURE
         self.modem = modem
         self._create_entities()
-        if not self.location.configure(values, self._resources, self._group):
-            self._release()
+        if not self.location.configure(values, self.configured, self._group):
+            self.release_resources()
             return TransitionCallbackReturn.FAILURE
         self.get_logger().info(
             f"configured SRC={values['SRC']} fc={values['center_frequency_hz']} Hz "
@@ -216,7 +214,7 @@ class ModemSimNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def _create_entities(self) -> None:
-        r = self._resources
+        r = self.configured
         self._rx_pub = r.publisher(ReceivedPacket, "packet_rx", 10)
         self._tx_pub = r.publisher(TransmittedPacket, "transmit", 10)
         self._cst_pub = r.publisher(CST, "cst", 10)
@@ -237,34 +235,23 @@ class ModemSimNode(LifecycleNode):
         values = parameter_values(self, ["event_period_s", "location_period_s",
                                          "diagnostics_period_s"])
         self._event_anchor_ns = self.get_clock().now().nanoseconds
-        self._event_timer = self._activity.timer(values["event_period_s"], self._on_event_timer,
+        self._event_timer = self.activated.timer(values["event_period_s"], self._on_event_timer,
                                                  callback_group=self._group)
-        self._activity.timer(values["diagnostics_period_s"], self._publish_diagnostics,
+        self.activated.timer(values["diagnostics_period_s"], self._publish_diagnostics,
                              callback_group=self._group)
         if self.location.client is not None:
-            self._activity.timer(values["location_period_s"], self.location.poll,
+            self.activated.timer(values["location_period_s"], self.location.poll,
                                  callback_group=self._group)
             self.location.poll()
         return super().on_activate(state)
 
     def on_deactivate(self, state) -> TransitionCallbackReturn:
         self._event_timer = None
-        self._activity.release()
         return super().on_deactivate(state)
 
-    def on_cleanup(self, state) -> TransitionCallbackReturn:
-        self._release()
-        return TransitionCallbackReturn.SUCCESS
-
-    def on_shutdown(self, state) -> TransitionCallbackReturn:
-        self._release()
-        return TransitionCallbackReturn.SUCCESS
-
-    def _release(self) -> None:
-        """Everything configure and activate created, and the modem; pending pings time out."""
+    def on_release(self) -> None:
+        """The modem goes (ManagedNode releases the entities); pending pings time out."""
         self._event_timer = None
-        self._activity.release()
-        self._resources.release()
         self.location.release()
         with self._lock:
             self.modem = None
