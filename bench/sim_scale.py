@@ -93,6 +93,7 @@ def plot(rows: list[dict], path: pathlib.Path) -> None:
     right.set_ylabel("start-up, wall s", color="tab:red")
     left.set_title("acomms_run --warp max, TDMA, one nav message per vehicle per cycle")
     fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
 
 
@@ -103,7 +104,7 @@ def main() -> int:
     parser.add_argument("--duration", type=float, default=3600.0, help="simulated s")
     parser.add_argument("--reference-warp", type=float, default=20.0)
     parser.add_argument("--reference-max-n", type=int, default=8)
-    parser.add_argument("--png", default="sim_scale.png")
+    parser.add_argument("--png", default="acomms_demo_out/sim_scale.png")
     args = parser.parse_args()
     header = ("N", "start-up s", "run s", "sim/wall", "steps", "delivered", "RSS MB",
               "= reference")
