@@ -107,11 +107,13 @@ def run_split(tmp_path: pathlib.Path, duration: str, vehicle: str) -> tuple[dict
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         out = tmp_path / "split"
-        assert cli.main([str(CONFIG / "demo.yaml"), "--duration", duration, "--warp", "max",
-                         "--quiet", "--out", str(out), "--exclude", vehicle,
-                         "--participants", f"participant_{vehicle}",
-                         "--step-timeout", "60"]) == 0
+        status = cli.main([str(CONFIG / "demo.yaml"), "--duration", duration, "--warp", "max",
+                           "--quiet", "--out", str(out), "--exclude", vehicle,
+                           "--participants", f"participant_{vehicle}", "--step-timeout", "60"])
+        if status != 0 and participant.poll() is None:
+            participant.kill()
         _, err = participant.communicate(timeout=30)
+        assert status == 0, f"acomms_run exited {status}; the participant said: {err}"
         assert participant.returncode == 0, err
     finally:
         if participant.poll() is None:

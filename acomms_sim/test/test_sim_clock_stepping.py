@@ -125,3 +125,22 @@ def test_conductor_stops_on_a_silent_participant_naming_it():
         assert ros.spin_until(lambda: clock.stopped_reason is not None, timeout=5.0)
         assert clock.stopped_reason == ("participant silent did not answer Tick 0 within 0.3 "
                                         "wall s at simulated time 0.000 s")
+
+
+def test_a_tock_sent_before_discovery_matched_still_reaches_the_conductor():
+    """A second process can answer the (latched) Tick before its Tock publisher has matched the
+    conductor's subscription; the Tock must not be lost (it once stalled a two-process run)."""
+    from rclpy.qos import QoSDurabilityPolicy, QoSProfile
+
+    from acomms_core.ros.testing import RosHarness
+    from acomms_interfaces.msg import Tock
+
+    with RosHarness() as ros, RosHarness() as other_process:
+        clock = _conductor(ros, ["late"], timeout_s=20.0)
+        ros.configure_and_activate(clock)
+        assert clock.round is not None and clock.round.step_id == 0
+        publisher = other_process.helper.create_publisher(
+            Tock, "/tock", QoSProfile(depth=10, durability=QoSDurabilityPolicy.TRANSIENT_LOCAL))
+        publisher.publish(Tock(step_id=0, node_name="late", work=0))  # before any matching
+        assert ros.spin_until(lambda: clock.round.step_id > 0, timeout=15.0), (
+            clock.stopped_reason or "the Tock never arrived")

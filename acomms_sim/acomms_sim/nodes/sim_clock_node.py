@@ -138,7 +138,10 @@ class SimClockNode(LifecycleNode):
             # Latched: a participant that subscribes late still gets the step it must answer.
             self.tick_pub = self._resources.publisher(Tick, "/tick", QoSProfile(
                 depth=1, durability=QoSDurabilityPolicy.TRANSIENT_LOCAL))
-            self._resources.subscription(Tock, "/tock", self._on_tock, 100)
+            # Transient local like the participants' Tock publishers: a Tock sent before
+            # discovery matched the two (a slow second process) still arrives.
+            self._resources.subscription(Tock, "/tock", self._on_tock, QoSProfile(
+                depth=100, durability=QoSDurabilityPolicy.TRANSIENT_LOCAL))
         return TransitionCallbackReturn.SUCCESS
 
     def on_activate(self, state) -> TransitionCallbackReturn:
