@@ -31,7 +31,7 @@ from acomms_bringup.run.traffic import TrafficPlan, match_key
 from acomms_core.modems.profile import ModemProfile
 from acomms_core.modems.registry import MODEM_PROFILE_PARAMETER, modem_profile
 from acomms_core.ros.ros_support import NodeResources, now_s, stamp_seconds, wake_timer_at
-from acomms_core.time_grid import TimeGrid
+from acomms_core.time_grid import TimeGrid, seconds_to_ns
 
 TRAFFIC_TICK_MAX_S = 0.5  # the traffic timer runs at least this often (simulated seconds)
 
@@ -105,7 +105,7 @@ class Recorder(Node):
         period = min(TRAFFIC_TICK_MAX_S,
                      min(p.traffic.period_seconds for p in self.plans) / 2.0)
         now_ns = self.get_clock().now().nanoseconds
-        self._traffic_grid = TimeGrid(now_ns, int(round(period * 1e9)))
+        self._traffic_grid = TimeGrid(now_ns, seconds_to_ns(period))
         self._traffic_timer = self._traffic.timer(period, self._on_traffic_timer,
                                                   callback_group=self._group)
         self._on_traffic_timer()

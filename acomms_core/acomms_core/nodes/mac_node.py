@@ -47,7 +47,7 @@ from acomms_core.ros.ros_support import (
     run_node,
     wake_timer_at,
 )
-from acomms_core.time_grid import TimeGrid
+from acomms_core.time_grid import TimeGrid, ns_to_seconds, seconds_to_ns
 
 
 def message_class(type_name: str):
@@ -125,7 +125,7 @@ class MacNode(ManagedNode):
         now_ns = self.get_clock().now().nanoseconds
         if now_ns >= self._wake_ns:
             return last
-        return max(last, self._grid.latest_at_or_before(now_ns) * 1e-9)
+        return max(last, ns_to_seconds(self._grid.latest_at_or_before(now_ns)))
 
     @last_tick_time.setter
     def last_tick_time(self, value: float | None) -> None:
@@ -181,7 +181,7 @@ class MacNode(ManagedNode):
             self.last_tick_time = None
         timers = self.activated
         period_s = self.get_parameter("tick_period_seconds").value
-        self._grid = TimeGrid(self.get_clock().now().nanoseconds, int(round(period_s * 1e9)))
+        self._grid = TimeGrid(self.get_clock().now().nanoseconds, seconds_to_ns(period_s))
         self._wake_ns = None
         self._tick_timer = timers.timer(period_s, self._on_tick)
         self._jump_handler = self.get_clock().create_jump_callback(
@@ -225,7 +225,7 @@ class MacNode(ManagedNode):
                 self._schedule_tick(None if self.pipeline.busy() else
                                     self.policy.next_decision_time_s(
                                         now, self.pipeline.held_frames,
-                                        self._grid.period_ns * 1e-9))
+                                        ns_to_seconds(self._grid.period_ns)))
 
     def _on_clock_jump_back(self, _jump) -> None:
         """Sim time restarted: tick as usual from the new time (the schedule decides anew)."""
@@ -267,7 +267,7 @@ class MacNode(ManagedNode):
         with self._lock:
             if self.policy.config is None or self._status_publisher is None:
                 return
-            fields = self.policy.status(time.nanoseconds * 1e-9)
+            fields = self.policy.status(ns_to_seconds(time.nanoseconds))
             counters = dict(self.counters)
             muted = self.policy.software_muted()
         stamp = time.to_msg()

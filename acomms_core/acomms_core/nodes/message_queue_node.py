@@ -50,6 +50,7 @@ from acomms_core.ros.ros_support import (
     run_node,
     seconds_to_time_msg,
 )
+from acomms_core.time_grid import seconds_to_ns
 from acomms_interfaces.msg import (
     NeighborReachability,
     QueueCounters,
@@ -102,7 +103,7 @@ class MessageQueueNode(ManagedNode):
             queues.max_packet_bytes = values["max_packet_bytes"]
         timer = self._status_timer
         if "update_rate" in changed and timer is not None:
-            timer.timer_period_ns = int(1e9 / values["update_rate"])
+            timer.timer_period_ns = seconds_to_ns(1.0 / values["update_rate"])
             timer.reset()
 
     # -- lifecycle --------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from acomms_core.ros.ros_support import (
     run_node,
     seconds_to_time_msg,
 )
+from acomms_core.time_grid import seconds_to_ns
 from acomms_driver.micromodem import nmea
 from acomms_interfaces.msg import ModemSensorData
 
@@ -75,7 +76,7 @@ class ModemSensorDataNode(LifecycleNode):
         """Post-set: a new query interval restarts the poll timer."""
         self.params = dict(values)
         if "query_interval_s" in changed and self._poll_timer is not None:
-            self._poll_timer.timer_period_ns = int(values["query_interval_s"] * 1e9)
+            self._poll_timer.timer_period_ns = seconds_to_ns(values["query_interval_s"])
             self._poll_timer.reset()
 
     def on_configure(self, state) -> TransitionCallbackReturn:
@@ -119,7 +120,7 @@ class ModemSensorDataNode(LifecycleNode):
         self._polling = True
         for name in SENSOR_FIELDS:
             self._nmea_out.publish(String(data=f"$CCCFQ,{name}"))
-        self._deadline_timer.timer_period_ns = int(self.params["reply_timeout_s"] * 1e9)
+        self._deadline_timer.timer_period_ns = seconds_to_ns(self.params["reply_timeout_s"])
         self._deadline_timer.reset()
 
     def _on_nmea(self, msg: String) -> None:

@@ -19,31 +19,20 @@ import dataclasses
 import math
 from collections.abc import Iterable
 
-NS_PER_S = 1_000_000_000
+from acomms_core.time_grid import (  # noqa: F401 - re-exported for the clock's users
+    NS_PER_S,
+    ns_to_seconds,
+    seconds_to_ns,
+    split_ns,
+    stamp_ns,
+)
+
 DEFAULT_STEP_TIMEOUT_S = 30.0  # wall seconds one step (drain, or a Tock round) may take
 WARP_MAX = "max"
 
 
 class StepTimeout(RuntimeError):
     """A step did not complete in time; the message names who and the simulated time."""
-
-
-def seconds_to_ns(seconds: float) -> int:
-    return int(round(seconds * NS_PER_S))
-
-
-def ns_to_seconds(ns: int) -> float:
-    return ns / NS_PER_S
-
-
-def stamp_ns(stamp) -> int:
-    """A builtin_interfaces Time (anything with sec and nanosec) in integer nanoseconds."""
-    return int(stamp.sec) * NS_PER_S + int(stamp.nanosec)
-
-
-def split_ns(time_ns: int) -> dict:
-    """The sec/nanosec fields of a builtin_interfaces Time for time_ns (exact)."""
-    return {"sec": time_ns // NS_PER_S, "nanosec": time_ns % NS_PER_S}
 
 
 def next_step_ns(now_ns: int, deadlines_ns: Iterable[int | None], end_ns: int) -> int:

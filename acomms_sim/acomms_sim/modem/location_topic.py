@@ -33,6 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from acomms_core.ros.parameter_spec import ParameterSpec
+from acomms_core.time_grid import ns_to_seconds, stamp_ns
 from acomms_sim.physics import geodesy
 
 NAVSAT_STATUS_NO_FIX = -1  # sensor_msgs/NavSatStatus.STATUS_NO_FIX
@@ -157,7 +158,7 @@ class LocationReader:
         if self.frame_id and header.frame_id != self.frame_id:
             raise PositionRejected("location_wrong_frame",
                                    f"frame_id {header.frame_id!r}, expected {self.frame_id!r}")
-        stamp_s = header.stamp.sec + header.stamp.nanosec * 1e-9
+        stamp_s = ns_to_seconds(stamp_ns(header.stamp))
         if self.max_age_s > 0.0 and stamp_s > 0.0 and now_s - stamp_s > self.max_age_s:
             raise PositionRejected("location_stale",
                                    f"stamped {now_s - stamp_s:.3f} s ago (limit "
