@@ -1,7 +1,8 @@
 """acomms_run SCENARIO.yaml: run a whole scenario in one process, print and write its summary.
 
     acomms_run acomms_bringup/config/demo.yaml [--duration S] [--warp W|max] [--out DIR] [--quiet]
-               [--clock deterministic|free] [--step-timeout S] [--participants NAME,...]
+               [--clock deterministic|free] [--executor events|single] [--step-timeout S]
+               [--participants NAME,...]
 
 Time (`--clock`): `deterministic` (the default) advances simulated time only when every node
 finished the work due now, then jumps to the next pending event: the same scenario and seed give
@@ -9,7 +10,10 @@ the same results however busy the machine is. `--warp W` limits it to at most W 
 scenario's warp_factor by default), `--warp max` runs as fast as possible. `--clock free` is the
 old free-running clock (nodes may fall behind; the summary then warns). `--participants` names
 processes that join the steps through Tick/Tock (`acomms_participant`); `--step-timeout` bounds
-the wall time of one step (a hung participant or node stops the run with one line).
+the wall time of one step (a hung participant or node stops the run with one line). The steps run
+on rclpy's C++ EventsExecutor (`--executor events`, the default where rclpy has it; a step costs
+what its callbacks cost) or the SingleThreadedExecutor (`--executor single`, rebuilds a wait set
+over every entity per wait: slower, same results).
 
 Loads the scenario, brings every node up in this process (`acomms_bringup.run.runner.Runner`),
 runs it for its duration in simulated time with a progress bar, shuts it down, prints the summary
@@ -33,6 +37,7 @@ import time
 from acomms_bringup.description.scenario import Scenario, ScenarioError, load_scenario
 from acomms_bringup.run import report
 from acomms_bringup.run.runner import CLOCK_MODES, RunError, Runner, RunStopped
+from acomms_sim.clock.events_stepper import STEP_EXECUTORS
 from acomms_sim.clock.stepping import DEFAULT_STEP_TIMEOUT_S, parse_warp
 
 DEFAULT_OUT_DIR = "acomms_demo_out"
@@ -67,6 +72,9 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--step-timeout", type=_positive, default=DEFAULT_STEP_TIMEOUT_S,
                         metavar="S", help="deterministic: wall seconds one step may take before "
                         f"the run stops (default {DEFAULT_STEP_TIMEOUT_S:g})")
+    parser.add_argument("--executor", choices=STEP_EXECUTORS, default=None,
+                        help="deterministic: 'events' (rclpy's EventsExecutor, fast; the default "
+                        "where rclpy has it) or 'single' (SingleThreadedExecutor)")
     parser.add_argument("--participants", default="", metavar="NAME,...",
                         help="deterministic: Tick/Tock participants in other processes")
     parser.add_argument("--exclude", default="", metavar="GROUP,...",
@@ -146,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
                         else arguments.warp,
                         participants=tuple(p for p in arguments.participants.split(",") if p),
                         step_timeout_s=arguments.step_timeout,
-                        exclude=tuple(g for g in arguments.exclude.split(",") if g))
+                        exclude=tuple(g for g in arguments.exclude.split(",") if g),
+                        step_executor=arguments.executor)
         _bring_up_and_run(runner, arguments, out)
     except ScenarioError as exc:
         print(f"acomms_run: {exc}", file=sys.stderr)

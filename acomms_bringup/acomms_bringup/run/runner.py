@@ -47,6 +47,7 @@ from acomms_bringup.run.traffic import TrafficError, plan_traffic
 from acomms_core.modems.profile import ModemProfile
 from acomms_core.modems.registry import MODEM_PROFILE_PARAMETER, modem_profile
 from acomms_core.ros.ros_support import now_s
+from acomms_sim.clock.events_stepper import default_step_executor
 from acomms_sim.clock.stepping import (
     DEFAULT_STEP_TIMEOUT_S,
     StepStats,
@@ -114,15 +115,19 @@ class Runner:
     def __init__(self, scenario: Scenario, stream: TextIO = sys.stdout, progress: bool = True,
                  num_threads: int = 4, clock_mode: str = "free",
                  warp: float | None = -1.0, participants: tuple[str, ...] = (),
-                 step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S, exclude: tuple[str, ...] = ()):
+                 step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S, exclude: tuple[str, ...] = (),
+                 step_executor: str | None = None):
         """warp: deterministic throttle, None = as fast as possible, -1 = the scenario's;
-        exclude: groups run by participants in other processes (acomms_participant)."""
+        exclude: groups run by participants in other processes (acomms_participant);
+        step_executor: 'events' or 'single' (deterministic clock; default: events if rclpy
+        has the EventsExecutor)."""
         self.scenario = scenario
         self.stream = stream
         self.clock_mode = clock_mode if scenario.clock.use_sim_time else "wall"
         self.warp = scenario.clock.warp_factor if warp == -1.0 else warp
         self.participants = tuple(participants)
         self.step_timeout_s = step_timeout_s
+        self.step_executor_kind = step_executor or default_step_executor()
         self.stats = StepStats()
         self._behind: dict[str, str] = {}  # free clock: node -> fell-behind counts
         stack = describe_stack(scenario)
@@ -286,12 +291,21 @@ class Runner:
         return next(n for n in self.nodes.values() if isinstance(n, SimClockNode))
 
     def _hand_back_executor(self) -> None:
-        """After stepping: the stepping executor spins in the background again (for shutdown;
-        it owns the tasks and futures of the run), the start-up executor is retired."""
+        """After stepping, an executor spins in the background again for the shutdown: the
+        SingleThreadedExecutor that stepped (it owns the run's tasks and futures), or, after the
+        EventsExecutor (not made for a second thread creating clients meanwhile), a fresh
+        multi-threaded one. The start-up executor is retired."""
         if self.step_executor is None:
             return
         retired, self.executor, self.step_executor = self.executor, self.step_executor, None
         retired.shutdown(timeout_sec=1.0)
+        if not isinstance(self.executor, SingleThreadedExecutor):
+            events, self.executor = self.executor, MultiThreadedExecutor(
+                num_threads=self.num_threads, context=self.context)
+            for node in events.get_nodes():
+                events.remove_node(node)
+                self.executor.add_node(node)
+            events.shutdown()
         self._pause.clear()
         self._thread = threading.Thread(target=self._spin, name="acomms_run executor",
                                         daemon=True)

@@ -16,6 +16,7 @@ import time
 
 from rclpy.executors import SingleThreadedExecutor
 
+from acomms_sim.clock.events_stepper import EXECUTOR_EVENTS, EventsStepper, make_events_executor
 from acomms_sim.clock.executor_stepper import CallbackFailed, ExecutorStepper
 from acomms_sim.clock.stepping import (
     StepTimeout,
@@ -37,15 +38,22 @@ class SteppedRun:
         self.runner = runner
         self.clock = runner.clock_node()
 
-    def _take_over_executor(self) -> ExecutorStepper:
-        """Stop the background spin; move every node to a SingleThreadedExecutor run here."""
+    def _take_over_executor(self):
+        """Stop the background spin; move every node to an executor run here (the
+        EventsExecutor where rclpy has it and the runner asks for it, else single-threaded)."""
         runner = self.runner
+        events = runner.step_executor_kind == EXECUTOR_EVENTS
+        executor = (make_events_executor(runner.context) if events  # before the spin stops
+                    else SingleThreadedExecutor(context=runner.context))
         runner._pause.set()
         if runner._thread is not None:
             runner._thread.join(timeout=JOIN_TIMEOUT_S)
-        runner.step_executor = SingleThreadedExecutor(context=runner.context)
+        runner.step_executor = executor
         for node in runner.executor.get_nodes():
             runner.step_executor.add_node(node)
+        if events:
+            return EventsStepper(runner.step_executor, runner.context, runner.step_timeout_s,
+                                 bookkeeping=[self.clock])
         return ExecutorStepper(runner.step_executor, runner.step_timeout_s,
                                bookkeeping=[self.clock])
 
@@ -75,6 +83,8 @@ class SteppedRun:
         finally:
             runner.stats.callbacks = stepper.callbacks
             runner.record.steps = runner.stats.steps
+            if hasattr(stepper, "close"):
+                stepper.close()
 
     def _wall_s(self) -> float:
         return time.monotonic() - self.runner._started_wall
@@ -82,7 +92,7 @@ class SteppedRun:
     def _settle(self, stepper: ExecutorStepper, now_ns: int) -> list[int]:
         """Drain this process; with participants, repeat Tick rounds at now_ns until a round in
         which nobody did any work. The participants' next events."""
-        stepper.drain(ns_to_seconds(now_ns))
+        stepper.drain(ns_to_seconds(now_ns), now_ns=now_ns)
         if not self.runner.participants:
             return []
         while True:
@@ -92,11 +102,11 @@ class SteppedRun:
             while not tock_round.complete:
                 if self.clock.round_overdue():
                     raise StepTimeout(self.clock.overdue_message())
-                ran = stepper.drain(ns_to_seconds(now_ns))
+                ran = stepper.drain(ns_to_seconds(now_ns), now_ns=now_ns)
                 work += ran
                 if not ran:
                     time.sleep(TOCK_POLL_S)
-            work += stepper.drain(ns_to_seconds(now_ns))
+            work += stepper.drain(ns_to_seconds(now_ns), now_ns=now_ns)
             if tock_round.quiet and not work:
                 return tock_round.next_event_ns()
 

@@ -81,9 +81,10 @@ class ExecutorStepper:
                 for client in node.clients
                 if pending_requests(client) and client.srv_name not in local]
 
-    def drain(self, sim_s: float = 0.0) -> int:
+    def drain(self, sim_s: float = 0.0, now_ns: int | None = None) -> int:
         """Run ready callbacks until quiescence; the number run (bookkeeping nodes' callbacks
-        not counted). CallbackFailed when one raises, StepTimeout (naming the node) when
+        not counted). `now_ns` is for the EventsStepper's interface (a wait set sees due timers
+        itself). CallbackFailed when one raises, StepTimeout (naming the node) when
         quiescence is not reached within the step timeout."""
         ran, empty, last = 0, 0, "the executor"
         self.watchdog.arm("draining", self._clock())

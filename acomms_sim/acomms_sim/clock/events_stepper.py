@@ -1,0 +1,237 @@
+"""Deterministic stepping on rclpy's EventsExecutor (C++ event queue, no wait-set rebuild).
+
+The stock Python executors rebuild a wait set over every entity of every node for each wait; with
+~60 nodes (each with its parameter and lifecycle services) that costs milliseconds per wait and
+dominates a stepped run. The EventsExecutor queues one event per ready entity instead, so a step
+costs what its callbacks cost. It has no "is anything ready" query, so quiescence is found with a
+fence: publish a message on a private topic and spin until its callback runs. Events are queued in
+order (intraprocess delivery enqueues during `publish`), so everything queued before the fence has
+run by then. A round is quiet when the fence was the only event and no entity callback ran; two
+quiet rounds in a row (and no reply pending from another process) end the drain, as two empty
+waits end `ExecutorStepper.drain`.
+
+Entity callbacks are wrapped once to count them and to name the node whose callback raised.
+Falls back to `ExecutorStepper` where rclpy has no EventsExecutor (`events_executor_available`).
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import functools
+import inspect
+import io
+import os
+import sys
+import time
+
+from rclpy.node import Node
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import UInt64
+
+from acomms_sim.clock.executor_stepper import (
+    REMOTE_REPLY_POLL_S,
+    CallbackFailed,
+    node_name,
+    pending_requests,
+    ros_timer_deadlines_ns,
+)
+from acomms_sim.clock.stepping import DEFAULT_STEP_TIMEOUT_S, StepTimeout, Watchdog
+
+FENCE_SPIN_TIMEOUT_S = 0.05  # a spin that finds the queue empty waits at most this (wall)
+QUIET_ROUNDS = 2
+_WRAPPED = "_acomms_counted"
+
+
+EXECUTOR_EVENTS, EXECUTOR_SINGLE = "events", "single"
+STEP_EXECUTORS = (EXECUTOR_EVENTS, EXECUTOR_SINGLE)
+
+
+def events_executor_available() -> bool:
+    try:
+        from rclpy.experimental.events_executor import EventsExecutor  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def default_step_executor() -> str:
+    return EXECUTOR_EVENTS if events_executor_available() else EXECUTOR_SINGLE
+
+
+def make_events_executor(context):
+    """rclpy's EventsExecutor. Its factory enables faulthandler on sys.stderr, which fails when
+    stderr has no file descriptor (captured output, e.g. under pytest): then on the process's
+    own stderr."""
+    from rclpy.experimental.events_executor import EventsExecutor
+
+    try:
+        return EventsExecutor(context=context)
+    except io.UnsupportedOperation:
+        enable = faulthandler.enable
+        faulthandler.enable = lambda *args, **kwargs: enable(file=sys.__stderr__)
+        try:
+            return EventsExecutor(context=context)
+        finally:
+            faulthandler.enable = enable
+
+
+def _counting(callback, node: str, stepper: EventsStepper, bookkeeping: bool):
+    """`callback` counted, naming `node` when it raises; same signature and coroutine-ness
+    (rclpy passes TimerInfo only if asked and awaits coroutine functions)."""
+
+    def note() -> None:
+        stepper.callbacks_seen += 1
+        stepper.bookkeeping_seen += bookkeeping
+
+    if inspect.iscoroutinefunction(callback):
+        @functools.wraps(callback)
+        async def counted(*args):
+            note()
+            try:
+                return await callback(*args)
+            except BaseException:
+                stepper.failed_node = node
+                raise
+    else:
+        @functools.wraps(callback)
+        def counted(*args):
+            note()
+            try:
+                return callback(*args)
+            except BaseException:
+                stepper.failed_node = node
+                raise
+
+    setattr(counted, _WRAPPED, True)
+    return counted
+
+
+class EventsStepper:
+    """Drains an EventsExecutor to quiescence and finds its next ROS-time deadline."""
+
+    def __init__(self, executor, context, step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S,
+                 clock=time.monotonic, bookkeeping=()):
+        self.executor = executor
+        self.bookkeeping = set(bookkeeping)
+        self.watchdog = Watchdog(step_timeout_s)
+        self._clock = clock
+        self.callbacks = 0  # work callbacks run (bookkeeping nodes' not counted)
+        self.callbacks_seen = 0  # every wrapped callback, bookkeeping included
+        self.bookkeeping_seen = 0
+        self.failed_node = None  # whose callback raised last (the executor does not say)
+        self._fence_sent = self._fence_seen = 0
+        self._entity_count = -1
+        self._remote_clients: list = []
+        self._wrapped: list = []  # (entity, original callback), restored by close()
+        self.fence_node = Node(f"acomms_step_fence_{os.getpid()}", context=context,
+                               start_parameter_services=False, enable_rosout=False)
+        qos = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
+                         reliability=ReliabilityPolicy.RELIABLE)
+        topic = f"/_acomms_step_fence_{os.getpid()}"
+        self._fence_pub = self.fence_node.create_publisher(UInt64, topic, qos)
+        self._fence_sub = self.fence_node.create_subscription(UInt64, topic, self._on_fence, qos)
+        executor.add_node(self.fence_node)
+
+    @property
+    def nodes(self) -> list:
+        return [n for n in self.executor.get_nodes() if n is not self.fence_node]
+
+    def _on_fence(self, message: UInt64) -> None:
+        self._fence_seen = message.data
+
+    def _wrap_new_entities(self) -> None:
+        """Wrap the callbacks of entities created since the last drain, and note which clients
+        call services served in another process (cheap when nothing was created)."""
+        nodes = self.nodes
+        count = sum(1 for node in nodes for kind in (node.subscriptions, node.services,
+                                                     node.timers, node.clients) for _ in kind)
+        if count == self._entity_count:
+            return
+        self._entity_count = count
+        for node in nodes:
+            name, bookkeeping = node_name(node), node in self.bookkeeping
+            for entity in (*node.subscriptions, *node.services, *node.timers):
+                callback = getattr(entity, "callback", None)
+                if callback is not None and not getattr(callback, _WRAPPED, False):
+                    entity.callback = _counting(callback, name, self, bookkeeping)
+                    self._wrapped.append((entity, callback))
+        local = {service.srv_name for node in nodes for service in node.services}
+        self._remote_clients = [(node_name(node), client) for node in nodes
+                                for client in node.clients if client.srv_name not in local]
+
+    def remote_pending(self) -> list[str]:
+        """Nodes with a request to a service that no node of this executor serves."""
+        return [f"{name} (waiting for a service reply from another process)"
+                for name, client in self._remote_clients if pending_requests(client)]
+
+    def drain(self, sim_s: float = 0.0, now_ns: int | None = None) -> int:
+        """Run queued events until quiescence; the number of work callbacks run. With `now_ns`,
+        quiescence also needs every sim-time node's clock at now_ns and no ROS-time timer due
+        (the executor readies timers from its own thread, so a fence can overtake one).
+        CallbackFailed when a callback raises, StepTimeout when quiescence is not reached
+        within the step timeout."""
+        self._wrap_new_entities()
+        start_seen, start_bookkeeping = self.callbacks_seen, self.bookkeeping_seen
+        quiet, last = 0, "the executor"
+        self.watchdog.arm("draining", self._clock())
+        while quiet < QUIET_ROUNDS:
+            before = self.callbacks_seen
+            spins = self._fence_round(sim_s)
+            if spins == 1 and self.callbacks_seen == before:
+                waiting = self.remote_pending() or self._lagging(now_ns)
+                if not waiting:
+                    quiet += 1
+                    continue
+                last = waiting[0]
+                time.sleep(REMOTE_REPLY_POLL_S)
+            quiet = 0
+            self._check(last, sim_s)
+        self.watchdog.disarm()
+        ran = (self.callbacks_seen - start_seen) - (self.bookkeeping_seen - start_bookkeeping)
+        self.callbacks += ran
+        return ran
+
+    def _lagging(self, now_ns: int | None) -> list[str]:
+        """Nodes whose sim-time clock has not reached now_ns yet, or with a timer due."""
+        if now_ns is None:
+            return []
+        for node in self.nodes:
+            clock = node.get_clock()
+            if clock.ros_time_is_active and clock.now().nanoseconds < now_ns:
+                return [f"{node_name(node)} (its clock has not reached the step yet)"]
+            if any(deadline <= now_ns for deadline in ros_timer_deadlines_ns([node])):
+                return [f"{node_name(node)} (a timer due now has not run yet)"]
+        return []
+
+    def _fence_round(self, sim_s: float) -> int:
+        """Publish a fence and spin until its callback ran; the number of spins it took."""
+        self._fence_sent += 1
+        self._fence_pub.publish(UInt64(data=self._fence_sent))
+        spins = 0
+        while self._fence_seen != self._fence_sent:
+            spins += 1
+            try:
+                self.executor.spin_once(timeout_sec=FENCE_SPIN_TIMEOUT_S)
+            except Exception as error:  # a node callback raised
+                raise CallbackFailed(self.failed_node or "a node", error) from None
+            self._check("the executor", sim_s)
+        return spins
+
+    def _check(self, last: str, sim_s: float) -> None:
+        if self.watchdog.expired(self._clock()):
+            self.watchdog.what = f"{last}: step"
+            raise StepTimeout(self.watchdog.message(sim_s))
+
+    def next_deadline_ns(self) -> list[int]:
+        return ros_timer_deadlines_ns(self.nodes)
+
+    def close(self) -> None:
+        """Restore the entities' own callbacks; remove and destroy the fence node."""
+        for entity, callback in self._wrapped:
+            entity.callback = callback
+        self._wrapped.clear()
+        try:
+            self.executor.remove_node(self.fence_node)
+        finally:
+            self.fence_node.destroy_node()
+
