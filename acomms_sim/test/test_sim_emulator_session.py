@@ -4,22 +4,15 @@ reports, statistics switches, transponder pings and the faults tests ask for."""
 import time
 
 import pytest
-from sim_nmea_capture import Capture
+from sim_nmea_capture import emulator_pair
 
 from acomms_driver.micromodem import nmea
 from acomms_driver.micromodem.modem_status import format_clock_time, parse_clock_time
-from acomms_sim.emulator.micromodem_model import LoopbackBackend, MicromodemModel
 
 
 @pytest.fixture
 def pair():
-    backend = LoopbackBackend(delay_s=0.05)
-    a = MicromodemModel(1, backend, airtime_scale=0.02)
-    b = MicromodemModel(2, backend, airtime_scale=0.02)
-    yield a, Capture(a), b, Capture(b)
-    a.close()
-    b.close()
-    backend.close()
+    yield from emulator_pair(delay_s=0.05)
 
 
 def test_cctms_sets_the_clock_at_the_next_second_and_refuses_a_doubled_z(pair):

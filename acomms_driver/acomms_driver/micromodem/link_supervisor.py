@@ -181,12 +181,8 @@ class LinkSupervisor:
         self._reader_thread.start()
         got_connected = False
         try:
-            try:
-                reason = self.session.handshake()
-            except SessionEnded as exc:
-                reason = str(exc)
+            reason = self._handshake()
             if reason:
-                self.counters["handshake_failures"] += 1
                 self.last_reason = reason
                 return False
             got_connected = True
@@ -236,18 +232,24 @@ class LinkSupervisor:
                 probe_sent = False
             self.session.tick()
 
-    def _handshake_again(self) -> bool:
-        """The requested handshake on the open link; False (session failed) if it failed."""
-        why, self._handshake_requested = self._handshake_requested, ""
-        self.counters["rehandshakes"] += 1
-        self.state = "handshaking"
-        self.notifier.log("info", f"{why}: handshake again")
+    def _handshake(self) -> str | None:
+        """The session's handshake; the reason it failed (counted), or None."""
         try:
             reason = self.session.handshake()
         except SessionEnded as exc:
             reason = str(exc)
         if reason:
             self.counters["handshake_failures"] += 1
+        return reason
+
+    def _handshake_again(self) -> bool:
+        """The requested handshake on the open link; False (session failed) if it failed."""
+        why, self._handshake_requested = self._handshake_requested, ""
+        self.counters["rehandshakes"] += 1
+        self.state = "handshaking"
+        self.notifier.log("info", f"{why}: handshake again")
+        reason = self._handshake()
+        if reason:
             self._fail_session(f"handshake after '{why}' failed: {reason}")
             return False
         self.state = "connected"
