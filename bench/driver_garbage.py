@@ -48,7 +48,7 @@ def hostile_lines(rng: random.Random, count: int) -> list[bytes]:
                  nmea.format_sentence("CAACK", ["inf", "1e999", "1", "1"])]
     good = nmea.format_sentence("CATXF", [1])
     makers = [
-        lambda: good[:-5] + "00\r\n",                                    # wrong checksum
+        lambda: good[:-4] + "00\r\n",                                    # wrong checksum
         lambda: good[:good.index("*")] + "\r\n",                         # truncated
         lambda: bytes(rng.randrange(256) for _ in range(40)).translate(None, b"\r\n") + b"\n",
         lambda: "$CARFP," + "A" * (nmea.MAX_LINE_LENGTH + 50) + "\r\n",  # overlong

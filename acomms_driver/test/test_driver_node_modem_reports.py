@@ -36,12 +36,13 @@ def test_diagnostics_ack_and_transponders(modem, tmp_path):
         transponders = ros.helper.create_client(PingTransponders, f"/{NS}/ping_transponders")
         ros.configure_and_activate(driver.node)
         driver.wait_connected()
-        assert ros.spin_until(lambda: driver.diagnostics.get("clock_set") == "true", 5.0)
+        assert ros.spin_until(lambda: driver.diagnostics.get("clock_set") == "true"
+                              and int(driver.diagnostics.get("sentences_CACFG", 0)) > 15, 5.0)
         values = driver.diagnostics
         assert values["link_state"] == "connected" and values["_message"] == "connected"
         assert values["firmware_version"] == model.config["info.firmware_version"]
         assert abs(float(values["clock_offset_s"])) < 1.0
-        assert int(values["sentences_CACFG"]) > 10 and values["last_modem_error"] == ""
+        assert values["last_modem_error"] == "" and values["modem_errors"] == "0"
 
         server.write_bytes(nmea.format_sentence("CAERR", ["120000", "XYZ", 7, "it broke"]).encode())
         server.write_bytes(nmea.format_sentence("CAREV", ["120000", "AUV", "2.0.1234"]).encode())

@@ -24,8 +24,6 @@ MAX_LINE_LENGTH = 8192
 
 _TYPE_RE = re.compile(r"^[A-Z][A-Z0-9]{1,9}$")
 _CHECKSUM_RE = re.compile(r"^(?:[0-9A-Fa-f]{2}|[0-9A-Fa-f]{8})$")
-# Line terminators: the Micromodem ends lines with CR LF, some firmware and gateways with CR only.
-_LINE_END_RE = re.compile(rb"[\r\n]")
 # Reflected form of the 32-bit polynomial the Micromodem uses for its 8-digit checksums
 # (CRC-32K, Koopman 0xBA0DC66B); initial value and final XOR 0xFFFFFFFF.
 _CRC32_POLY_REFLECTED = 0xD663B05D
@@ -171,12 +169,15 @@ class NmeaReader:
         """Complete lines in data (ended by CR LF, LF or CR alone) as sentences."""
         sentences = []
         start = 0
+        next_lf, next_cr = data.find(b"\n"), data.find(b"\r")
         while True:
-            match = _LINE_END_RE.search(data, start)
-            if match is None:
+            if next_lf < 0 and next_cr < 0:
                 self._append(data[start:])
                 return sentences
-            end = match.start()
+            if next_cr < 0 or 0 <= next_lf < next_cr:
+                end, next_lf = next_lf, data.find(b"\n", next_lf + 1)
+            else:
+                end, next_cr = next_cr, data.find(b"\r", next_cr + 1)
             self._append(data[start:end])
             if self._discarding:
                 self._discarding = False
