@@ -3,7 +3,8 @@
 An emulated Micromodem (TCP) writes, as fast as the driver takes them, a mix of lines: wrong
 checksums, truncated sentences, binary junk, overlong lines, CR-only endings, valid-checksum
 `$CARFP` with bad hex and `$CACST` / `$CAXST` / `$CAACK` with `1e999` / `inf` fields. The driver
-node runs in this process (RosHarness). Reported: lines/s the driver sustains, RSS before, during
+node runs in this process (RosHarness). Reported: lines/s the driver sustains (wall clock, and per
+CPU second of this process, which also runs the emulator side), RSS before, during
 and after (flat = no growth per line), how many /diagnostics messages it published during the
 flood (it must keep publishing), and that a real reception afterwards still arrives. Run:
 
@@ -78,10 +79,13 @@ class Flood:
             context=ros.context, namespace="flood",
             parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]))
         self.diagnostics, self.rx = [], []
-        ros.helper.create_subscription(DiagnosticArray, "/diagnostics",
-                                       lambda m: self.diagnostics.append(time.monotonic()), 10)
+        ros.helper.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 10)
         ros.helper.create_subscription(ReceivedPacket, "/flood/packet_rx", self.rx.append, 10)
         self.ros = ros
+
+    def _on_diagnostics(self, msg: DiagnosticArray) -> None:
+        if any(status.name.startswith("/flood/") for status in msg.status):
+            self.diagnostics.append(time.monotonic())
 
     def close(self) -> None:
         self.server.close()
@@ -121,13 +125,13 @@ def _measure(ros: RosHarness, flood: Flood, total: int, seed: int, timeout_s: fl
     base, rss_start = flood.lines_seen(), rss_mb()
     done = threading.Event()
     writer = threading.Thread(target=flood.write_all, args=(total, seed, done), daemon=True)
-    started = time.monotonic()
+    started, cpu_started = time.monotonic(), time.process_time()
     writer.start()
     rss_samples = []
     while flood.lines_seen() - base < total and time.monotonic() - started < timeout_s:
         ros.spin_for(0.25)
         rss_samples.append(rss_mb())
-    elapsed = time.monotonic() - started
+    elapsed, cpu = time.monotonic() - started, time.process_time() - cpu_started
     flood_diagnostics = sum(1 for t in flood.diagnostics if t >= started)
     handled = flood.lines_seen() - base
     flood.b.handle_line(nmea.format_sentence("CCTFP", [1, 1, 1, 0, 0, "", b"after".hex()]))
@@ -135,6 +139,7 @@ def _measure(ros: RosHarness, flood: Flood, total: int, seed: int, timeout_s: fl
                                           for m in flood.rx), 10.0)
     client = flood.node.client
     return {"lines": handled, "seconds": elapsed, "lines_per_s": handled / max(elapsed, 1e-9),
+            "cpu_seconds": cpu, "lines_per_cpu_s": handled / max(cpu, 1e-9),
             "rss_start_mb": rss_start, "rss_mid_mb": rss_samples[len(rss_samples) // 2]
             if rss_samples else rss_start, "rss_end_mb": rss_mb(),
             "diagnostics_during_flood": flood_diagnostics,
