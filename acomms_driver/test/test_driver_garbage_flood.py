@@ -11,12 +11,12 @@ import driver_garbage  # noqa: E402
 
 
 def test_garbage_flood_keeps_the_driver_working():
-    result = driver_garbage.run(30_000, seed=5, timeout_s=60.0)
-    assert result["lines"] == 30_000, result
+    result = driver_garbage.run(10_000, seed=5, timeout_s=60.0)
+    assert result["lines"] == 10_000, result
     counters = result["counters"]
-    assert counters["valid"] > 5_000 and counters["malformed"] > 5_000
-    assert counters["bad_checksum"] > 5_000 and counters["overlong"] >= 5
-    assert result["unparseable_sentences"] > 1_000
+    assert counters["valid"] > 1_500 and counters["malformed"] > 1_500
+    assert counters["bad_checksum"] > 1_500 and counters["overlong"] >= 2
+    assert result["unparseable_sentences"] > 300
     assert result["connected"] and result["reader_alive"] and result["valid_after"]
     assert result["diagnostics_during_flood"] >= result["diagnostics_expected"] // 2
     assert result["rss_end_mb"] - result["rss_start_mb"] < 40.0, result
