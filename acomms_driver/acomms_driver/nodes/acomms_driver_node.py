@@ -3,10 +3,11 @@
 A thin adapter over `micromodem_client.MicromodemClient` (pyacomms inside). Configure validates the
 parameters and allocates publishers, services and the client; activate opens the link (and keeps
 reconnecting with backoff while active: the driver never gives up on a modem); deactivate closes
-it; cleanup releases everything. On every (re)connection the driver queries SRC and firmware,
-optionally sets the modem clock, and sends `pwramp.txlevel` and each `modem_config` entry as
-`$CCCFG`. Which packets are FDP, what each rate carries and the broadcast address come from the
-modem profile (`modem_profile` parameter).
+it; cleanup releases everything. On every (re)connection and after every modem reboot the driver
+runs the handshake (`session_setup`): SRC and firmware, the settings it depends on (CST, XST, REV),
+`pwramp.txlevel` and each `modem_config` entry as `$CCCFG`, optionally the clock (checked by its
+`$CATMS`), then `$CCCFQ,ALL` for the log. Which packets are FDP, what each rate carries and the
+broadcast address come from the modem profile (`modem_profile` parameter).
 
 Services: queue_tx_packet, ping_modem, ping_transponders, query_modem_src (created at configure:
 while inactive they answer with a refusal instead of timing the caller out).
