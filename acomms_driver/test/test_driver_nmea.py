@@ -26,11 +26,59 @@ def test_parse_line_accepts_valid_and_rejects_the_rest():
     assert sentence.type == "CACFG" and sentence.fields == ("SRC", "1")
     with pytest.raises(nmea.ChecksumError):
         nmea.parse_line("$CACFG,SRC,1*00")
-    for bad in ("CACFG,SRC,1*1F", "$CACFG,SRC,1", "$CACFG,SRC,1*ZZ", "$CACFG,SRC,1*1234ABCD",
+    for bad in ("CACFG,SRC,1*1F", "$CACFG,SRC,1", "$CACFG,SRC,1*ZZ", "$CACFG,SRC,1*1234ABC",
                 "$ca,x*" + nmea.checksum("ca,x"), b"$CAC\xffFG*00",
                 "$CA\x01X*" + nmea.checksum("CA\x01X"), "$*00"):
         with pytest.raises(nmea.MalformedSentenceError):
             nmea.parse_line(bad)
+
+
+def test_crc32_checksums_are_checked_like_xor_ones():
+    # 8 hex digits: the Micromodem's CRC-32K; pyacomms' own check drops the last digit.
+    line = nmea.format_sentence("CACFG", ["SRC", "1"], crc32=True)
+    assert line == "$CACFG,SRC,1*D6B51847\r\n"
+    sentence = nmea.parse_line(line)
+    assert sentence.fields == ("SRC", "1")
+    assert sentence.xor_line == nmea.format_sentence("CACFG", ["SRC", "1"])
+    with pytest.raises(nmea.ChecksumError):
+        nmea.parse_line("$CACFG,SRC,1*D6B51846")
+
+
+def test_reader_splits_cr_only_lf_only_and_crlf_lines():
+    reader = nmea.NmeaReader()
+    one, two = nmea.format_sentence("CATXF", [1]), nmea.format_sentence("CACFG", ["SRC", 1])
+    stream = (one.replace("\r\n", "\r") + two.replace("\r\n", "\n") + one + "\r\r"
+              + two.replace("\r\n", "\r")).encode()
+    out = []
+    for i in range(0, len(stream), 5):  # line ends split across reads too
+        out += reader.feed(stream[i:i + 5])
+    assert [s.type for s in out] == ["CATXF", "CACFG", "CATXF", "CACFG"]
+    assert reader.counters == nmea.LineCounters(lines=4, valid=4)
+
+
+@pytest.mark.parametrize("text", ["1e999", "-1e999", "inf", "nan", "Infinity"])
+def test_non_finite_numbers_are_malformed_not_overflow(text):
+    fields = nmea.format_cst({name: 1 for name in nmea.CST_FIELD_NAMES})
+    for index in (1, 9, 21, 30):  # int and float fields
+        bad = list(fields)
+        bad[index] = text
+        with pytest.raises(nmea.MalformedSentenceError, match="finite"):
+            nmea.parse_cst(bad)
+    with pytest.raises(nmea.MalformedSentenceError):
+        nmea.parse_cst([text])
+    xst = nmea.format_xst({})
+    xst[9] = text
+    with pytest.raises(nmea.MalformedSentenceError):
+        nmea.parse_xst(xst)
+
+
+def test_cst_shift_fields_follow_whoi_order():
+    # WHOI's CACST: ..., agn, shift_ainp (previous buffer), shift_ain (current), shift_mfd, ...
+    fields = ["8", "0", "20240101000000.0", "0", "1", "2", "3", "4", "5", "61", "62", "63", "64"]
+    fields += ["1"] * 21
+    cst = nmea.parse_cst(fields)
+    assert (cst["agn"], cst["shift_ainp"], cst["shift_ain"], cst["shift_mfd"]) == (5, 61, 62, 63)
+    assert nmea.format_cst(cst)[9:11] == ["61", "62"]
 
 
 def test_reader_joins_chunks_and_counts_overlong_lines():

@@ -1,9 +1,22 @@
-"""Test helper: collects a MicromodemModel's output sentences and waits for one by type."""
+"""Test helper: collects a MicromodemModel's output sentences and waits for one by type; two
+emulated modems on a loopback channel."""
 
 import queue
 import time
 
 from acomms_driver.micromodem import nmea
+from acomms_sim.emulator.micromodem_model import LoopbackBackend, MicromodemModel
+
+
+def emulator_pair(delay_s: float):
+    """Generator for a fixture: (a, Capture(a), b, Capture(b)), closed afterwards."""
+    backend = LoopbackBackend(delay_s=delay_s)
+    a = MicromodemModel(1, backend, airtime_scale=0.02)
+    b = MicromodemModel(2, backend, airtime_scale=0.02)
+    yield a, Capture(a), b, Capture(b)
+    a.close()
+    b.close()
+    backend.close()
 
 
 class Capture:

@@ -6,7 +6,7 @@ import socket
 import time
 
 import pytest
-from sim_nmea_capture import Capture
+from sim_nmea_capture import Capture, emulator_pair
 
 from acomms_driver.micromodem import nmea
 from acomms_sim.emulator.micromodem_emulator import PtyServer, TcpServer, main
@@ -15,13 +15,7 @@ from acomms_sim.emulator.micromodem_model import LoopbackBackend, MicromodemMode
 
 @pytest.fixture
 def pair():
-    backend = LoopbackBackend(delay_s=0.1)
-    a = MicromodemModel(1, backend, airtime_scale=0.02)
-    b = MicromodemModel(2, backend, airtime_scale=0.02)
-    yield a, Capture(a), b, Capture(b)
-    a.close()
-    b.close()
-    backend.close()
+    yield from emulator_pair(delay_s=0.1)
 
 
 def test_config_query_and_set(pair):

@@ -50,6 +50,11 @@ class ClientSettings:
     use_legacy_packets: bool = False
     use_tdp: bool = False
     publish_partial_packets: bool = True
+    partial_packet_mode: str = "ranges"  # receptions.PARTIAL_PACKET_MODES
+    clock_skew_allowed_s: float = 1.0
+    config_query: str = "ALL"            # $CCCFQ,<this> after the handshake; "" = none
+    log_max_bytes: int = 10_000_000
+    log_backup_count: int = 5
     reconnect_initial_s: float = 0.5
     reconnect_max_s: float = 10.0
     silence_timeout_s: float = 30.0
@@ -76,6 +81,8 @@ class ClientCallbacks:
     on_nmea: Callable[[str], None] | None = None
     on_connection: Callable[[bool, str], None] | None = None
     on_log: Callable[[str, str], None] | None = None   # (level, message)
+    on_ack: Callable[[dict], None] | None = None        # $CAACK: src, dest, frame_num, ack
+    on_tx_failed: Callable[[ModemPacket, str], None] | None = None  # refused by the modem
 
 
 class Notifier:

@@ -64,6 +64,8 @@ class LinkSupervisor:
         self._session_reason = ""
         self._stop = threading.Event()
         self._wake = threading.Event()
+        self._handshake_requested = ""
+        self.state = "stopped"  # stopped | connecting | handshaking | connected | disconnected
         self._supervisor: threading.Thread | None = None
         self._reader_thread: threading.Thread | None = None
         self._last_rx_monotonic = 0.0
@@ -83,6 +85,7 @@ class LinkSupervisor:
         if self._supervisor is not None:
             self._supervisor.join(timeout)
             self._supervisor = None
+        self.state = "stopped"
 
     @property
     def connected(self) -> bool:
@@ -96,6 +99,20 @@ class LinkSupervisor:
     def wake(self) -> None:
         """Run the session's tick soon (e.g. a packet was queued)."""
         self._wake.set()
+
+    def request_handshake(self, reason: str) -> None:
+        """Run the session's handshake again on this link (e.g. the modem rebooted)."""
+        self._handshake_requested = reason
+        self._wake.set()
+
+    @property
+    def handshake_pending(self) -> bool:
+        return bool(self._handshake_requested) or self.state == "handshaking"
+
+    @property
+    def reader_alive(self) -> bool:
+        thread = self._reader_thread
+        return thread is not None and thread.is_alive()
 
     def write_line(self, line: str) -> bool:
         """Write one sentence to the modem; False (counted) when there is no open link."""
@@ -137,6 +154,7 @@ class LinkSupervisor:
             self._stop.wait(backoff)
 
     def _open_link(self) -> ModemLink | None:
+        self.state = "connecting"
         try:
             link = self.settings.link_factory()
             link.open()
@@ -154,6 +172,8 @@ class LinkSupervisor:
         if link is None:
             return False
         self.reader.reset()
+        self.state = "handshaking"
+        self._handshake_requested = ""
         self._link = link
         self._last_rx_monotonic = 0.0
         self._reader_thread = threading.Thread(target=self._read_loop, args=(link,),
@@ -161,12 +181,8 @@ class LinkSupervisor:
         self._reader_thread.start()
         got_connected = False
         try:
-            try:
-                reason = self.session.handshake()
-            except SessionEnded as exc:
-                reason = str(exc)
+            reason = self._handshake()
             if reason:
-                self.counters["handshake_failures"] += 1
                 self.last_reason = reason
                 return False
             got_connected = True
@@ -175,6 +191,7 @@ class LinkSupervisor:
             self.last_reason = self._session_reason or "stopped"
         finally:
             self._connected = False
+            self.state = "disconnected"
             self._session_failed.set()  # stops the reader before its link is closed
             self._reader_thread.join(2.0)
             link.close()
@@ -198,6 +215,8 @@ class LinkSupervisor:
             self._wake.clear()
             if self._session_failed.is_set() or self._stop.is_set():
                 return
+            if self._handshake_requested and not self._handshake_again():
+                return
             silence = self.last_sentence_age()
             limit = self.settings.silence_timeout_s
             if silence > limit:
@@ -213,8 +232,34 @@ class LinkSupervisor:
                 probe_sent = False
             self.session.tick()
 
+    def _handshake(self) -> str | None:
+        """The session's handshake; the reason it failed (counted), or None."""
+        try:
+            reason = self.session.handshake()
+        except SessionEnded as exc:
+            reason = str(exc)
+        if reason:
+            self.counters["handshake_failures"] += 1
+        return reason
+
+    def _handshake_again(self) -> bool:
+        """The requested handshake on the open link; False (session failed) if it failed."""
+        why, self._handshake_requested = self._handshake_requested, ""
+        self.counters["rehandshakes"] += 1
+        self.state = "handshaking"
+        self.notifier.log("info", f"{why}: handshake again")
+        reason = self._handshake()
+        if reason:
+            self._fail_session(f"handshake after '{why}' failed: {reason}")
+            return False
+        self.state = "connected"
+        self._wake.set()
+        return True
+
     def _set_connected(self, connected: bool, reason: str) -> None:
         self._connected = connected
+        if connected:
+            self.state = "connected"
         self.counters["connects" if connected else "connection_lost_reports"] += 1
         self.notifier.log("info" if connected else "warn", reason)
         self.notifier.call("on_connection", connected, reason)
@@ -229,6 +274,21 @@ class LinkSupervisor:
                 self._fail_session(str(exc))
                 return
             if data:
-                for sentence in self.reader.feed(data):
-                    self._last_rx_monotonic = time.monotonic()
-                    self.session.handle_sentence(sentence)
+                self._handle_data(data)
+
+    def _handle_data(self, data: bytes) -> None:
+        """Every sentence in data to the session; an exception costs its sentence only."""
+        try:
+            sentences = self.reader.feed(data)
+        except Exception as exc:  # noqa: BLE001 - a framing bug costs this chunk only
+            self.counters["reader_errors"] += 1
+            self.reader.reset()
+            self.reader.last_error = f"line framing: {exc!r}"[:200]
+            return
+        for sentence in sentences:
+            self._last_rx_monotonic = time.monotonic()
+            try:
+                self.session.handle_sentence(sentence)
+            except Exception as exc:  # noqa: BLE001 - the reader thread must never die
+                self.counters["sentence_handler_errors"] += 1
+                self.reader.last_error = f"{sentence.type}: {exc!r}"[:200]

@@ -121,6 +121,19 @@ class MicromodemClient:
         """Send $CCCFG,name,value now (False if not connected); re-sent on every reconnection."""
         return self.protocol.set_config(name, value)
 
+    def ping_transponders(self, mask, timeout_s: float) -> tuple[list[float] | None, str]:
+        """$CCPDT to the transponders of mask (A-D), wait for $SNTTA: (travel times, reason)."""
+        return self.protocol.transponders.ping(mask, timeout_s)
+
+    @property
+    def status(self):
+        """modem_status.ModemStatus: errors, revision, reboots, clock, sentence counts."""
+        return self.protocol.status
+
+    @property
+    def link_state(self) -> str:
+        return self.link.state
+
     def ping(self, dest: int, rate: int = 1, cdr: int = 0, hexdata: bytes = b"",
              timeout: float = 5.0) -> PingResult:
         """Ping a remote modem ($CCCMD,PNG) and wait for its $CACMR,PNR (blocks up to timeout)."""

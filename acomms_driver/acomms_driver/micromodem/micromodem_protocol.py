@@ -21,11 +21,21 @@ What is worked around, and how:
   CST): pings are matched here from the reply listener and the next CACST (`pings`).
 - CACST / CAXST are mapped by `nmea.parse_cst` / `parse_xst` (pyacomms mis-scales fractional
   seconds and drops packet-timeout CSTs).
+- `$CAREV` never reaches pyacomms: any revision report resets its state machine to Idle, so a
+  heartbeat between `$CACYC` and `$CADRQ` lost the legacy transmit. `$CAREV,...,INIT` (a reboot) is
+  handled here: the packet in flight goes back to the head of the queue and the handshake runs
+  again (`session_setup`).
+- pyacomms ignores `$CAERR`: here it is recorded (`modem_status`) and a transmit the modem refused
+  is released at once instead of blocking the queue until `tx_timeout_s`.
+- pyacomms sets the clock with a doubled 'Z' and ignores `$CATMS`: `session_setup` does it.
+- pyacomms' NMEA log file never rotates: its handler is replaced by a rotating one.
+- Any exception while handling one sentence costs that sentence only (counted).
 """
 
 from __future__ import annotations
 
 import logging
+import logging.handlers
 import os
 import threading
 import time
@@ -38,13 +48,17 @@ from acomms.unifiedlog import UnifiedLog
 from acomms_driver.micromodem import nmea
 from acomms_driver.micromodem.client_config import ClientSettings, Notifier
 from acomms_driver.micromodem.link_supervisor import LinkSupervisor
+from acomms_driver.micromodem.modem_status import TRANSMIT_COMMANDS, ModemStatus
 from acomms_driver.micromodem.packet_rules import ModemPacket
 from acomms_driver.micromodem.pings import PingTracker
 from acomms_driver.micromodem.receptions import RECEPTION_SENTENCES, convert_reception
+from acomms_driver.micromodem.session_setup import FALLBACK_FIRMWARE_VERSION, SessionSetup
 from acomms_driver.micromodem.transmit_queue import TransmitQueue
+from acomms_driver.micromodem.transponders import TransponderPinger
 
-FALLBACK_FIRMWARE_VERSION = "v3.0.0"
-HANDSHAKE_ATTEMPTS = 3
+__all__ = ["FALLBACK_FIRMWARE_VERSION", "MicromodemProtocol"]
+# Sentences pyacomms must not see (see the module docstring).
+_NOT_FOR_PYACOMMS = ("CAREV",)
 
 
 class _DirectWriter:
@@ -73,8 +87,32 @@ class _PacketSink:
         self.put_nowait = handler
 
 
+def make_rotating_log(settings: ClientSettings, owner: object) -> tuple[UnifiedLog, Micromodem]:
+    """pyacomms' Micromodem with its log file rotated at settings.log_max_bytes."""
+    log_dir = os.path.expanduser(settings.log_dir)
+    os.makedirs(log_dir, exist_ok=True)
+    rootname = f"acomms_driver.{settings.name}.{id(owner):x}"
+    unified_log = UnifiedLog(
+        log_path=log_dir, rootname=rootname,
+        file_name=f"pyacomms_{settings.name}_{time.strftime('%Y%m%dT%H%M%S')}.log")
+    logger = logging.getLogger(rootname)
+    logger.propagate = False  # pyacomms logs go to its file only
+    plain = unified_log._file_handler
+    rotating = logging.handlers.RotatingFileHandler(
+        unified_log.log_file_name, maxBytes=settings.log_max_bytes,
+        backupCount=settings.log_backup_count)
+    rotating.setLevel(plain.level)
+    rotating.setFormatter(plain.formatter)
+    logger.removeHandler(plain)
+    plain.close()
+    logger.addHandler(rotating)
+    unified_log._file_handler = rotating
+    return unified_log, Micromodem(name=settings.name, unified_log=unified_log)
+
+
 class MicromodemProtocol:
-    """pyacomms state, transmit (FDP / TDP / legacy), receptions, pings, CST / XST."""
+    """pyacomms state, transmit (FDP / TDP / legacy), receptions, pings, CST / XST, the modem's
+    own reports (errors, reboots, clock)."""
 
     def __init__(self, settings: ClientSettings, notifier: Notifier):
         self.settings = settings
@@ -83,25 +121,24 @@ class MicromodemProtocol:
         self.link: LinkSupervisor | None = None  # set by attach()
         self._lock = threading.RLock()
         self.tx = TransmitQueue(self._lock, self.counters)
+        self.status = ModemStatus()
+        self.setup = SessionSetup(self)
         self._last_cst: dict | None = None
         self._last_reception_type = ""
-        self._confirmed_config: dict[str, str] = {}
-        self.unconfirmed_config: list[str] = []
-        self._unified_log, self.modem = self._make_modem(settings)
+        self._unified_log, self.modem = make_rotating_log(settings, self)
+        self.modem.serial_tx_queue = _DirectWriter(self.write)
         self.modem.incoming_all_packet_queues.append(_PacketSink(self._on_pyacomms_packet))
         self.pings = PingTracker(self.modem, self.tx, self._lock, self.counters)
+        self.transponders = TransponderPinger(self)
+        self._handlers = {
+            "CACST": self._handle_cst, "CAXST": self._handle_xst, "CACFG": self._handle_cfg,
+            "CAERR": self._handle_error, "CAREV": self._handle_revision,
+            "CATMS": self._handle_clock_reply, "CATMQ": self._handle_clock_query,
+            "CAACK": self._handle_ack, "SNTTA": self.transponders.on_sntta}
 
-    def _make_modem(self, settings: ClientSettings) -> tuple[UnifiedLog, Micromodem]:
-        log_dir = os.path.expanduser(settings.log_dir)
-        os.makedirs(log_dir, exist_ok=True)
-        rootname = f"acomms_driver.{settings.name}.{id(self):x}"
-        unified_log = UnifiedLog(
-            log_path=log_dir, rootname=rootname,
-            file_name=f"pyacomms_{settings.name}_{time.strftime('%Y%m%dT%H%M%S')}.log")
-        logging.getLogger(rootname).propagate = False  # pyacomms logs go to its file only
-        modem = Micromodem(name=settings.name, unified_log=unified_log)
-        modem.serial_tx_queue = _DirectWriter(self._write)
-        return unified_log, modem
+    @property
+    def unconfirmed_config(self) -> list[str]:
+        return self.setup.unconfirmed_config
 
     def attach(self, link: LinkSupervisor) -> None:
         self.link = link
@@ -114,7 +151,7 @@ class MicromodemProtocol:
             root.removeHandler(handler)
             handler.close()
 
-    def _write(self, line: str) -> bool:
+    def write(self, line: str) -> bool:
         return self.link is not None and self.link.write_line(line)
 
     # ------------------------------------------------------------------ transmit API
@@ -133,54 +170,12 @@ class MicromodemProtocol:
     def set_config(self, name: str, value) -> bool:
         """Send $CCCFG,name,value now (False if not connected); re-sent on every reconnection."""
         self.settings.modem_config[str(name)] = value
-        return self._write(nmea.format_sentence("CCCFG", [name, value]))
+        return self.write(nmea.format_sentence("CCCFG", [name, value]))
 
     # ------------------------------------------------------------------ Session
     def handshake(self) -> str | None:
-        """Query SRC, TAT and firmware, set the clock, send modem_config; reason on failure."""
-        reason = self._query_identity()
-        if reason:
-            return reason
-        if self.settings.set_modem_time:
-            self.modem.set_time(ignore_response=True)
-        self._send_config()
-        return None
-
-    def _query_identity(self) -> str | None:
-        wait_for, timeout = self.link.wait_for, self.settings.handshake_timeout_s
-        self.modem.id = -1
-        for _ in range(HANDSHAKE_ATTEMPTS):
-            self.modem.get_config_param("SRC")
-            if wait_for(lambda: self.modem.id >= 0, timeout):
-                break
-        else:
-            return "modem silent: no reply to $CCCFQ,SRC"
-        self.modem.get_config_param("TAT")  # turn-around time, reported with ping replies
-        self.modem.fw_version = None
-        self.modem.get_config_param("info")
-        if not wait_for(lambda: bool(self.modem.fw_version), timeout):
-            self.modem.fw_version = FALLBACK_FIRMWARE_VERSION
-            self.notifier.log("warn", f"modem did not report info.firmware_version; assuming "
-                                      f"{FALLBACK_FIRMWARE_VERSION}")
-        return None
-
-    def _send_config(self) -> None:
-        config = {str(k): str(v) for k, v in self.settings.modem_config.items()}
-        with self._lock:
-            self._confirmed_config = {}
-        for name, value in config.items():
-            self.modem.set_config(name, value, response_timeout=0)
-
-        def missing() -> list[str]:
-            with self._lock:
-                return [n for n in config if n not in self._confirmed_config]
-
-        self.link.wait_for(lambda: not missing(), self.settings.handshake_timeout_s)
-        self.unconfirmed_config = missing()
-        if self.unconfirmed_config:
-            self.counters["config_unconfirmed"] += len(self.unconfirmed_config)
-            self.notifier.log("warn",
-                              f"modem did not confirm $CCCFG for {self.unconfirmed_config}")
+        """Identity, required settings, modem_config, clock, parameter list; reason on failure."""
+        return self.setup.run()
 
     def probe(self) -> None:
         self.modem.get_config_param("SRC")
@@ -192,7 +187,8 @@ class MicromodemProtocol:
                                        "dropping it")
             self._reset_pyacomms_state()
         with self._lock:
-            if self.pings.active or not self.link.connected:
+            if (self.pings.active or self.transponders.active or not self.link.connected
+                    or self.link.handshake_pending):
                 return
             packet = self.tx.start_next()
         if packet is None:
@@ -208,11 +204,13 @@ class MicromodemProtocol:
         rules = self.settings.packet_rules()
         fdp = self.tx.in_flight_fdp = rules.sends_fdp(packet)
         if fdp:
+            self.tx.in_flight_kind = "tdp" if rules.use_tdp else "fdp"
             fdpacket = FDPacket(self.modem.id, packet.dest, packet.miniframe_rate,
                                 packet.dataframe_rate, 0, minibytes=packet.miniframe_bytes,
                                 databytes=packet.dataframe_bytes)
             self.modem.send_fdpacket(fdpacket, rules.use_tdp)
         else:
+            self.tx.in_flight_kind = "legacy"
             self.modem.send_packet_data(packet.dest, bytearray(packet.dataframe_bytes),
                                         rate_num=rules.legacy_rate(packet), ack=False)
         self.counters["tx_handed_to_modem"] += 1
@@ -224,29 +222,34 @@ class MicromodemProtocol:
 
     # ------------------------------------------------------------------ receiving
     def handle_sentence(self, sentence: nmea.Sentence) -> None:
-        self.notifier.call("on_nmea", sentence.raw)
+        """One validated sentence; whatever goes wrong costs this sentence only (counted)."""
         kind = sentence.type
+        self.status.count(kind)
+        self.notifier.call("on_nmea", sentence.raw)
+        handler = self._handlers.get(kind)
         try:
-            if kind == "CACST":
-                self._handle_cst(sentence)
-            elif kind == "CAXST":
-                self._handle_xst(sentence)
-            elif kind == "CACFG" and len(sentence.fields) >= 2:
-                with self._lock:
-                    self._confirmed_config[sentence.fields[0]] = sentence.fields[1]
+            if handler is not None:
+                handler(sentence)
             elif kind in RECEPTION_SENTENCES:
                 self._last_reception_type = kind
-        except nmea.NmeaError as exc:
-            self.counters["unparseable_sentences"] += 1
-            self.notifier.log("warn", f"{kind}: {exc}")
-        try:
-            # pyacomms catches its own parser errors; this guards against anything else.
-            self.modem._process_incoming_nmea(sentence.raw + "\r\n")
-        except Exception as exc:  # noqa: BLE001 - a parser bug must not kill the reader
-            self.counters["pyacomms_errors"] += 1
-            self.notifier.log("warn", f"pyacomms failed on {kind}: {exc!r}")
+        except Exception as exc:  # noqa: BLE001 - one bad sentence must not cost the link
+            self._sentence_failed("unparseable_sentences", kind, exc)
+        if kind not in _NOT_FOR_PYACOMMS:
+            try:
+                # pyacomms catches its own parser errors; this guards against anything else.
+                self.modem._process_incoming_nmea(sentence.xor_line)
+            except Exception as exc:  # noqa: BLE001 - a parser bug must not kill the reader
+                self._sentence_failed("pyacomms_errors", kind, exc)
         if kind == "CATXF":
             self._handle_txf()
+
+    def _sentence_failed(self, counter: str, kind: str, exc: Exception) -> None:
+        self.counters[counter] += 1
+        self.link_reader_error(f"{kind}: {exc!r}"[:200])
+
+    def link_reader_error(self, text: str) -> None:
+        if self.link is not None:
+            self.link.reader.last_error = text
 
     def _handle_cst(self, sentence: nmea.Sentence) -> None:
         cst = nmea.parse_cst(sentence.fields)
@@ -263,6 +266,51 @@ class MicromodemProtocol:
         if packet is not None:
             self.notifier.call("on_transmit", packet, xst)
 
+    def _handle_cfg(self, sentence: nmea.Sentence) -> None:
+        if len(sentence.fields) >= 2:
+            self.setup.on_config_echo(sentence.fields[0], sentence.fields[1])
+
+    def _handle_error(self, sentence: nmea.Sentence) -> None:
+        error = self.status.on_error(sentence.fields)
+        self.notifier.log("warn", f"modem error: {error}")
+        with self._lock:
+            commands = TRANSMIT_COMMANDS.get(self.tx.in_flight_kind, ())
+            if not self.tx.busy or not error.names_command(commands):
+                return
+            packet = self.tx.reject_in_flight()
+        self._reset_pyacomms_state()
+        self.notifier.log("error", f"modem refused the packet to {packet.dest} "
+                                   f"({len(packet.dataframe_bytes)} data bytes): {error}")
+        self.notifier.call("on_tx_failed", packet, str(error))
+        if self.link is not None:
+            self.link.wake()
+
+    def _handle_revision(self, sentence: nmea.Sentence) -> None:
+        if not self.status.on_revision(sentence.fields):
+            return  # a heartbeat: nothing to do (and pyacomms never sees it)
+        if self.link is not None:  # first: no packet is handed over before the handshake
+            self.link.request_handshake("modem rebooted")
+        with self._lock:
+            requeued = self.tx.requeue_in_flight("tx_requeued_after_reboot")
+        self._reset_pyacomms_state()
+        self.notifier.log("warn", "modem rebooted ($CAREV INIT): handshake again" + (
+            "; the packet in flight will be sent again" if requeued else ""))
+
+    def _handle_clock_reply(self, sentence: nmea.Sentence) -> None:
+        self.status.on_clock_reply(sentence.fields, time.time(),
+                                   self.settings.clock_skew_allowed_s)
+
+    def _handle_clock_query(self, sentence: nmea.Sentence) -> None:
+        self.status.on_clock_query(sentence.fields, time.time())
+
+    def _handle_ack(self, sentence: nmea.Sentence) -> None:
+        fields = [int(float(f)) for f in sentence.fields[:4]]
+        if len(fields) < 4:
+            raise nmea.MalformedSentenceError("CAACK needs src,dest,frame,ack")
+        self.counters["acks"] += 1
+        self.notifier.call("on_ack", dict(zip(("src", "dest", "frame_num", "ack"), fields,
+                                              strict=True)))
+
     def _handle_txf(self) -> None:
         # An FDP packet is sent at its CATXF; a legacy cycle once pyacomms is back to Idle.
         with self._lock:
@@ -274,7 +322,8 @@ class MicromodemProtocol:
     def _on_pyacomms_packet(self, fdpacket) -> None:
         """An FDP or legacy reception completed by its CACST (called in the reader thread)."""
         try:
-            received = convert_reception(fdpacket, self._last_reception_type, self._last_cst)
+            received = convert_reception(fdpacket, self._last_reception_type, self._last_cst,
+                                         self.settings.partial_packet_mode)
         except Exception as exc:  # noqa: BLE001 - a malformed reception is counted, not fatal
             self.counters["rx_unconvertible"] += 1
             self.notifier.log("warn", f"could not convert a reception: {exc!r}")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import math
 import re
 from collections.abc import Iterable, Sequence
 
@@ -22,7 +23,23 @@ from collections.abc import Iterable, Sequence
 MAX_LINE_LENGTH = 8192
 
 _TYPE_RE = re.compile(r"^[A-Z][A-Z0-9]{1,9}$")
-_HEX2_RE = re.compile(r"^[0-9A-Fa-f]{2}$")
+_CHECKSUM_RE = re.compile(r"^(?:[0-9A-Fa-f]{2}|[0-9A-Fa-f]{8})$")
+# Reflected form of the 32-bit polynomial the Micromodem uses for its 8-digit checksums
+# (CRC-32K, Koopman 0xBA0DC66B); initial value and final XOR 0xFFFFFFFF.
+_CRC32_POLY_REFLECTED = 0xD663B05D
+
+
+def _crc32_table() -> tuple[int, ...]:
+    table = []
+    for index in range(256):
+        value = index
+        for _ in range(8):
+            value = (value >> 1) ^ _CRC32_POLY_REFLECTED if value & 1 else value >> 1
+        table.append(value)
+    return tuple(table)
+
+
+_CRC32_TABLE = _crc32_table()
 
 
 class NmeaError(ValueError):
@@ -45,10 +62,20 @@ def checksum(body: str) -> str:
     return f"{value:02X}"
 
 
-def format_sentence(sentence_type: str, fields: Iterable[object] = ()) -> str:
-    """'$TYPE,f1,f2*CS\\r\\n' with the checksum computed; None fields become empty."""
+def checksum32(body: str) -> str:
+    """The Micromodem's 8-digit checksum (CRC-32K over the characters between '$' and '*')."""
+    value = 0xFFFFFFFF
+    for byte in body.encode("ascii"):
+        value = (value >> 8) ^ _CRC32_TABLE[(value ^ byte) & 0xFF]
+    return f"{~value & 0xFFFFFFFF:08X}"
+
+
+def format_sentence(sentence_type: str, fields: Iterable[object] = (), crc32: bool = False,
+                    line_end: str = "\r\n") -> str:
+    """'$TYPE,f1,f2*CS\\r\\n' with the checksum computed (8-digit CRC32 if crc32); None fields
+    become empty."""
     body = ",".join([sentence_type] + ["" if f is None else str(f) for f in fields])
-    return f"${body}*{checksum(body)}\r\n"
+    return f"${body}*{checksum32(body) if crc32 else checksum(body)}{line_end}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,6 +85,14 @@ class Sentence:
     type: str
     fields: tuple[str, ...]
     raw: str
+
+    @property
+    def xor_line(self) -> str:
+        """The sentence with a 2-digit XOR checksum and CR LF (what pyacomms can parse: it
+        mis-computes 8-digit checksums)."""
+        if self.raw[-3] == "*":
+            return self.raw + "\r\n"
+        return format_sentence(self.type, self.fields)
 
 
 def parse_line(line: str | bytes) -> Sentence:
@@ -74,11 +109,12 @@ def parse_line(line: str | bytes) -> Sentence:
     if star < 0:
         raise MalformedSentenceError("no checksum")
     body, received = line[1:star], line[star + 1:]
-    if not _HEX2_RE.match(received):
-        raise MalformedSentenceError(f"checksum field {received[:10]!r} is not two hex digits")
+    if not _CHECKSUM_RE.match(received):
+        raise MalformedSentenceError(
+            f"checksum field {received[:10]!r} is not two or eight hex digits")
     if any(not (0x20 <= ord(c) <= 0x7E) or c in "$*" for c in body):
         raise MalformedSentenceError("control or reserved characters in the sentence")
-    expected = checksum(body)
+    expected = checksum(body) if len(received) == 2 else checksum32(body)
     if received.upper() != expected:
         raise ChecksumError(f"checksum {received} != {expected}")
     parts = body.split(",")
@@ -130,22 +166,27 @@ class NmeaReader:
         self._discarding = False
 
     def feed(self, data: bytes) -> list[Sentence]:
+        """Complete lines in data (ended by CR LF, LF or CR alone) as sentences."""
         sentences = []
         start = 0
+        next_lf, next_cr = data.find(b"\n"), data.find(b"\r")
         while True:
-            newline = data.find(b"\n", start)
-            if newline < 0:
+            if next_lf < 0 and next_cr < 0:
                 self._append(data[start:])
                 return sentences
-            self._append(data[start:newline])
+            if next_cr < 0 or 0 <= next_lf < next_cr:
+                end, next_lf = next_lf, data.find(b"\n", next_lf + 1)
+            else:
+                end, next_cr = next_cr, data.find(b"\r", next_cr + 1)
+            self._append(data[start:end])
             if self._discarding:
                 self._discarding = False
-            else:
+            elif self._partial:
                 sentence = self.parse(bytes(self._partial))
                 if sentence is not None:
                     sentences.append(sentence)
             self._partial.clear()
-            start = newline + 1
+            start = end + 1
 
     def _append(self, chunk: bytes) -> None:
         if self._discarding or not chunk:
@@ -209,12 +250,15 @@ def format_iso_time(unix_seconds: float) -> str:
 # ---------------------------------------------------------------------------------------------
 # CACST / CAXST field mapping (field names are those of acomms_interfaces/msg/CST.msg, XST.msg)
 
-# CACST version >= 6: index in the sentence's fields (0 is the version number). The order of
-# shift_ain / shift_ainp follows pyacomms' CycleStats.
+# CACST version >= 6: index in the sentence's fields (0 is the version number). Field 9 is
+# SHF_AINPSHIFT (previous input buffer) and 10 SHF_AINSHIFT (current buffer), the order of WHOI's
+# Micro-Modem Software Interface Guide CACST table, which Goby's mm_driver (shf_ainpshift then
+# shf_ainshift), MOOS-IvP iMicroModem and ros_acomms' CST.msg follow; pyacomms' CycleStats has
+# the two swapped.
 _CST_V6 = (
     ("mode", 1, int), ("toa", 2, "time"), ("toa_mode", 3, int), ("mfd_peak", 4, int),
     ("mfd_pow", 5, int), ("mfd_ratio", 6, int), ("mfd_spl", 7, int), ("agn", 8, int),
-    ("shift_ain", 9, int), ("shift_ainp", 10, int), ("shift_mfd", 11, int),
+    ("shift_ainp", 9, int), ("shift_ain", 10, int), ("shift_mfd", 11, int),
     ("shift_p2b", 12, int), ("rate_num", 13, int), ("src", 14, int), ("dest", 15, int),
     ("psk_error", 16, int), ("packet_type", 17, int), ("num_frames", 18, int),
     ("bad_frames_num", 19, int), ("snr_rss", 20, int), ("snr_in", 21, float),
@@ -238,14 +282,19 @@ XST_VERSION = 7
 
 
 def _convert(name: str, text: str, kind):
+    """One CST / XST field; MalformedSentenceError for anything but a finite number (`1e999`,
+    `inf` and `nan` included: they would overflow an int or poison a float field)."""
     if kind == "time":
         return parse_compact_time(text)
     if text == "":
         return kind(0)
     try:
-        return kind(float(text)) if kind is int else kind(text)
+        value = float(text)
     except ValueError:
-        raise MalformedSentenceError(f"field {name}={text[:16]!r} is not a number") from None
+        value = math.nan
+    if not math.isfinite(value):
+        raise MalformedSentenceError(f"field {name}={text[:16]!r} is not a finite number")
+    return int(value) if kind is int else kind(value)
 
 
 def parse_cst(fields: Sequence[str]) -> dict:

@@ -23,6 +23,7 @@ class TransmitQueue:
         self._in_flight: ModemPacket | None = None
         self._in_flight_since = 0.0
         self.in_flight_fdp = False
+        self.in_flight_kind = ""  # "fdp", "tdp" or "legacy" (modem_status.TRANSMIT_COMMANDS)
         self._awaiting_xst: ModemPacket | None = None
 
     def __len__(self) -> int:
@@ -83,10 +84,21 @@ class TransmitQueue:
             self._awaiting_xst = None
             return packet
 
-    def requeue_in_flight(self) -> None:
-        """The link dropped before $CATXF: back to the head of the queue for the next link."""
+    def requeue_in_flight(self, counter: str = "tx_requeued_after_link_loss") -> bool:
+        """The link dropped (or the modem rebooted) before $CATXF: back to the head of the queue
+        to be sent again; True if there was one."""
         with self._lock:
-            if self._in_flight is not None:
-                self._queue.appendleft(self._in_flight)
-                self._in_flight = None
-                self.counters["tx_requeued_after_link_loss"] += 1
+            if self._in_flight is None:
+                return False
+            self._queue.appendleft(self._in_flight)
+            self._in_flight = None
+            self.counters[counter] += 1
+            return True
+
+    def reject_in_flight(self) -> ModemPacket | None:
+        """The modem refused the packet in flight ($CAERR): released now, not at the timeout."""
+        with self._lock:
+            packet, self._in_flight = self._in_flight, None
+            if packet is not None:
+                self.counters["tx_rejected_by_modem"] += 1
+            return packet

@@ -3,14 +3,15 @@
 A thin adapter over `micromodem_client.MicromodemClient` (pyacomms inside). Configure validates the
 parameters and allocates publishers, services and the client; activate opens the link (and keeps
 reconnecting with backoff while active: the driver never gives up on a modem); deactivate closes
-it; cleanup releases everything. On every (re)connection the driver queries SRC and firmware,
-optionally sets the modem clock, and sends `pwramp.txlevel` and each `modem_config` entry as
-`$CCCFG`. Which packets are FDP, what each rate carries and the broadcast address come from the
-modem profile (`modem_profile` parameter).
+it; cleanup releases everything. On every (re)connection and after every modem reboot the driver
+runs the handshake (`session_setup`): SRC and firmware, the settings it depends on (CST, XST, REV),
+`pwramp.txlevel` and each `modem_config` entry as `$CCCFG`, optionally the clock (checked by its
+`$CATMS`), then `$CCCFQ,ALL` for the log. Which packets are FDP, what each rate carries and the
+broadcast address come from the modem profile (`modem_profile` parameter).
 
-Services: queue_tx_packet, ping_modem, query_modem_src (created at configure: while inactive they
-answer with a refusal instead of timing the caller out).
-Publishes: packet_rx, cst, xst, transmit, ping_reply, nmea_from_modem, /diagnostics.
+Services: queue_tx_packet, ping_modem, ping_transponders, query_modem_src (created at configure:
+while inactive they answer with a refusal instead of timing the caller out).
+Publishes: packet_rx, cst, xst, transmit, ping_reply, ack ($CAACK), nmea_from_modem, /diagnostics.
 Subscribes: nmea_to_modem (raw sentences, checksum added if missing).
 """
 
@@ -42,15 +43,23 @@ from acomms_driver.nodes.driver_parameters import (
     parse_modem_config,
     update_settings,
 )
-from acomms_interfaces.msg import CST, XST, PingReply, ReceivedPacket, TransmittedPacket
-from acomms_interfaces.srv import PingModem, QueryModemSrc, QueueTxPacket
+from acomms_interfaces.msg import (
+    CST,
+    XST,
+    ModemAck,
+    PingReply,
+    ReceivedPacket,
+    TransmittedPacket,
+)
+from acomms_interfaces.srv import PingModem, PingTransponders, QueryModemSrc, QueueTxPacket
 
 # Kept importable from here (tests and users did).
 __all__ = ["AcommsDriverNode", "PARAMETERS", "main", "parse_modem_config"]
 
 TOPICS = (("packet_rx", ReceivedPacket, 10), ("cst", CST, 10), ("xst", XST, 10),
           ("transmit", TransmittedPacket, 10), ("ping_reply", PingReply, 10),
-          ("nmea_from_modem", String, 100), ("/diagnostics", DiagnosticArray, 10))
+          ("nmea_from_modem", String, 100), ("/diagnostics", DiagnosticArray, 10),
+          ("ack", ModemAck, 10))
 IMMEDIATE_QUEUES = (0, QueueTxPacket.Request.QUEUE_IMMEDIATE)
 
 
@@ -87,7 +96,7 @@ class AcommsDriverNode(ManagedNode):
             callbacks = ClientCallbacks(
                 on_packet_rx=self._on_packet_rx, on_cst=self._on_cst, on_xst=self._on_xst,
                 on_transmit=self._on_transmit, on_nmea=self._on_nmea,
-                on_connection=self._on_connection, on_log=self._on_log)
+                on_connection=self._on_connection, on_log=self._on_log, on_ack=self._on_ack)
             self.client = MicromodemClient(settings, callbacks)
         except (ValueError, OSError) as exc:
             self.get_logger().error(f"configure failed: {exc}")
@@ -103,6 +112,8 @@ class AcommsDriverNode(ManagedNode):
         # A ping blocks for up to its timeout: its own reentrant group keeps others going.
         resources.service(PingModem, "ping_modem", self._handle_ping_modem,
                           callback_group=ReentrantCallbackGroup())
+        resources.service(PingTransponders, "ping_transponders",
+                          self._handle_ping_transponders, callback_group=ReentrantCallbackGroup())
         resources.subscription(String, "nmea_to_modem", self._on_nmea_to_modem, 100,
                                callback_group=quick)
         return TransitionCallbackReturn.SUCCESS
@@ -169,6 +180,9 @@ class AcommsDriverNode(ManagedNode):
         msg.header.stamp = self._stamp()
         self._publish("transmit", msg)
 
+    def _on_ack(self, values: dict) -> None:
+        self._publish("ack", messages.ack_msg(values, self._stamp()))
+
     def _on_packet_rx(self, received: ReceivedModemPacket) -> None:
         self._publish("packet_rx", messages.received_packet_msg(received, self._stamp()))
 
@@ -218,6 +232,18 @@ class AcommsDriverNode(ManagedNode):
         messages.fill_ping_response(response, result, client.turnaround_s)
         self._publish("ping_reply", messages.ping_reply_msg(result, client.turnaround_s,
                                                             response.cst, self._stamp()))
+        return response
+
+    def _handle_ping_transponders(self, request, response):
+        reason = self._inactive_reason()
+        times = None
+        if reason is None:
+            times, reason = self.client.ping_transponders(
+                list(request.transponder_dest_mask), max(0.1, float(request.timeout_sec)))
+        if times is None:
+            self.get_logger().info(f"ping_transponders: {reason}")
+            times = [-1.0] * 4
+        response.travel_times = [float(t) for t in times]
         return response
 
     def _on_nmea_to_modem(self, msg: String) -> None:

@@ -14,7 +14,10 @@ from acomms_core.ros.ros_support import seconds_to_time_msg
 from acomms_driver.micromodem.client_config import PingResult, ReceivedModemPacket
 from acomms_driver.micromodem.micromodem_client import MicromodemClient
 from acomms_driver.micromodem.packet_rules import ModemPacket
-from acomms_interfaces.msg import CST, Packet, PingReply, ReceivedPacket
+from acomms_interfaces.msg import CST, ModemAck, Packet, PingReply, ReceivedPacket
+
+# A $CAERR keeps /diagnostics at WARN this long.
+RECENT_ERROR_S = 30.0
 
 _INT_RANGES = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767),
                "uint16": (0, 65535), "int32": (-2**31, 2**31 - 1), "uint32": (0, 2**32 - 1)}
@@ -100,31 +103,54 @@ def ping_reply_msg(result: PingResult, tat_s: float, cst: CST, stamp: Time) -> P
     return reply
 
 
+def ack_msg(values: dict, stamp: Time) -> ModemAck:
+    msg = fill_message(ModemAck(), {k: v for k, v in values.items() if k != "ack"})
+    msg.ack = bool(values.get("ack"))
+    msg.header.stamp = stamp
+    return msg
+
+
+def _level_and_message(client: MicromodemClient) -> tuple[bytes, str]:
+    """ERROR when not connected or the reader stopped; WARN for unconfirmed settings, a recent
+    modem error or a clock that should be set and is not; else OK."""
+    if not client.connected:
+        return DiagnosticStatus.ERROR, f"disconnected ({client.link_state}): {client.last_reason}"
+    if not client.link.reader_alive:
+        return DiagnosticStatus.ERROR, "connected but the reader thread stopped"
+    problems = []
+    if client.unconfirmed_config:
+        problems.append(f"modem did not confirm {client.unconfirmed_config}")
+    status = client.status
+    if status.last_error is not None and status.error_age_s() < RECENT_ERROR_S:
+        problems.append(f"modem error: {status.last_error}")
+    if client.settings.set_modem_time and not status.clock_set:
+        problems.append("modem clock not set")
+    message = "; ".join([client.link_state] + problems)
+    return (DiagnosticStatus.WARN if problems else DiagnosticStatus.OK), message
+
+
 def diagnostic_status(name: str, client: MicromodemClient | None,
                       node_counters: dict) -> DiagnosticStatus:
-    """The modem link's health: connection, last sentence, queue, every counter."""
+    """The modem link's health: link state, firmware, last errors, clock offset, queue, counts
+    per sentence type and every counter."""
     status = DiagnosticStatus(name=name)
     if client is None:
         status.level, status.message = DiagnosticStatus.STALE, "not configured"
         return status
     status.hardware_id = client.settings.link_factory().description
-    if client.connected:
-        unconfirmed = client.unconfirmed_config
-        status.level = DiagnosticStatus.WARN if unconfirmed else DiagnosticStatus.OK
-        status.message = "connected" + (
-            f"; modem did not confirm {unconfirmed}" if unconfirmed else "")
-    else:
-        status.level = DiagnosticStatus.ERROR
-        status.message = f"disconnected: {client.last_reason}"
+    status.level, status.message = _level_and_message(client)
     age = client.last_sentence_age()
     values = {
         "connected": str(client.connected).lower(),
+        "link_state": client.link_state,
+        "last_line_error": client.reader.last_error,
         "last_sentence_age_s": "inf" if math.isinf(age) else f"{age:.3f}",
         "tx_queue_length": str(client.queue_length()),
         "modem_src": str(client.modem_src),
         "firmware_version": client.firmware_version,
         "last_reason": client.last_reason,
     }
+    values.update(client.status.snapshot())
     values.update({f"lines_{k}": str(v) for k, v in client.reader.counters.as_dict().items()})
     values.update({k: str(v) for k, v in sorted(client.counters.items())})
     values.update({k: str(v) for k, v in node_counters.items()})

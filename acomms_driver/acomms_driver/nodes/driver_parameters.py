@@ -16,12 +16,16 @@ from acomms_core.modems.registry import (
 from acomms_core.ros.parameter_spec import ParameterSpec
 from acomms_driver.micromodem.client_config import ClientSettings
 from acomms_driver.micromodem.modem_link import make_link
+from acomms_driver.micromodem.receptions import PARTIAL_PACKET_MODES
+from acomms_driver.micromodem.session_setup import REQUIRED_CONFIG
 
 CONNECTION_TYPES = ("serial", "tcp", "udp")
 # Parameters that describe the link: refused while active (deactivate, change, activate).
 LINK_PARAMETERS = ("modem_connection_type", "modem_serial_port", "modem_baud_rate",
                    "modem_remote_host", "modem_remote_port", "modem_local_host",
-                   "modem_local_port", "modem_log_dir")
+                   "modem_local_port", "modem_log_dir", "modem_log_max_bytes",
+                   "modem_log_backup_count")
+CONFIG_QUERIES = ("ALL", "TOP", "")
 TXLEVEL_CONFIG = "pwramp.txlevel"
 
 PARAMETERS = (
@@ -37,7 +41,12 @@ PARAMETERS = (
     ParameterSpec("modem_config", "{}",
                   "YAML mapping of modem parameters sent as $CCCFG name,value on every "
                   "connection, e.g. \"{BR1: 3, 'xmit.txinhibit': 1}\""),
-    ParameterSpec("set_modem_time", False, "set the modem clock ($CCTMS) on every connection"),
+    ParameterSpec("set_modem_time", False, "set the modem clock ($CCTMS) on every connection "
+                  "and after every modem reboot, checked by its $CATMS reply"),
+    ParameterSpec("clock_skew_allowed_s", 1.0, "largest modem clock offset a $CATMS may report "
+                  "for the clock to count as set, s", 0.001, 60.0),
+    ParameterSpec("modem_config_query", "ALL", "after the handshake, log the modem's parameter "
+                  "list with $CCCFQ,<this>: ALL | TOP | '' (none)"),
     MODEM_PROFILE_PARAMETER,
     ParameterSpec("default_modem_dest", -1,
                   "dest used when a queued packet has dest < 0; -1 = the modem profile's "
@@ -48,7 +57,11 @@ PARAMETERS = (
     ParameterSpec("pwramp_txlevel", 3, "power amplifier level sent as pwramp.txlevel "
                   "(0 loudest .. 3 quietest)", 0, 3),
     ParameterSpec("publish_partial_packets", True,
-                  "publish receptions with bad frames (good-prefix bytes only)"),
+                  "publish receptions with bad frames"),
+    ParameterSpec("partial_packet_mode", "ranges",
+                  "bytes of a reception with bad frames: ranges (every frame, the good frames as "
+                  "valid ranges) | truncate (ros_acomms: only the bytes before the first bad "
+                  "frame)"),
     ParameterSpec("reconnect_initial_s", 0.5, "first reconnection delay, s (doubles per failure)",
                   0.05, 60.0),
     ParameterSpec("reconnect_max_s", 10.0, "longest reconnection delay, s", 0.1, 600.0),
@@ -62,6 +75,9 @@ PARAMETERS = (
     ParameterSpec("max_tx_queue", 100, "transmit queue capacity, packets", 1, 10000),
     ParameterSpec("diagnostics_period_s", 1.0, "period of /diagnostics, s", 0.1, 60.0),
     ParameterSpec("modem_log_dir", "~/acomms_logs", "directory of pyacomms' NMEA log files"),
+    ParameterSpec("modem_log_max_bytes", 10_000_000, "rotate the NMEA log file at this size, "
+                  "bytes", 10_000, 10_000_000_000),
+    ParameterSpec("modem_log_backup_count", 5, "rotated NMEA log files kept", 1, 1000),
 )
 
 
@@ -94,15 +110,36 @@ def check_parameters(values: dict, current: dict | None, active: bool) -> str | 
     if reason:
         return reason
     try:
-        parse_modem_config(str(values.get("modem_config", "{}")))
+        config = parse_modem_config(str(values.get("modem_config", "{}")))
     except ValueError as exc:
         return str(exc)
+    reason = _check_required_config(config) or _check_choices(values)
+    if reason:
+        return reason
     if values.get("reconnect_initial_s", 0) > values.get("reconnect_max_s", 1e9):
         return "reconnect_initial_s must not exceed reconnect_max_s"
     if current is not None and active:
         names = sorted(n for n in LINK_PARAMETERS if values.get(n) != current.get(n))
         if names:
             return f"{names} cannot change while active: deactivate, set, activate"
+    return None
+
+
+def _check_required_config(config: dict) -> str | None:
+    """modem_config may not turn off what the driver depends on."""
+    for name, value in config.items():
+        required = REQUIRED_CONFIG.get(name)
+        if required is not None and str(value) != required:
+            return (f"modem_config[{name!r}] must be {required}: the driver needs it "
+                    f"(required settings {REQUIRED_CONFIG})")
+    return None
+
+
+def _check_choices(values: dict) -> str | None:
+    if values.get("partial_packet_mode", "ranges") not in PARTIAL_PACKET_MODES:
+        return f"partial_packet_mode must be one of {PARTIAL_PACKET_MODES}"
+    if values.get("modem_config_query", "ALL") not in CONFIG_QUERIES:
+        return f"modem_config_query must be one of {CONFIG_QUERIES}"
     return None
 
 
@@ -129,6 +166,8 @@ def client_settings(values: dict, name: str) -> ClientSettings:
 
     settings = ClientSettings(link_factory=link_factory, modem_config=modem_config(values),
                               log_dir=values["modem_log_dir"],
+                              log_max_bytes=values["modem_log_max_bytes"],
+                              log_backup_count=values["modem_log_backup_count"],
                               name="".join(c if c.isalnum() else "_" for c in name))
     update_settings(settings, values)
     return settings
@@ -140,6 +179,9 @@ def update_settings(settings: ClientSettings, values: dict) -> None:
     settings.use_legacy_packets = values["use_legacy_packets"]
     settings.use_tdp = values["use_tdp"]
     settings.publish_partial_packets = values["publish_partial_packets"]
+    settings.partial_packet_mode = values["partial_packet_mode"]
+    settings.clock_skew_allowed_s = values["clock_skew_allowed_s"]
+    settings.config_query = values["modem_config_query"]
     settings.set_modem_time = values["set_modem_time"]
     settings.reconnect_initial_s = values["reconnect_initial_s"]
     settings.reconnect_max_s = values["reconnect_max_s"]

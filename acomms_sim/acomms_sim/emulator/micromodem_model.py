@@ -34,6 +34,7 @@ from collections.abc import Callable
 from acomms_core.modems.micromodem2 import MICROMODEM2
 from acomms_core.modems.profile import PACKET_TYPE_AUTO
 from acomms_driver.micromodem import nmea
+from acomms_sim.emulator.session_sentences import _hhmmss, _SessionSentences
 from acomms_sim.modem.fields import CST_TYPE_FDP, CST_TYPE_FSK, CST_TYPE_PSK
 
 DEFAULT_FIRMWARE_VERSION = "v3.0.4-emulator"
@@ -231,7 +232,7 @@ class _ReceptionSentences:
                   tx.dataframe_rate, len(frames), bad)
 
 
-class MicromodemModel(_ReceptionSentences):
+class MicromodemModel(_SessionSentences, _ReceptionSentences):
     """The modem's NMEA behaviour. Thread-safe; timers for on-air time and turn-around."""
 
     def __init__(self, src: int, backend: AcousticBackend | None = None,
@@ -242,9 +243,11 @@ class MicromodemModel(_ReceptionSentences):
             "FC0": str(CARRIER_HZ), "pwramp.txlevel": "3", "xmit.txinhibit": "1",
             "info.firmware_version": firmware_version, "info.modem_type": "uModem2 emulator",
             "hwd.batt_v": "24.10", "hwd.temp": "21.50", "pwramp.temperature_degC": "25.00",
-            "pwramp.vbat": "24.00", "pwramp.vtransmit": "48.00",
+            "pwramp.vbat": "24.00", "pwramp.vtransmit": "48.00", "CST": "1", "XST": "1",
+            "REV": "1",
         }
         self.config.update({str(k): str(v) for k, v in (config or {}).items()})
+        self._init_session()
         self.airtime_scale = airtime_scale
         self.output: Callable[[str], None] = lambda line: None
         self.muted = False  # a muted modem neither answers nor reports (the "silent modem")
@@ -277,8 +280,11 @@ class MicromodemModel(_ReceptionSentences):
         if self.muted:
             self.counters["muted_output"] += 1
             return
+        if self.silenced(sentence_type):
+            self.counters["silenced_output"] += 1
+            return
         self.counters["sentences_out"] += 1
-        self.output(nmea.format_sentence(sentence_type, fields))
+        self.output(self.format_output(sentence_type, fields))
 
     def _later(self, seconds: float, func, *args) -> None:
         timer = threading.Timer(max(0.0, seconds), self._run_timer, (func, args))
@@ -317,6 +323,8 @@ class MicromodemModel(_ReceptionSentences):
             return
         self.counters["host_sentences"] += 1
         self.host_sentences.append(sentence.raw)
+        if self.refused_on_demand(sentence.type):
+            return
         handler = getattr(self, "_on_" + sentence.type, None)
         if handler is None:
             self.counters["host_unknown"] += 1
@@ -351,12 +359,6 @@ class MicromodemModel(_ReceptionSentences):
         for key in names:
             self.emit("CACFG", [key, self.config[key]])
 
-    def _on_CCTMS(self, fields) -> None:
-        self.emit("CATMS", [0, fields[0] if fields else nmea.format_iso_time(time.time())])
-
-    def _on_CCTMQ(self, fields) -> None:
-        self.emit("CATMQ", [nmea.format_iso_time(time.time()), "RTC", "RTC"])
-
     def _on_CCTFP(self, fields) -> None:
         if len(fields) >= 9:  # firmware >= 2.1.9 form: two leading fields
             fields = fields[2:]
@@ -386,6 +388,8 @@ class MicromodemModel(_ReceptionSentences):
         if not 1 <= num_frames <= info.frames:
             raise ValueError(f"{num_frames} frames at rate {rate}")
         self.emit("CACYC", [0, src, dest, rate, ack, num_frames])
+        if self.heartbeat_mid_cycle:
+            self.emit_revision("AUV")
         self._legacy = {"src": src, "dest": dest, "rate": rate, "ack": ack,
                         "num_frames": num_frames, "frames": []}
         if rate == 0:
@@ -508,7 +512,3 @@ class MicromodemModel(_ReceptionSentences):
                             self.config.get("pwramp.txlevel", "3"), 0,
                             f"0;0;0;{int(arrival * 1000) % 4294967296}"])
         self._cst(reception, 0, CST_TYPE_FDP, tx.miniframe_rate or 1, 1, 0)
-
-
-def _hhmmss() -> str:
-    return time.strftime("%H%M%S", time.gmtime())
