@@ -50,6 +50,7 @@ from acomms_core.ros.ros_support import (
     run_node,
     seconds_to_time_msg,
 )
+from acomms_core.security import SECURITY_PARAMETERS, SecurityConfigError, bind_senders
 from acomms_core.time_grid import seconds_to_ns
 from acomms_interfaces.msg import (
     NeighborReachability,
@@ -73,11 +74,11 @@ PARAMETERS = CODEC_CONFIG_PARAMETERS + (
     ParameterSpec("update_rate", 1.0, "queue_status / queue_counters publish rate, Hz",
                   minimum=0.01, maximum=100.0),
     ParameterSpec("src", -1, "This modem's address (-1: unknown; the ros packet codec does not "
-                  "need it)", minimum=-1, maximum=255),
+                  "need it, authenticated packet codecs do)", minimum=-1, maximum=255),
     ParameterSpec("max_packet_bytes", LARGEST_PACKET_BYTES, "Largest packet (miniframe + "
                   "dataframe bytes) any MAC will ask for; messages that can never fit are refused "
                   "on arrival", minimum=1, maximum=65535),
-)
+) + SECURITY_PARAMETERS
 
 
 class MessageQueueNode(ManagedNode):
@@ -111,7 +112,8 @@ class MessageQueueNode(ManagedNode):
         values = parameter_values(self, [spec.name for spec in PARAMETERS])
         try:
             self.codec_config = codec_config_from_parameters(values)
-        except CodecConfigError as exc:
+            bind_senders(self.codec_config, values["src"], values["security_state_dir"])
+        except (CodecConfigError, SecurityConfigError) as exc:
             self.get_logger().error(f"configure refused: {exc}")
             return TransitionCallbackReturn.FAILURE
         for warning in self.codec_config.warnings:
