@@ -7,15 +7,8 @@ counted on dispatch_status. A valid packet is published exactly once.
 
 from __future__ import annotations
 
+import core_ros_helpers as helpers
 import yaml
-from core_ros_helpers import (
-    collector,
-    dispatch_node,
-    publisher,
-    queue_node,
-    received_packet,
-    request,
-)
 from lifecycle_msgs.msg import State
 from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.parameter import Parameter
@@ -46,26 +39,27 @@ def test_forged_and_replayed_packets_are_counted_never_published(tmp_path):
     config = _config(tmp_path, key_file)
     state = str(tmp_path / "state")
     with RosHarness() as ros:
-        sender = queue_node(ros, "/auv1", config, src=1, security_state_dir=state)
-        dispatch_node(ros, "/auv2", config, security_state_dir=state)
-        commands = collector(ros, String, "/auv2/command")
-        depth = collector(ros, UInt8, "/auv2/depth_cm")
-        status = collector(ros, DispatchStatus, "/auv2/dispatch_status")
-        rx = publisher(ros, ReceivedPacket, "/auv2/packet_rx")
-        publisher(ros, String, "/auv1/command_out").publish(String(data=ABORT))
+        sender = helpers.queue_node(ros, "/auv1", config, src=1, security_state_dir=state)
+        helpers.dispatch_node(ros, "/auv2", config, security_state_dir=state)
+        commands = helpers.collector(ros, String, "/auv2/command")
+        depth = helpers.collector(ros, UInt8, "/auv2/depth_cm")
+        status = helpers.collector(ros, DispatchStatus, "/auv2/dispatch_status")
+        rx = helpers.publisher(ros, ReceivedPacket, "/auv2/packet_rx")
+        helpers.publisher(ros, String, "/auv1/command_out").publish(String(data=ABORT))
         assert ros.spin_until(lambda: sender.queues.counts.messages_queued == 1, 10.0)
         client = ros.helper.create_client(GetNextPacketData, "/auv1/get_next_packet_data")
-        response = request(client, ros, mini=40, data=0)
+        response = helpers.request(client, ros, mini=40, data=0)
         assert response.num_messages == 1 and response.miniframe_bytes[0] == 0xA5
-        valid = received_packet(1, 2, response.miniframe_bytes, response.dataframe_bytes)
+        packet_rx = helpers.received_packet
+        valid = packet_rx(1, 2, response.miniframe_bytes, response.dataframe_bytes)
 
         # the rogue knows the format and the key id, not the key
         rogue_keys = write_key_file(tmp_path / "rogue.keys", [(1, ROGUE_KEY, None)])
         rogue, _ = secured_codec(rogue_keys, src=3, state_dir=tmp_path / "rogue")
-        forged = received_packet(3, 2, *seal(rogue, [(5, String(data=ABORT))]))
-        relabelled = received_packet(3, 2, response.miniframe_bytes, response.dataframe_bytes)
+        forged = packet_rx(3, 2, *seal(rogue, [(5, String(data=ABORT))]))
+        relabelled = packet_rx(3, 2, response.miniframe_bytes, response.dataframe_bytes)
         sent = [forged, relabelled, valid, valid,
-                received_packet(3, 2, [0xAC, 20, 7], []), received_packet(1, 2, [0xAC, 20, 8], [])]
+                packet_rx(3, 2, [0xAC, 20, 7], []), packet_rx(1, 2, [0xAC, 20, 8], [])]
         for count, packet in enumerate(sent, start=1):
             rx.publish(packet)
             assert ros.spin_until(lambda n=count: len(status) >= n, 10.0)

@@ -21,7 +21,12 @@ from std_msgs.msg import String, UInt8
 
 from acomms_core.codecs import CodecConfigError, parse_codec_config
 from acomms_core.queue.message_queue import MessageQueues, PacketRequest
-from acomms_core.security import ReplayGuard, forgery_probability, load_key_file
+from acomms_core.security import (
+    ReplayGuard,
+    SecurityConfigError,
+    forgery_probability,
+    load_key_file,
+)
 from acomms_core.security.aead import PREFIX_BYTES
 from acomms_core.security.state import SenderCounter, forget_sender_counters
 
@@ -207,3 +212,14 @@ def test_the_queue_fills_authenticated_packets_within_the_budget(keys, tmp_path)
     assert not plaintext.matches(1, 0, packet.miniframe_bytes, b"")
     assert secured.matches(1, 0, packet.miniframe_bytes, b"")
     assert forgery_probability(4) == 2.0 ** -32
+
+
+def test_damaged_or_used_up_counter_state_refuses_to_send(keys, tmp_path):
+    sender, _ = secured_codec(keys, src=4, state_dir=tmp_path)
+    seal(sender, [(6, UInt8(data=1))])
+    (state,) = [p for p in tmp_path.iterdir() if p.name.endswith("src4.counter")]
+    for content, reason in (("garbage", "damaged"), (f"{2 ** 24}", "rotate the key")):
+        state.write_text(content)
+        forget_sender_counters()
+        with pytest.raises(SecurityConfigError, match=reason):
+            secured_codec(keys, src=4, state_dir=tmp_path)

@@ -31,6 +31,7 @@ from acomms_core.security.aead import TAG_BYTES, PacketSealer
 from acomms_core.security.keys import KeyRing, SecurityConfigError, load_key_file
 from acomms_core.security.state import (
     DEFAULT_WINDOW,
+    CounterExhausted,
     ReplayGuard,
     SenderCounter,
     sender_counter,
@@ -112,9 +113,12 @@ class SecuredPacketCodec:
                                       "is past its accept_until; rotate to a new key")
         try:
             self._counter = sender_counter(state_dir, key.fingerprint, src)
+            self._counter.check()
         except OSError as exc:
             raise SecurityConfigError(f"security state directory {state_dir}: "
                                       f"{exc.strerror}") from None
+        except CounterExhausted as exc:
+            raise SecurityConfigError(str(exc)) from None
         self.src = src
 
     def bind_replay_guard(self, guard: ReplayGuard) -> None:

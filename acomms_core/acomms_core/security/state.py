@@ -70,6 +70,13 @@ class SenderCounter:
             self._next += 1
             return value
 
+    def check(self) -> None:
+        """CounterExhausted now (at configure) if the state file is damaged or used up."""
+        with self._lock:
+            if self._read() >= COUNTER_LIMIT:
+                raise CounterExhausted(f"every {COUNTER_BITS}-bit counter of this key was used "
+                                       "for this src: rotate the key")
+
     def _reserve(self) -> None:
         with open(f"{self.path}.lock", "a", encoding="utf-8") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
