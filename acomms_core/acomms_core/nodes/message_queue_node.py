@@ -3,8 +3,9 @@
 Thin lifecycle adapter over `acomms_core.queue.message_queue.MessageQueues`.
 
 - configure: reads `codec_config_file` (packet codecs registered by `custom_packet_codec_paths`
-  first; refused with a reason naming file/codec/field when bad), builds one queue per
-  subscribe_topic, creates the `queue_status` / `queue_counters` publishers.
+  first; refused with a reason naming file/codec/field when bad), binds authenticated packet
+  codecs to this vehicle's `src` and `security_state_dir` (acomms_core.security), builds one queue
+  per subscribe_topic, creates the `queue_status` / `queue_counters` publishers.
 - activate: subscribes every subscribe_topic and `neighbor_reachability`, serves
   `get_next_packet_data`, `priority_update`, `queue_active`, starts the status timer.
 - deactivate: stops all of that; queued messages are kept and sent after the next activate.

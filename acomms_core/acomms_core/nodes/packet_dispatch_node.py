@@ -5,7 +5,10 @@ match_dest / except_src / except_dest lists and header bytes match decodes it (a
 does); each decoded message is published on its codec's `publish_topic` with the config's type.
 Truncated, corrupted (checksum), partially valid (minibytes_valid / databytes_valid) and
 unknown-id packets never raise: whatever decodes is published, the rest is counted on
-`dispatch_status` (DispatchStatus, published after every packet) and logged.
+`dispatch_status` (DispatchStatus, published after every packet) and logged. Authenticated packet
+codecs (`acomms_core.security`) open the packet first: forged, tampered, replayed, too old,
+unknown-key, truncated and partial packets publish nothing and are counted (auth_*); a message
+codec's `accept_src` list refuses (counts `source_refused`) messages from other sources.
 
 Lifecycle: configure reads `codec_config_file` (custom packet codecs from
 `custom_packet_codec_paths`) and creates the publishers; activate subscribes `packet_rx`;
