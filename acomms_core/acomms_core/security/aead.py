@@ -25,9 +25,6 @@ the associated data too (integrity without secrecy). The packet's dest is not au
 
 from __future__ import annotations
 
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESCCM
-
 from acomms_core.security.keys import PacketKey
 from acomms_core.security.state import COUNTER_BITS
 
@@ -58,9 +55,12 @@ class PacketSealer:
                          + bytes([len(dataframe_header)]) + bytes(dataframe_header))
         self._ciphers: dict = {}   # key fingerprint -> AESCCM
 
-    def _cipher(self, key: PacketKey) -> AESCCM:
+    def _cipher(self, key: PacketKey):
         cipher = self._ciphers.get(key.fingerprint)
         if cipher is None:
+            # imported here: nodes without authenticated codecs do not pay for it at start-up
+            from cryptography.hazmat.primitives.ciphers.aead import AESCCM
+
             cipher = self._ciphers[key.fingerprint] = AESCCM(key.secret, self.tag_bytes)
         return cipher
 
@@ -88,6 +88,8 @@ class PacketSealer:
         prefix, rest = bytes(sealed[:PREFIX_BYTES]), bytes(sealed[PREFIX_BYTES:])
         nonce, associated = self._nonce(src, prefix), self._associated(src, prefix)
         cipher = self._cipher(key)
+        from cryptography.exceptions import InvalidTag
+
         try:
             if self.mode == "encrypt":
                 return cipher.decrypt(nonce, rest, associated)
