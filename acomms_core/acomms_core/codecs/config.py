@@ -14,6 +14,8 @@ The file is a list of packet codecs:
       dataframe_header: []
       remove_headers: true     # accepted; the ros packet codec always strips its headers
       src_names: {1: auv1}     # optional: '{src}' / '{name}' in topics expand per source
+      security: {key_file: fleet.keys, mode: authenticate}  # acomms extension: authenticated
+                               # packets (acomms_core.security.secured_codec)
       message_codecs:
         - id: 101              # unique in the file; ros: 0..255, the 8-bit id on the wire
           ros_type: geometry_msgs/Pose   # or geometry_msgs/msg/Pose
@@ -28,6 +30,7 @@ The file is a list of packet codecs:
           tags: [nav]
           ttl_seconds: 60      # acomms extension: queued messages expire (0/omitted: never)
           checksum: crc8       # acomms extension: crc8 | crc32 appended to the message
+          accept_src: [1, 2]   # acomms extension: dispatch publishes only from these sources
           fields: {x: {codec: float, min_value: -100, max_value: 100, precision: 1}}
 
 `!include`-style tags of rospy_yaml_include resolve relative to the file's directory. Keys we do
@@ -52,14 +55,16 @@ from acomms_core.codecs.registry import (
     source_list,
 )
 from acomms_core.ros.parameter_spec import ParameterSpec
+from acomms_core.security.keys import SecurityConfigError
 
 PACKET_KEYS = {"codec_name", "match_src", "match_dest", "except_src", "except_dest",
                "packet_codec", "miniframe_header", "dataframe_header", "remove_headers",
-               "message_codecs", "src_names", "config_version", "custom_packet_codec_paths"}
+               "message_codecs", "src_names", "config_version", "custom_packet_codec_paths",
+               "security"}
 MESSAGE_KEYS = {"id", "message_codec", "subscribe_topic", "publish_topic", "ros_type",
                 "default_dest", "queue_order", "queue_maxsize", "is_active",
                 "allow_fragmentation", "priority", "tags", "fields", "ttl_seconds", "checksum",
-                "dynamic_queue_service", "dynamic_update_topic"}
+                "dynamic_queue_service", "dynamic_update_topic", "accept_src"}
 
 
 # The parameters of every node that reads a codec config (message_queue_node,
@@ -109,6 +114,7 @@ class MessageCodecConfig:
     tags: tuple = ()
     ttl_seconds: float = 0.0
     checksum: str | None = None
+    accept_src: tuple = ()               # dispatch publishes only from these sources (empty: any)
     packet_codec: PacketCodecConfig | None = None
     params: dict = dataclasses.field(default_factory=dict)  # every key as written
 
@@ -311,12 +317,12 @@ def _build_packet_codec(entry: dict, where: str, path: str) -> tuple[PacketCodec
     except PacketCodecError as exc:
         raise CodecConfigError(f"{where}: {exc}") from None
     options = {key: entry[key] for key in registered.options if key in entry}
-    try:
-        codec = registered.factory(
-            miniframe_header=_header(entry.get("miniframe_header", [0xAC]), where,
-                                     "miniframe_header"),
-            dataframe_header=_header(entry.get("dataframe_header", []), where,
-                                     "dataframe_header"), **options)
+    headers = (_header(entry.get("miniframe_header", [0xAC]), where, "miniframe_header"),
+               _header(entry.get("dataframe_header", []), where, "dataframe_header"))
+    security = entry.get("security")
+    try:  # a secured codec keeps the headers in clear itself (acomms_core.security)
+        codec = registered.factory(miniframe_header=b"" if security else headers[0],
+                                   dataframe_header=b"" if security else headers[1], **options)
     except CodecConfigError:
         raise
     except Exception as exc:
@@ -325,6 +331,14 @@ def _build_packet_codec(entry: dict, where: str, path: str) -> tuple[PacketCodec
     if not isinstance(codec, PacketCodec):
         raise CodecConfigError(f"{where}: packet_codec '{kind}' built {type(codec).__name__}, "
                                "which lacks the PacketCodec methods")
+    if security is not None:
+        from acomms_core.security.secured_codec import secure_packet_codec  # imports codecs
+
+        try:
+            codec = secure_packet_codec(codec, security, *headers,
+                                        os.path.dirname(os.path.abspath(path)))
+        except SecurityConfigError as exc:
+            raise CodecConfigError(f"{where}: security: {exc}") from None
     return codec, registered.options
 
 
@@ -380,4 +394,5 @@ def _parse_message_codec(params, where: str, index: int, warnings: list,
         subscribe_topic=params.get("subscribe_topic"), publish_topic=params.get("publish_topic"),
         default_dest=dest, priority=priority, queue_order=order, queue_maxsize=maxsize,
         is_active=active, allow_fragmentation=bool(params.get("allow_fragmentation", False)),
-        tags=tuple(tags), ttl_seconds=float(ttl), checksum=checksum, params=dict(params))
+        tags=tuple(tags), ttl_seconds=float(ttl), checksum=checksum,
+        accept_src=_int_list(params.get("accept_src"), here, "accept_src"), params=dict(params))

@@ -30,6 +30,8 @@ class PacketDecodeResult:
     invalid_bytes: int = 0
     decode_errors: int = 0
     errors: list = dataclasses.field(default_factory=list)    # human-readable reasons
+    # further dispatch_status counters by name (e.g. acomms_core.security's auth_* outcomes)
+    counters: dict = dataclasses.field(default_factory=dict)
 
 
 @runtime_checkable

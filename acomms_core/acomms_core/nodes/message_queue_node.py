@@ -3,8 +3,9 @@
 Thin lifecycle adapter over `acomms_core.queue.message_queue.MessageQueues`.
 
 - configure: reads `codec_config_file` (packet codecs registered by `custom_packet_codec_paths`
-  first; refused with a reason naming file/codec/field when bad), builds one queue per
-  subscribe_topic, creates the `queue_status` / `queue_counters` publishers.
+  first; refused with a reason naming file/codec/field when bad), binds authenticated packet
+  codecs to this vehicle's `src` and `security_state_dir` (acomms_core.security), builds one queue
+  per subscribe_topic, creates the `queue_status` / `queue_counters` publishers.
 - activate: subscribes every subscribe_topic and `neighbor_reachability`, serves
   `get_next_packet_data`, `priority_update`, `queue_active`, starts the status timer.
 - deactivate: stops all of that; queued messages are kept and sent after the next activate.
@@ -50,6 +51,7 @@ from acomms_core.ros.ros_support import (
     run_node,
     seconds_to_time_msg,
 )
+from acomms_core.security import SECURITY_PARAMETERS, SecurityConfigError, bind_senders
 from acomms_core.time_grid import seconds_to_ns
 from acomms_interfaces.msg import (
     NeighborReachability,
@@ -73,11 +75,11 @@ PARAMETERS = CODEC_CONFIG_PARAMETERS + (
     ParameterSpec("update_rate", 1.0, "queue_status / queue_counters publish rate, Hz",
                   minimum=0.01, maximum=100.0),
     ParameterSpec("src", -1, "This modem's address (-1: unknown; the ros packet codec does not "
-                  "need it)", minimum=-1, maximum=255),
+                  "need it, authenticated packet codecs do)", minimum=-1, maximum=255),
     ParameterSpec("max_packet_bytes", LARGEST_PACKET_BYTES, "Largest packet (miniframe + "
                   "dataframe bytes) any MAC will ask for; messages that can never fit are refused "
                   "on arrival", minimum=1, maximum=65535),
-)
+) + SECURITY_PARAMETERS
 
 
 class MessageQueueNode(ManagedNode):
@@ -111,7 +113,8 @@ class MessageQueueNode(ManagedNode):
         values = parameter_values(self, [spec.name for spec in PARAMETERS])
         try:
             self.codec_config = codec_config_from_parameters(values)
-        except CodecConfigError as exc:
+            bind_senders(self.codec_config, values["src"], values["security_state_dir"])
+        except (CodecConfigError, SecurityConfigError) as exc:
             self.get_logger().error(f"configure refused: {exc}")
             return TransitionCallbackReturn.FAILURE
         for warning in self.codec_config.warnings:

@@ -5,7 +5,10 @@ match_dest / except_src / except_dest lists and header bytes match decodes it (a
 does); each decoded message is published on its codec's `publish_topic` with the config's type.
 Truncated, corrupted (checksum), partially valid (minibytes_valid / databytes_valid) and
 unknown-id packets never raise: whatever decodes is published, the rest is counted on
-`dispatch_status` (DispatchStatus, published after every packet) and logged.
+`dispatch_status` (DispatchStatus, published after every packet) and logged. Authenticated packet
+codecs (`acomms_core.security`) open the packet first: forged, tampered, replayed, too old,
+unknown-key, truncated and partial packets publish nothing and are counted (auth_*); a message
+codec's `accept_src` list refuses (counts `source_refused`) messages from other sources.
 
 Lifecycle: configure reads `codec_config_file` (custom packet codecs from
 `custom_packet_codec_paths`) and creates the publishers; activate subscribes `packet_rx`;
@@ -36,12 +39,20 @@ from acomms_core.ros.ros_support import (
     run_node,
     seconds_to_time_msg,
 )
+from acomms_core.security import (
+    SECURITY_COUNTERS,
+    SECURITY_PARAMETERS,
+    SecurityConfigError,
+    bind_receivers,
+    source_accepted,
+)
 from acomms_interfaces.msg import DispatchStatus, ReceivedPacket
 
-PARAMETERS = CODEC_CONFIG_PARAMETERS
+PARAMETERS = CODEC_CONFIG_PARAMETERS + SECURITY_PARAMETERS
 
 COUNTERS = ("packets_received", "packets_unmatched", "messages_published", "unknown_ids",
-            "checksum_failures", "invalid_bytes", "decode_errors", "no_publish_topic")
+            "checksum_failures", "invalid_bytes", "decode_errors",
+            "no_publish_topic") + SECURITY_COUNTERS
 
 
 class PacketDispatchNode(ManagedNode):
@@ -59,10 +70,12 @@ class PacketDispatchNode(ManagedNode):
 
     # -- lifecycle --------------------------------------------------------------------------------
     def on_configure(self, state) -> TransitionCallbackReturn:
+        values = parameter_values(self, [spec.name for spec in PARAMETERS])
         try:
-            self.codec_config = codec_config_from_parameters(
-                parameter_values(self, [spec.name for spec in PARAMETERS]))
-        except CodecConfigError as exc:
+            self.codec_config = codec_config_from_parameters(values)
+            bind_receivers(self.codec_config, self.get_fully_qualified_name(),
+                           values["security_state_dir"])
+        except (CodecConfigError, SecurityConfigError) as exc:
             self.get_logger().error(f"configure refused: {exc}")
             return TransitionCallbackReturn.FAILURE
         for warning in self.codec_config.warnings:
@@ -123,10 +136,13 @@ class PacketDispatchNode(ManagedNode):
                 databytes_valid=list(received.databytes_valid))
             for name in ("unknown_ids", "checksum_failures", "invalid_bytes", "decode_errors"):
                 self.counts[name] += getattr(result, name)
+            self._count_extra(result.counters)
             for error in result.errors:
                 self.last_error = f"packet from {packet.src}: {error}"
                 self.get_logger().warning(self.last_error, throttle_duration_sec=2.0)
             for codec_id, message in result.messages:
+                if not self._source_accepted(config, codec_id, packet.src):
+                    continue
                 publisher = (self._topic_publishers.get((codec_id, packet.src))
                              or self._topic_publishers.get((codec_id, None)))
                 if publisher is None:
@@ -135,6 +151,23 @@ class PacketDispatchNode(ManagedNode):
                     continue
                 publisher.publish(message)
                 self.counts["messages_published"] += 1
+
+    def _count_extra(self, counters: dict) -> None:
+        """Counters a packet codec reports by name (the authenticated codecs' auth_*)."""
+        for name, count in counters.items():
+            if name in self.counts:
+                self.counts[name] += count
+            else:
+                self._problem("decode_errors", f"packet codec reported unknown counter {name}")
+
+    def _source_accepted(self, config, codec_id: int, src: int) -> bool:
+        """The message codec's accept_src policy; a refused message is counted, not published."""
+        message_config = config.by_id().get(codec_id)
+        if message_config is None or source_accepted(message_config, src):
+            return True
+        self._problem("source_refused", f"message id {codec_id} from {src} refused: not in "
+                                        f"accept_src {list(message_config.accept_src)}")
+        return False
 
     def _problem(self, counter: str, reason: str) -> None:
         self.counts[counter] += 1
