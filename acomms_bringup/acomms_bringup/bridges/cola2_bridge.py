@@ -11,9 +11,10 @@ Two lifecycle nodes, mirror images of each other:
   extra bytes on `custom_output`.
 - `cola2_topside_bridge` (on the ship): builds the 'U' struct from the USBL fix of the AUV
   (`usbl_topic`, NavSatFix; accuracy = sqrt of the larger horizontal variance, or
-  `default_accuracy_m` without covariance) and the latest command (`command_topic`, sent once,
-  then `idle_command`); on an incoming 'S' publishes `vehicle_fix` (NavSatFix), `vehicle_heading`
-  (std_msgs/Float64, degrees), `vehicle_status_code` (Int32) and `custom_output`.
+  `default_accuracy_m` without covariance) and the latest command (`command_topic`, carried by
+  the next `command_repeats` structs, then `idle_command`); on an incoming 'S' publishes
+  `vehicle_fix` (NavSatFix), `vehicle_heading` (std_msgs/Float64, degrees),
+  `vehicle_status_code` (Int32) and `custom_output`.
 
 Both publish what they receive, decoded, on `cola2/received` (acomms_interfaces Cola2UsblFix or
 Cola2VehicleStatus) and their counters on `/diagnostics`.
@@ -70,8 +71,9 @@ COMMON_PARAMETERS = (
                   "broadcast).", minimum=0, maximum=255, read_only=True),
     ParameterSpec("packet_service", "get_next_packet_data", "Service the vehicle's MAC calls "
                   "for packets (byte_exact).", read_only=True),
-    ParameterSpec("max_custom_bytes", 32, "Longest custom data appended; longer input is "
-                  "refused and counted.", minimum=0, maximum=2000, read_only=True),
+    ParameterSpec("max_custom_bytes", 32, "Longest custom data appended (the latest "
+                  "custom_input goes with every struct until replaced; empty clears it); longer "
+                  "input is refused and counted.", minimum=0, maximum=2000, read_only=True),
 )
 
 
@@ -201,7 +203,6 @@ class Cola2Bridge(ManagedNode):
         item = self.build_outgoing()
         if item is not None:
             item = Cola2Struct(**{**item.__dict__, "custom": self.custom_input})
-            self.custom_input = b""
             try:
                 self.send(item)
                 self.counts["structs_built"] += 1

@@ -16,7 +16,10 @@ TOPSIDE_PARAMETERS = (
     ParameterSpec("usbl_topic", "usbl/fix", "sensor_msgs/NavSatFix: the USBL fix of the AUV "
                   "(altitude = -depth).", read_only=True),
     ParameterSpec("command_topic", "usbl/command", "std_msgs/Int32: a command for the AUV, "
-                  "sent once with the next struct.", read_only=True),
+                  "sent with the next command_repeats structs.", read_only=True),
+    ParameterSpec("command_repeats", 3, "Structs that carry a new command (a struct waiting "
+                  "for the link is replaced by a newer one).", minimum=1, maximum=1000,
+                  read_only=True),
     ParameterSpec("idle_command", 0, "Command code sent when no new command is waiting.",
                   minimum=-2147483648, maximum=2147483647, read_only=True),
     ParameterSpec("default_accuracy_m", 5.0, "USBL accuracy sent when the fix has no "
@@ -32,6 +35,7 @@ class Cola2TopsideBridge(Cola2Bridge):
     def __init__(self, node_name: str = "cola2_topside_bridge", **kwargs):
         self.usbl_fix = None
         self.command = None
+        self.command_left = 0
         super().__init__(node_name, **kwargs)
 
     def configure_side(self, values: dict) -> None:
@@ -48,6 +52,7 @@ class Cola2TopsideBridge(Cola2Bridge):
 
     def on_command(self, msg: Int32) -> None:
         self.command = int(msg.data)
+        self.command_left = self.values["command_repeats"]
 
     def accuracy_m(self, fix: NavSatFix) -> float:
         if fix.position_covariance_type == NavSatFix.COVARIANCE_TYPE_UNKNOWN:
@@ -56,10 +61,11 @@ class Cola2TopsideBridge(Cola2Bridge):
 
     def build_outgoing(self) -> Cola2Struct | None:
         fix = self.usbl_fix
-        if fix is None and self.command is None:
+        if fix is None and self.command_left <= 0:
             return None
-        command = self.command if self.command is not None else self.values["idle_command"]
-        self.command = None
+        command = self.values["idle_command"]
+        if self.command_left > 0:
+            command, self.command_left = self.command, self.command_left - 1
         if fix is None:   # a command before any fix: position unknown (NaN)
             return Cola2Struct(SENDER_USBL, math.nan, math.nan, math.nan, math.nan, math.nan,
                                command)

@@ -61,7 +61,7 @@ class Cola2VehicleBridge(Cola2Bridge):
         self.navigation = None      # (time_s, latitude, longitude, depth_m, heading_deg | None)
         self.heading_deg = None
         self.status_code = 0
-        self.services = {}
+        self.command_clients = {}
         super().__init__(node_name, **kwargs)
 
     def check_parameters(self, values: dict) -> str | None:
@@ -77,7 +77,7 @@ class Cola2VehicleBridge(Cola2Bridge):
         self.origin = EnuOrigin(values["enu_origin_latitude"], values["enu_origin_longitude"])
         self._fix_pub = self.configured.publisher(NavSatFix, "usbl_fix")
         self._command_pub = self.configured.publisher(Int32, "usbl_command")
-        self.services = {code: self.configured.client(Trigger, name) for code, name in
+        self.command_clients = {code: self.configured.client(Trigger, name) for code, name in
                          parse_command_services(values["command_services"]).items()}
 
     def activate_side(self) -> None:
@@ -121,7 +121,7 @@ class Cola2VehicleBridge(Cola2Bridge):
     def handle_incoming(self, item: Cola2Struct) -> None:
         self._fix_pub.publish(fix_message(item, self.get_clock().now().to_msg(), item.value))
         self._command_pub.publish(Int32(data=int(item.code)))
-        client = self.services.get(int(item.code))
+        client = self.command_clients.get(int(item.code))
         if client is None:
             return
         if not client.service_is_ready():

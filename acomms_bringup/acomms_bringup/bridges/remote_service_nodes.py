@@ -174,7 +174,7 @@ class RemoteServiceCaller(_RemoteServiceNode):
 
     def on_response(self, msg: RemoteServiceResponse) -> None:
         waiter = self.pending.pop(msg.correlation_id)
-        if waiter is None or waiter[0] != msg.service_id:
+        if waiter is None:
             self.counts["unmatched_responses"] += 1
             self.get_logger().warning(f"response #{msg.correlation_id} matches no call in "
                                       "flight (late, duplicate or foreign); ignored")
@@ -182,7 +182,9 @@ class RemoteServiceCaller(_RemoteServiceNode):
         index, response, server = waiter
         service = self.table[index]
         status = rs.STATUS_NAMES.get(msg.status, "bad request")
-        if msg.status == rs.STATUS_OK:
+        if msg.service_id != index:   # the other end answered another service: not trusted
+            status = "bad request"
+        if status == "ok":
             try:
                 copy_message(deserialize_message(bytes(msg.response),
                                                  self.classes[index].Response), response)
@@ -221,7 +223,7 @@ class RemoteServiceServer(_RemoteServiceNode):
     def __init__(self, node_name: str = "remote_service_server", **kwargs):
         super().__init__(node_name, **kwargs)
         self._response_pub = None
-        self._clients = []
+        self._targets = []
 
     def on_configure(self, state) -> TransitionCallbackReturn:
         result = super().on_configure(state)
@@ -229,7 +231,7 @@ class RemoteServiceServer(_RemoteServiceNode):
             self._response_pub = self.configured.publisher(RemoteServiceResponse,
                                                            "to_acomms/service_response")
             prefix = self.values["target_prefix"]
-            self._clients = [self.configured.client(cls, prefix + service.name)
+            self._targets = [self.configured.client(cls, prefix + service.name)
                              for service, cls in zip(self.table, self.classes, strict=True)]
         return result
 
@@ -241,7 +243,7 @@ class RemoteServiceServer(_RemoteServiceNode):
     def on_release(self) -> None:
         super().on_release()
         self._response_pub = None
-        self._clients = []
+        self._targets = []
 
     def answer(self, msg: RemoteServiceRequest, status: int, response=None) -> None:
         self._response_pub.publish(RemoteServiceResponse(
@@ -256,7 +258,7 @@ class RemoteServiceServer(_RemoteServiceNode):
             self.get_logger().error(f"request #{msg.correlation_id}: no service id "
                                     f"{msg.service_id} in table {self.values['service_table']}")
             return self.answer(msg, rs.STATUS_NOT_AVAILABLE)
-        service, client = self.table[msg.service_id], self._clients[msg.service_id]
+        service, client = self.table[msg.service_id], self._targets[msg.service_id]
         try:
             request = deserialize_message(bytes(msg.request), self.classes[msg.service_id].Request)
             reason = service.check_request(request)

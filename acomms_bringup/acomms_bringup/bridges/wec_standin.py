@@ -59,7 +59,7 @@ class WecStandinBuoy(ManagedNode):
         self.pump_until_s = -1.0
         self.commands: list[tuple[str, object]] = []   # (service name, request) received
         self.silent = {name for name in self.values["silent_services"] if name}
-        self._publishers = {}
+        self._record_pubs = {}
         self._classes = {}
 
     def on_configure(self, state) -> TransitionCallbackReturn:
@@ -69,7 +69,7 @@ class WecStandinBuoy(ManagedNode):
             self.get_logger().error(f"configure refused: buoy_interfaces not available ({exc})")
             return TransitionCallbackReturn.FAILURE
         prefix = self.values["telemetry_prefix"]
-        self._publishers = {topic: self.configured.publisher(cls, prefix + topic)
+        self._record_pubs = {topic: self.configured.publisher(cls, prefix + topic)
                             for topic, cls in self._classes.items()}
         return TransitionCallbackReturn.SUCCESS
 
@@ -88,7 +88,7 @@ class WecStandinBuoy(ManagedNode):
         return super().on_activate(state)
 
     def on_release(self) -> None:
-        self._publishers = {}
+        self._record_pubs = {}
 
     def on_command(self, name: str, request, response, server):
         self.commands.append((name, request))
@@ -136,7 +136,7 @@ class WecStandinBuoy(ManagedNode):
     def on_publish(self) -> None:
         self.seq += 1
         for topic, msg in self.records(now_s(self)).items():
-            self._publishers[topic].publish(msg)
+            self._record_pubs[topic].publish(msg)
 
 
 OPERATOR_PARAMETERS = (

@@ -52,7 +52,7 @@ class WecTelemetryBridge(ManagedNode):
         self.counts = {f"{r.topic}_{what}": 0 for r in self.records
                        for what in ("received", "forwarded", "decimated")}
         self.counts["idle_periods"] = 0
-        self._publishers = {}
+        self._record_pubs = {}
         self._diag_pub = None
         self._classes = {}
 
@@ -63,7 +63,7 @@ class WecTelemetryBridge(ManagedNode):
             self.get_logger().error(f"configure refused: telemetry types not available ({exc});"
                                     " run scripts/buoy_interfaces.sh")
             return TransitionCallbackReturn.FAILURE
-        self._publishers = {topic: self.configured.publisher(cls, f"to_acomms/{topic}")
+        self._record_pubs = {topic: self.configured.publisher(cls, f"to_acomms/{topic}")
                             for topic, cls in self._classes.items()}
         self._diag_pub = self.configured.publisher(DiagnosticArray, "/diagnostics")
         return TransitionCallbackReturn.SUCCESS
@@ -79,7 +79,7 @@ class WecTelemetryBridge(ManagedNode):
         return super().on_activate(state)
 
     def on_release(self) -> None:
-        self._publishers = {}
+        self._record_pubs = {}
         self._diag_pub = None
         self.latest = {}
 
@@ -97,7 +97,7 @@ class WecTelemetryBridge(ManagedNode):
         if msg is None:
             self.counts["idle_periods"] += 1
         else:
-            self._publishers[topic].publish(msg)
+            self._record_pubs[topic].publish(msg)
             self.counts[f"{topic}_forwarded"] += 1
         self._diag_pub.publish(counters_diagnostics(
             self.get_fully_qualified_name(), "ok", self.counts, self.get_clock().now().to_msg()))
