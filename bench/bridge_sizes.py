@@ -29,6 +29,19 @@ def rows(config_name: str):
                entry.codec.max_length_bits)
 
 
+def _pump_request_envelope() -> tuple[int, int]:
+    """(CDR bytes, encoded bits) of a RemoteServiceRequest carrying a pump command."""
+    from buoy_interfaces.srv import PumpCommand
+
+    from acomms_interfaces.msg import RemoteServiceRequest
+
+    entry = next(m for m in load_codec_config(str(CONFIG / "wec_buoy_codecs.yaml")).message_codecs
+                 if m.id == 56)
+    msg = RemoteServiceRequest(correlation_id=1, service_id=0, request=list(
+        serialize_message(PumpCommand.Request(duration_mins=5.0))))
+    return len(serialize_message(msg)), len(entry.codec.encode(msg)[0])
+
+
 def main() -> None:
     print(f"cola2 struct (byte_exact): {cola2_struct.STRUCT_BYTES} bytes + custom data "
           f"(format {cola2_struct.struct_format('little')!r} / "
@@ -40,6 +53,8 @@ def main() -> None:
         for name, cdr, bits, max_bits in rows(config):
             print(f"{name:24} {cdr:6d} {bits:6d} {math.ceil(bits / 8):6d} "
                   f"{math.ceil(max_bits / 8):9d} {bits / 8 / cdr:9.1%}")
+    pump = _pump_request_envelope()
+    print(f"{'  with a PumpCommand':24} {pump[0]:6d} {pump[1]:6d} {math.ceil(pump[1] / 8):6d}")
     print("\ncola2 compact navigation content (time, lat, lon, depth, heading): 118 bits = 15 B; "
           "CDR includes its 4-byte encapsulation header; each message also costs its 8-bit "
           "codec id in a packet.")

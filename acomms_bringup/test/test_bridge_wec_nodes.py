@@ -63,6 +63,8 @@ def test_telemetry_is_decimated_latest_only():
         assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
         assert max(b - a for a, b in zip(seqs, seqs[1:], strict=False)) > 1   # decimated
         assert "power_data_received" not in counts   # period 0: not forwarded
+        for node in (standin, bridge):   # stop the 50 Hz timers before the harness tears down
+            node.trigger_deactivate()
 
 
 class Link:

@@ -46,6 +46,7 @@ from acomms_core.ros.ros_support import (
     ParameterSpec,
     counters_diagnostics,
     declare_parameters,
+    is_active,
     parameter_values,
 )
 from acomms_interfaces.msg import Cola2UsblFix, Cola2VehicleStatus
@@ -200,6 +201,8 @@ class Cola2Bridge(ManagedNode):
         self.custom_input = data
 
     def on_period(self) -> None:
+        if not is_active(self):   # a timer that fired while the node is being deactivated
+            return
         item = self.build_outgoing()
         if item is not None:
             item = Cola2Struct(**{**item.__dict__, "custom": self.custom_input})

@@ -28,6 +28,7 @@ from acomms_core.ros.ros_support import (
     ParameterSpec,
     counters_diagnostics,
     declare_parameters,
+    is_active,
     now_s,
     parameter_values,
     run_node,
@@ -97,6 +98,8 @@ class _RemoteServiceNode(ManagedNode):
         wake_timer_at(self._timer, max(wake_ns, now_ns + 1), now_ns)
 
     def on_deadline(self) -> None:
+        if not is_active(self):   # a timer that fired while the node is being deactivated
+            return
         for waiter in self.pending.expired(now_s(self)):
             self.expire(waiter)
         self.rearm()

@@ -30,6 +30,7 @@ from acomms_core.ros.ros_support import (
     ManagedNode,
     ParameterSpec,
     declare_parameters,
+    is_active,
     now_s,
     parameter_values,
     run_node,
@@ -134,6 +135,8 @@ class WecStandinBuoy(ManagedNode):
                 "trefoil_data": tf, "ahrs_data": xb}
 
     def on_publish(self) -> None:
+        if not is_active(self):   # a timer that fired while the node is being deactivated
+            return
         self.seq += 1
         for topic, msg in self.records(now_s(self)).items():
             self._record_pubs[topic].publish(msg)

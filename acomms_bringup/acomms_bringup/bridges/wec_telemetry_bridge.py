@@ -24,6 +24,7 @@ from acomms_core.ros.ros_support import (
     ParameterSpec,
     counters_diagnostics,
     declare_parameters,
+    is_active,
     parameter_values,
     run_node,
 )
@@ -93,6 +94,8 @@ class WecTelemetryBridge(ManagedNode):
         self.latest[topic] = msg
 
     def on_period(self, topic: str) -> None:
+        if not is_active(self):   # a timer that fired while the node is being deactivated
+            return
         msg = self.latest.pop(topic, None)
         if msg is None:
             self.counts["idle_periods"] += 1

@@ -262,8 +262,9 @@ def format_summary(summary: dict) -> str:
 
 def _flat(facts: dict, prefix: str = "") -> str:
     """'a 1, b.c 2' for nested dicts (bridge summaries)."""
-    return ", ".join(_flat(v, f"{prefix}{k}.") if isinstance(v, dict) else f"{prefix}{k} {v}"
-                     for k, v in facts.items())
+    parts = [_flat(v, f"{prefix}{k}.") if isinstance(v, dict) else f"{prefix}{k} {v}"
+             for k, v in facts.items()]
+    return ", ".join(part for part in parts if part)
 
 
 def timeline_rows(record: RunRecord) -> list[dict]:
