@@ -9,7 +9,8 @@
 # constants as MBARI's: the telemetry records and the command services the bridge uses) are built
 # as a package `buoy_interfaces` into install/, marked share/buoy_interfaces/ACOMMS_STAND_IN.
 # The template is not a colcon package in the source tree (package.xml.in, CMakeLists.txt.in), so
-# the workspace keeps its five packages and a real buoy_interfaces is never shadowed.
+# the workspace keeps its five packages; a stand-in built earlier is removed as soon as a real
+# buoy_interfaces is importable (outside install/), so it never shadows the real one.
 # Called by scripts/bootstrap.sh with the build environment set; on a ROS install:
 #   source /opt/ros/<distro>/setup.bash && scripts/buoy_interfaces.sh
 set -euo pipefail
@@ -20,15 +21,26 @@ TEMPLATE=acomms_bringup/buoy_interfaces_template
 STAMP=install/buoy_interfaces/share/buoy_interfaces/ACOMMS_STAND_IN
 say() { echo "buoy_interfaces: $*"; }
 
+# A buoy_interfaces importable from outside this workspace's install/ is the real one: use it,
+# build nothing, and remove a stand-in built earlier so that it cannot shadow the real one.
+origin="$("$PY" - "$ROOT/install" <<'PYEOF' 2>/dev/null || true
+import importlib.util
+import sys
+sys.path = [p for p in sys.path if not p.startswith(sys.argv[1])]
+spec = importlib.util.find_spec("buoy_interfaces")
+print(spec.origin if spec is not None and spec.origin else "")
+PYEOF
+)"
+if [ -n "$origin" ]; then
+  if [ -f "$STAMP" ]; then
+    say "removing acomms' stand-in: the real package is installed"
+    rm -rf install/buoy_interfaces build/buoy_interfaces build/buoy_interfaces_src
+  fi
+  exit 0
+fi
 digest="$(cat "$TEMPLATE"/*.in "$TEMPLATE"/msg/*.msg "$TEMPLATE"/srv/*.srv | sha256sum | cut -d' ' -f1)"
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$digest" ]; then
   exit 0  # our stand-in, up to date
-fi
-# A buoy_interfaces found outside install/ is the real one: use it, build nothing.
-origin="$("$PY" -c 'import importlib.util as u; s = u.find_spec("buoy_interfaces"); print(s.origin if s else "")' 2>/dev/null || true)"
-if [ -n "$origin" ] && [[ "$origin" != "$ROOT/install/"* ]]; then
-  say "using the installed package at ${origin%/__init__.py}"
-  exit 0
 fi
 say "not installed; building acomms' stand-in from $TEMPLATE"
 src=build/buoy_interfaces_src/buoy_interfaces
