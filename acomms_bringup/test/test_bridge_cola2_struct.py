@@ -86,3 +86,18 @@ def test_compact_usbl_round_trip_keeps_command_and_custom_bytes():
     back = message_to_struct(decoded, b"U")
     assert back.code == -3 and back.custom == USBL.custom
     assert back.value == pytest.approx(2.5, abs=0.005)
+
+
+def test_odometry_pose_gives_position_and_compass_heading():
+    from geometry_msgs.msg import Pose
+
+    from acomms_bringup.bridges.cola2_vehicle_bridge import odometry_navigation
+    from acomms_sim.physics.geodesy import EnuOrigin
+
+    pose = Pose()
+    pose.position.x, pose.position.y, pose.position.z = 0.0, 1000.0, -30.0   # 1 km north
+    pose.orientation.z, pose.orientation.w = math.sin(math.pi / 4), math.cos(math.pi / 4)
+    latitude, longitude, depth, heading = odometry_navigation(pose, EnuOrigin(41.0, 3.0))
+    assert latitude == pytest.approx(41.0 + 1000.0 / 111_195.0, abs=1e-5)
+    assert longitude == pytest.approx(3.0, abs=1e-9) and depth == pytest.approx(30.0)
+    assert heading == pytest.approx(0.0, abs=1e-9)   # yaw 90 deg (facing north) = heading 0

@@ -52,6 +52,15 @@ def parse_command_services(entries) -> dict[int, str]:
     return services
 
 
+def odometry_navigation(pose, origin: EnuOrigin) -> tuple[float, float, float, float]:
+    """(latitude, longitude, depth_m, heading_deg) of a local ENU pose (x east, y north, z up;
+    yaw counter-clockwise from east) about origin; ValueError for a point that is no position."""
+    p, q = pose.position, pose.orientation
+    latitude, longitude, depth = enu_to_geodetic(p.x, p.y, p.z, origin)
+    yaw = math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
+    return latitude, longitude, depth, (90.0 - math.degrees(yaw)) % 360.0
+
+
 class Cola2VehicleBridge(Cola2Bridge):
     OUTGOING = SENDER_VEHICLE
     INCOMING = SENDER_USBL
@@ -97,15 +106,11 @@ class Cola2VehicleBridge(Cola2Bridge):
         self.heading_deg = float(msg.data) % 360.0
 
     def on_odometry(self, msg: Odometry) -> None:
-        p, q = msg.pose.pose.position, msg.pose.pose.orientation
         try:
-            latitude, longitude, depth = enu_to_geodetic(p.x, p.y, p.z, self.origin)
+            self.navigation = (stamp_seconds(msg.header.stamp),
+                               *odometry_navigation(msg.pose.pose, self.origin))
         except ValueError as exc:
             self.get_logger().warning(f"odometry ignored: {exc}")
-            return
-        yaw = math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
-        heading = (90.0 - math.degrees(yaw)) % 360.0   # ENU yaw -> compass heading
-        self.navigation = (stamp_seconds(msg.header.stamp), latitude, longitude, depth, heading)
 
     def on_status(self, msg: Int32) -> None:
         self.status_code = int(msg.data)
