@@ -1,14 +1,17 @@
 """MBARI WEC bridges through their ROS interfaces: telemetry decimated latest-only, and every
 command service called over a simulated link (the test relays the envelopes through the codec
-config), with out-of-range refusal, server- and caller-side timeouts and "not available"."""
+config), with out-of-range refusal, server- and caller-side timeouts and "not available".
+The service test runs on sim time: timeouts fire only when the test moves /clock."""
 
 import pathlib
 
 import pytest
 from bitstring import ConstBitStream
 from rclpy.parameter import Parameter
+from rosgraph_msgs.msg import Clock
 
 from acomms_core.codecs.config import load_codec_config
+from acomms_core.ros.ros_support import now_s, seconds_to_time_msg
 from acomms_core.ros.testing import RosHarness
 from acomms_interfaces.msg import RemoteServiceRequest, RemoteServiceResponse
 
@@ -90,23 +93,39 @@ class Link:
             publisher.publish(codec.decode(ConstBitStream(codec.encode(msg)[0])))
 
 
-def _call(ros, name, srv, field, value):
+def _call(ros, name, srv, field, value, jump=None):
+    """Call /top/<name>; with jump=(predicate, clock publisher, seconds): once predicate() holds
+    (the call is in flight), move sim time forward so that its timeout fires."""
     cls = getattr(buoy_srv, srv)
     client = ros.helper.create_client(cls, f"/top/{name}")
-    return ros.call(client, cls.Request(**{field: value}), timeout=15.0).result.value
+    assert client.wait_for_service(timeout_sec=15.0)
+    future = client.call_async(cls.Request(**{field: value}))
+    if jump is not None:
+        in_flight, clock, seconds = jump
+        assert ros.spin_until(in_flight, timeout=15.0)
+        clock.publish(Clock(clock=seconds_to_time_msg(seconds)))
+    assert ros.spin_until(future.done, timeout=15.0), name
+    return future.result().result.value
 
 
 def test_every_command_round_trip_refusals_and_timeouts():
     with RosHarness() as ros:
+        sim = [_p("use_sim_time", True)]
+        clock = ros.helper.create_publisher(Clock, "/clock", 10)
         standin = ros.add(WecStandinBuoy(context=ros.context, namespace="/buoy",
-                                         parameter_overrides=[_p("publish_period_s", 10.0),
-                                                              _p("service_prefix", "")]))
+                                         parameter_overrides=sim + [
+                                             _p("publish_period_s", 1000.0),
+                                             _p("service_prefix", "")]))
         server = ros.add(RemoteServiceServer(context=ros.context, namespace="/buoy",
-                                             parameter_overrides=[_p("service_timeout_s", 0.5),
-                                                                  _p("target_prefix", "")]))
+                                             parameter_overrides=sim + [
+                                                 _p("service_timeout_s", 5.0),
+                                                 _p("target_prefix", "")]))
         caller = ros.add(RemoteServiceCaller(context=ros.context, namespace="/top",
-                                             parameter_overrides=[_p("call_timeout_s", 1.5)]))
+                                             parameter_overrides=sim + [
+                                                 _p("call_timeout_s", 60.0)]))
         link = Link(ros)
+        clock.publish(Clock(clock=seconds_to_time_msg(100.0)))
+        assert ros.spin_until(lambda: now_s(caller) == 100.0 and now_s(server) == 100.0, 10.0)
         for node in (standin, server, caller):
             ros.configure_and_activate(node)
         for name, srv, field, value in CALLS:
@@ -125,11 +144,13 @@ def test_every_command_round_trip_refusals_and_timeouts():
         assert _call(ros, "pump_command", "PumpCommand", "duration_mins", 0.0) == 0   # OFF
 
         standin.silent.add("valve_command")          # the buoy's service never answers
-        assert _call(ros, "valve_command", "ValveCommand", "duration_sec", 5) == BAD_SOCK
-        assert server.counts["timeouts"] == 1
+        assert _call(ros, "valve_command", "ValveCommand", "duration_sec", 5, jump=(
+            lambda: server.counts["called"] == len(CALLS) + 2, clock, 106.0)) == BAD_SOCK
+        assert server.counts["timeouts"] == 1 and caller.counts["timeouts"] == 0
 
         link.drop = True                             # the link loses the request
-        assert _call(ros, "pc_scale_command", "PCScaleCommand", "scale", 1.0) == BAD_SOCK
+        assert _call(ros, "pc_scale_command", "PCScaleCommand", "scale", 1.0, jump=(
+            lambda: caller.counts["requests_sent"] == len(CALLS) + 3, clock, 170.0)) == BAD_SOCK
         assert caller.counts["timeouts"] == 1
         link.drop = False
 
@@ -137,3 +158,5 @@ def test_every_command_round_trip_refusals_and_timeouts():
         assert _call(ros, "tf_set_pos_command", "TFSetPosCommand", "position", 0) == \
             NOT_IMPLEMENTED
         assert server.counts["not_available"] == 1
+        for node in (caller, server):
+            node.trigger_deactivate()

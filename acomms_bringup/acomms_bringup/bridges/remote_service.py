@@ -78,10 +78,14 @@ class RemoteService:
         return response
 
 
-def srv_class(type_name: str):
-    """The generated class of 'pkg/srv/Type'; ImportError / AttributeError when not built."""
-    package, _, name = type_name.partition("/srv/")
-    return getattr(importlib.import_module(f"{package}.srv"), name)
+def interface_class(type_name: str):
+    """The generated class of 'pkg/msg/Type' or 'pkg/srv/Type'; ImportError / AttributeError
+    when that package is not built (or has no such type)."""
+    package, kind, name = type_name.split("/")
+    return getattr(importlib.import_module(f"{package}.{kind}"), name)
+
+
+srv_class = interface_class
 
 
 class PendingCalls:

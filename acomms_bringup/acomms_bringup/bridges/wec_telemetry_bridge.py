@@ -12,12 +12,12 @@ idle periods.
 
 from __future__ import annotations
 
-import importlib
 import sys
 
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.lifecycle import TransitionCallbackReturn
 
+from acomms_bringup.bridges.remote_service import interface_class
 from acomms_bringup.bridges.wec_buoy import RECORDS
 from acomms_core.ros.ros_support import (
     ManagedNode,
@@ -38,9 +38,7 @@ PARAMETERS = (
 )
 
 
-def message_class(type_name: str):
-    package, _, name = type_name.partition("/msg/")
-    return getattr(importlib.import_module(f"{package}.msg"), name)
+message_class = interface_class
 
 
 class WecTelemetryBridge(ManagedNode):
