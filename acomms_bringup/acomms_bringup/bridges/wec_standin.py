@@ -202,7 +202,7 @@ class WecStandinOperator(ManagedNode):
         self.get_logger().info(f"pump_command answered {self.pump}")
 
     def bridge_summary(self) -> dict:
-        pump = dict(self.pump)
+        pump = {k: round(v, 3) if isinstance(v, float) else v for k, v in self.pump.items()}
         if "answered_s" in pump:
             pump["round_trip_s"] = round(pump["answered_s"] - pump["sent_s"], 3)
         return {"telemetry_received": dict(self.received), "pump_command": pump}
