@@ -28,6 +28,13 @@ setup(
             "acomms_check_scenario = acomms_bringup.description.stack:main",
             "acomms_run = acomms_bringup.run.cli:main",
             "acomms_participant = acomms_bringup.run.participant:main",
+            "cola2_vehicle_bridge = acomms_bringup.bridges.cola2_vehicle_bridge:main",
+            "cola2_topside_bridge = acomms_bringup.bridges.cola2_topside_bridge:main",
+            "wec_telemetry_bridge = acomms_bringup.bridges.wec_telemetry_bridge:main",
+            "remote_service_caller = acomms_bringup.bridges.remote_service_nodes:main_caller",
+            "remote_service_server = acomms_bringup.bridges.remote_service_nodes:main_server",
+            "wec_standin_buoy = acomms_bringup.bridges.wec_standin:main",
+            "wec_standin_operator = acomms_bringup.bridges.wec_standin:main_operator",
         ],
     },
 )

@@ -43,6 +43,7 @@ packages=(acomms_*/)
 if [ -f install/.acomms-build-stamp ] && \
    [ -z "$(find "${packages[@]}" colcon.meta -newer install/.acomms-build-stamp -not -path '*/__pycache__*' -print -quit)" ]; then
   say "up to date"
+  ACOMMS_BUOY_PYTHON="$VENV_PY" scripts/buoy_interfaces.sh
   exit 0
 fi
 say "colcon build"
@@ -56,3 +57,5 @@ mkdir -p log
   > log/colcon-build.out 2>&1 || { cat log/colcon-build.out >&2; echo "bootstrap: colcon build failed" >&2; exit 1; }
 touch install/.acomms-build-stamp
 say "built into install/"
+# MBARI's buoy_interfaces for the WEC bridge, built only where no real one is installed.
+ACOMMS_BUOY_PYTHON="$VENV_PY" scripts/buoy_interfaces.sh

@@ -22,7 +22,8 @@ CONFIG = pathlib.Path(__file__).resolve().parents[1] / "config"
 
 def described_nodes():
     nodes = {}
-    for scenario_file in ("demo.yaml", "two_vehicles.yaml", "micromodem_pair.yaml"):
+    for scenario_file in ("demo.yaml", "two_vehicles.yaml", "micromodem_pair.yaml",
+                          "wec_buoy_demo.yaml"):
         for node in describe_stack(load_scenario(CONFIG / scenario_file)).all_nodes():
             nodes.setdefault(node.executable, node)
     return sorted(nodes.values(), key=lambda n: n.executable)

@@ -67,6 +67,10 @@ Schema (defaults in brackets)::
             start_seconds: 5.0          # [0] first message at this simulated time
             fields: {latitude: 41.5, altitude: -20.0}  # message fields; nested messages as
                                         # mappings; strings may use {seq}, {vehicle}, {time}
+        bridges:                        # bridge nodes started after the MAC, in this order
+          - wec_telemetry_bridge        # a key of acomms_bringup.bridges.registry.BRIDGES,
+          - kind: remote_service_server # or kind + that node's parameters
+            parameters: {target_prefix: /}
 
 Traffic is for demos and tests: the runner stamps `header.stamp` (when the type has a header)
 with the publish time, and matches arrivals to sent messages by that stamp, or else by content
@@ -218,6 +222,15 @@ class Vehicle:
     parameters: Mapping[str, Mapping[str, Any]]  # node key -> overrides
     traffic: tuple[Traffic, ...] = ()
     position_source: PositionSource | None = None
+    bridges: tuple[BridgeNode, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class BridgeNode:
+    """A bridge node of a vehicle (acomms_bringup.bridges.registry.BRIDGES)."""
+
+    kind: str
+    parameters: Mapping[str, Any]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -634,6 +647,7 @@ def _parse_vehicle(ctx: _Context, path: str, data: Any, base_dir: pathlib.Path,
     traffic = tuple(_parse_traffic(ctx, key_path, item, codec_data, codec_config)
                     for key_path, item in section.items("traffic"))
     _check_unique_topics(ctx, traffic)
+    bridges = _parse_bridges(ctx, section)
 
     parameters: dict[str, dict[str, Any]] = {}
     overrides = section.section("parameters")
@@ -651,7 +665,28 @@ def _parse_vehicle(ctx: _Context, path: str, data: Any, base_dir: pathlib.Path,
     section.finish()
     return Vehicle(name=name, namespace=namespace, src=src, modem=modem, position=position,
                    trajectory=trajectory, mac=mac, codec_config=codec_config.resolve(),
-                   parameters=parameters, traffic=traffic, position_source=position_source)
+                   parameters=parameters, traffic=traffic, position_source=position_source,
+                   bridges=bridges)
+
+
+def _parse_bridges(ctx: _Context, section: _Section) -> tuple[BridgeNode, ...]:
+    """`bridges`: kinds of the bridge registry, each once, with parameter values ROS carries."""
+    from acomms_bringup.bridges.registry import BRIDGES
+
+    bridges: list[BridgeNode] = []
+    for key_path, item in section.items("bridges"):
+        if isinstance(item, str):
+            item = {"kind": item}
+        entry = _Section(ctx, item, key_path)
+        kind = entry.get("kind", (str,), choices=tuple(BRIDGES))
+        if any(b.kind == kind for b in bridges):
+            raise ctx.error(entry.key_path("kind"), f"bridge {kind} listed twice")
+        parameters = entry.get("parameters", (dict,), {})
+        for name, value in parameters.items():
+            _check_parameter_value(ctx, f"{entry.key_path('parameters')}.{name}", value)
+        entry.finish()
+        bridges.append(BridgeNode(kind, dict(parameters)))
+    return tuple(bridges)
 
 
 def _parse_motion(ctx: _Context, section: _Section, modem: ModemConfig

@@ -8,7 +8,7 @@
 2. one group per vehicle (namespace `/<vehicle>`), in dependency order:
    [trajectory_node (if the vehicle moves)] → modem (modem_sim_node or acomms_driver_node) →
    message_queue_node → packet_dispatch_node → MAC (tdma_node, tdma_advanced_node or
-   tdma_scripted_node).
+   tdma_scripted_node) → the vehicle's `bridges` (acomms_bringup.bridges.registry), in order.
 3. `clock` (namespace `/`, only with `use_sim_time`): sim_clock_node, started last so simulated
    time starts moving when every node is ready.
 
@@ -34,6 +34,7 @@ from typing import Any
 
 import yaml
 
+from acomms_bringup.bridges.registry import BRIDGES
 from acomms_bringup.description.scenario import Scenario, Vehicle
 from acomms_core.mac.registry import MAC_KINDS
 
@@ -57,6 +58,8 @@ NODE_TYPES: dict[str, tuple[str, str]] = {
     "trajectory_node": ("acomms_bringup", "acomms_bringup.nodes.trajectory_node:TrajectoryNode"),
     "lifecycle_manager": ("acomms_bringup",
                           "acomms_bringup.nodes.lifecycle_manager:LifecycleManager"),
+    # The bridge nodes, from the bridge registry (one line per bridge there).
+    **{kind: ("acomms_bringup", bridge.plugin) for kind, bridge in BRIDGES.items()},
 }
 MAC_EXECUTABLES = {name: kind.executable for name, kind in MAC_KINDS.items()}
 MODEM_EXECUTABLES = {"sim": "modem_sim_node", "micromodem": "acomms_driver_node"}
@@ -279,6 +282,8 @@ def describe_vehicle(scenario: Scenario, vehicle: Vehicle | str) -> NodeGroup:
     mac = MAC_KINDS[vehicle.mac.kind]
     nodes.append(_with_overrides(_node(mac.executable, None, namespace, {
         **common, **mac.fixed_parameters, **vehicle.mac.parameters}), overrides.get("mac")))
+    nodes += [_node(bridge.kind, None, namespace, {**common, **bridge.parameters})
+              for bridge in vehicle.bridges]
 
     nodes_tuple = tuple(nodes)
     return NodeGroup(name=vehicle.name, namespace=namespace, nodes=nodes_tuple,

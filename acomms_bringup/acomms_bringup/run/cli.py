@@ -124,6 +124,7 @@ def _bring_up_and_run(runner: Runner, arguments, out) -> None:
 
 def _finish(runner: Runner, out_dir: str, out, interrupted: bool) -> int:
     """Shut down, print the summary, write the outputs; the exit status."""
+    runner.record.bridges = runner.bridge_summaries()
     problems = runner.stop()
     for problem in problems:
         print(f"acomms_run: shutdown: {problem}", file=sys.stderr)

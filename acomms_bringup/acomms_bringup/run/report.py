@@ -106,6 +106,7 @@ class RunRecord:
     deliveries: list[Delivery] = dataclasses.field(default_factory=list)
     overheard: dict[str, int] = dataclasses.field(default_factory=lambda: defaultdict(int))
     unmatched: dict[str, int] = dataclasses.field(default_factory=lambda: defaultdict(int))
+    bridges: dict[str, dict] = dataclasses.field(default_factory=dict)  # node -> its summary
 
     def vehicle_of(self, src: int) -> str:
         for name, vehicle_src in self.vehicles.items():
@@ -166,6 +167,7 @@ def summarize(record: RunRecord) -> dict:
         "unmatched": dict(record.unmatched),
         "topics": topics,
         "links": links,
+        "bridges": dict(record.bridges),
     }
 
 
@@ -252,7 +254,17 @@ def format_summary(summary: dict) -> str:
         lines.append(f"  {route:<22} {row['sent']:>5} {row['received']:>8} {row['partial']:>7} "
                      f"{row['lost_noise']:>6} {row['lost_collision']:>9} "
                      f"{row['lost_half_duplex']:>8} {row['in_flight']:>9} {snr:>9}")
+    if summary.get("bridges"):
+        lines += ["", "Bridges (acomms_bringup.bridges: what each bridge node counted)"]
+        lines += [f"  {node}: {_flat(facts)}" for node, facts in sorted(summary["bridges"].items())]
     return "\n".join(lines)
+
+
+def _flat(facts: dict, prefix: str = "") -> str:
+    """'a 1, b.c 2' for nested dicts (bridge summaries)."""
+    parts = [_flat(v, f"{prefix}{k}.") if isinstance(v, dict) else f"{prefix}{k} {v}"
+             for k, v in facts.items()]
+    return ", ".join(part for part in parts if part)
 
 
 def timeline_rows(record: RunRecord) -> list[dict]:

@@ -256,6 +256,11 @@ class Runner:
         return {name: node.locked(dict, node.counters) for name, node in self.nodes.items()
                 if isinstance(node, MacNode)}
 
+    def bridge_summaries(self) -> dict[str, dict]:
+        """What every bridge node of this process counted (nodes with `bridge_summary()`)."""
+        return {name: node.bridge_summary() for name, node in sorted(self.nodes.items())
+                if callable(getattr(node, "bridge_summary", None))}
+
     def check_fell_behind(self) -> None:
         """Free clock: warn (console and summary) when a MAC count of falling behind grew."""
         for node, counts in report.fell_behind(self.mac_counters()).items():
