@@ -28,6 +28,7 @@ setup(
             "acomms_check_scenario = acomms_bringup.description.stack:main",
             "acomms_run = acomms_bringup.run.cli:main",
             "acomms_participant = acomms_bringup.run.participant:main",
+            "acomms_recorder = acomms_bringup.nodes.recorder_node:main",
         ],
     },
 )
