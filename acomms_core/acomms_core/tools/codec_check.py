@@ -109,9 +109,14 @@ def format_report(report: dict) -> str:
         lines.append("  fits at rates: " + (", ".join(
             f"{r['rate']} ({r['messages_per_packet']} per {r['payload_bits']}-bit packet)"
             for r in fits) or "none"))
-        too_small = [str(r["rate"]) for r in c["rates"] if r["messages_per_packet"] == 0]
+        too_small = [str(r["rate"]) for r in c["rates"]
+                     if r["messages_per_packet"] == 0 and r["payload_bits"] > 0]
         if too_small:
             lines.append(f"  too large for rates: {', '.join(too_small)}")
+        unusable = [str(r["rate"]) for r in c["rates"] if r["payload_bits"] == 0]
+        if unusable:
+            lines.append(f"  packet codec {c['packet_codec']} cannot use rates: "
+                         f"{', '.join(unusable)}")
     return "\n".join(lines)
 
 
@@ -129,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         report = check(arguments.config, arguments.modem_profile,
                        tuple(arguments.custom_packet_codec_path))
     except (ValueError, OSError) as exc:
-        print(f"acomms_codec_check: {exc}", file=sys.stderr)
+        print(f"acomms_codec_check: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1
     print(json.dumps(report, indent=1) if arguments.json else format_report(report))
     return 0

@@ -207,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
             budgets = [calculator.at_range(r, arguments.src_depth, arguments.rcv_depth)
                        for r in (arguments.ranges or [arguments.range])]
     except (ValueError, RuntimeError) as exc:
-        print(f"acomms_link_budget: {exc}", file=sys.stderr)
+        print(f"acomms_link_budget: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1
     if arguments.json:
         print(json.dumps([dataclasses.asdict(b) for b in budgets], indent=1))
