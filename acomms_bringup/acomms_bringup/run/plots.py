@@ -7,7 +7,8 @@
 - map: local east/north metres around the vehicles' mean position; each vehicle's track
   (positions recorded when it transmitted, plus its trajectory), a marker per transmission, one
   line per reception from the transmitter (where it transmitted) to the receiver (where it was
-  at the arrival), green → red by SNR for decoded packets, grey dashed for lost ones; a scale bar.
+  at the arrival), colored by SNR for decoded packets (red → green over the run's SNR range, a
+  color bar), grey dashed for lost ones; a scale bar.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ TIMELINE_WIDTH_IN, DPI = 14.0, 100
 COLORS = {"transmitted": "#1f77b4", "received": "#2ca02c", "partial": "#bcbd22",
           "frame_errors": "#ff7f0e", "undetected": "#7f7f7f", "half_duplex": "#9467bd"}
 SLOT_COLOR = "#dde8f5"
-SNR_RANGE_DB = (0.0, 20.0)  # map link colors: red at the low end, green at the high end
+MIN_SNR_SPAN_DB = 5.0  # the map's SNR color scale spans at least this much
 
 
 def _pyplot():
@@ -133,12 +134,24 @@ def _scale_bar(axes, span_m: float) -> None:
     axes.text(left + length / 2, bottom + 0.02 * (y1 - y0), label, ha="center")
 
 
-def _link_style(reception) -> dict:
-    if reception.loss_cause is not None or not math.isfinite(reception.snr_db):
+def _decoded(reception) -> bool:
+    return reception.loss_cause is None and math.isfinite(reception.snr_db)
+
+
+def _snr_colors(receptions):
+    """A ScalarMappable from red to green over the decoded receptions' SNR range."""
+    from matplotlib import cm, colors
+
+    snrs = [r.snr_db for r in receptions if _decoded(r)] or [0.0]
+    low = min(snrs)
+    high = max(max(snrs), low + MIN_SNR_SPAN_DB)
+    return cm.ScalarMappable(colors.Normalize(low, high), "RdYlGn")
+
+
+def _link_style(reception, mappable) -> dict:
+    if not _decoded(reception):
         return {"color": "#999999", "linestyle": "--", "alpha": 0.5, "linewidth": 0.8}
-    low, high = SNR_RANGE_DB
-    w = min(max((reception.snr_db - low) / (high - low), 0.0), 1.0)
-    return {"color": (1.0 - w, 0.7 * w, 0.0), "alpha": 0.7, "linewidth": 1.0}
+    return {"color": mappable.to_rgba(reception.snr_db), "alpha": 0.8, "linewidth": 1.0}
 
 
 def plot_map(record, path: pathlib.Path) -> None:
@@ -152,14 +165,17 @@ def plot_map(record, path: pathlib.Path) -> None:
         pyplot.close(figure)
         return
     tracks = Tracks(record.fixes)
+    mappable = _snr_colors(record.receptions)
     for reception in record.receptions:
         start = tracks.at(record.vehicle_of(reception.src), reception.transmit_s)
         end = tracks.at(reception.vehicle, reception.arrival_s)
         if start is not None and end is not None:
-            axes.plot([start[0], end[0]], [start[1], end[1]], zorder=1, **_link_style(reception))
+            axes.plot([start[0], end[0]], [start[1], end[1]], zorder=1,
+                      **_link_style(reception, mappable))
     for vehicle, (_times, points) in tracks.by_vehicle.items():
         xs, ys = [p[0] for p in points], [p[1] for p in points]
-        line, = axes.plot(xs, ys, linewidth=1.5, label=vehicle, zorder=2)
+        line, = axes.plot(xs, ys, linewidth=1.5, label=vehicle, zorder=2, marker="o",
+                          markevery=[len(xs) - 1])
         sent = [tracks.at(vehicle, t.start_s) for t in record.transmissions
                 if t.vehicle == vehicle]
         axes.scatter([p[0] for p in sent if p], [p[1] for p in sent if p], marker="^", s=25,
@@ -169,9 +185,9 @@ def plot_map(record, path: pathlib.Path) -> None:
     axes.margins(0.15)
     axes.set_xlabel("east, m")
     axes.set_ylabel("north, m")
-    axes.legend(title="tracks (▲ transmissions)", loc="upper right", fontsize=8)
-    axes.text(0.01, -0.1, f"links: green→red = SNR {SNR_RANGE_DB[1]:g}→{SNR_RANGE_DB[0]:g} dB "
-              "(decoded), grey dashed = lost", transform=axes.transAxes, fontsize=8)
+    axes.legend(title="tracks (● end, ▲ transmissions)", loc="best", fontsize=8)
+    figure.colorbar(mappable, ax=axes, shrink=0.6, label="SNR of decoded links, dB")
+    axes.text(0.01, -0.1, "grey dashed links: lost", transform=axes.transAxes, fontsize=8)
     figure.canvas.draw()
     x0, x1 = axes.get_xlim()
     _scale_bar(axes, x1 - x0)
