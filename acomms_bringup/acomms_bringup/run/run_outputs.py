@@ -111,6 +111,8 @@ class RunOutputs:
                              {v.src: v.name for v in scenario.vehicles}, positions_at,
                              host=self.live_host, port=self.live_port)
         self.live.start_s = runner.start_s
+        print(f"acomms_run: live view (Foxglove WebSocket) on ws://{self.live_host}:"
+              f"{self.live.port}", file=runner.stream, flush=True)
         for fix in positions_at(runner.start_s):
             self.live.fix(fix)
         with runner.recorder.lock:
