@@ -35,6 +35,7 @@ setup(
             "remote_service_server = acomms_bringup.bridges.remote_service_nodes:main_server",
             "wec_standin_buoy = acomms_bringup.bridges.wec_standin:main",
             "wec_standin_operator = acomms_bringup.bridges.wec_standin:main_operator",
+            "acomms_recorder = acomms_bringup.nodes.recorder_node:main",
         ],
     },
 )

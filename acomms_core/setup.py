@@ -29,6 +29,7 @@ setup(
             "mac_node = acomms_core.nodes.mac_node:main",
             "message_queue_node = acomms_core.nodes.message_queue_node:main",
             "packet_dispatch_node = acomms_core.nodes.packet_dispatch_node:main",
+            "acomms_codec_check = acomms_core.tools.codec_check:main",
         ],
     },
 )

@@ -3,8 +3,9 @@
 # Bootstraps (idempotent), then runs every node in this one process with acomms_run on
 # acomms_bringup/config/demo.yaml: 10 simulated minutes on the deterministic clock throttled to
 # warp 10 (about a minute of wall time; `--warp max`: as fast as possible, same results), a
-# progress bar, a summary table, and ./acomms_demo_out/{summary.json,timeline.png,timeline.csv,
-# timeline.json,messages.csv}. Extra arguments go to acomms_run, e.g.
+# progress bar, a summary table, and ./runs/demo-<timestamp>/ (run.mcap, summary.json, timeline.png,
+# map.png, CSVs; --out DIR for another folder; --live for Foxglove). Extra arguments go to
+# acomms_run, e.g.
 #   scripts/demo.sh --duration 120 --warp max --out /tmp/demo
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

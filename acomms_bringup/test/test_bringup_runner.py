@@ -125,6 +125,13 @@ def test_demo_runs_and_reports_delivered_messages(tmp_path, capsys):
     assert len(json.loads((out / "timeline.json").read_text())["events"]) == len(rows)
     assert (out / "timeline.png").read_bytes()[:4] == b"\x89PNG"
     assert list(csv.DictReader((out / "messages.csv").open()))
+    assert (out / "run.mcap").read_bytes()[:8] == b"\x89MCAP0\r\n"  # recorded by default
+    assert (out / "map.png").read_bytes()[:4] == b"\x89PNG"
+    for row in csv.DictReader((out / "accounting.csv").open()):
+        fates = {k: int(v) for k, v in row.items() if k not in ("topic", "source",
+                                                                "destination", "sent")}
+        assert sum(fates.values()) == int(row["sent"]) and fates["unknown"] == 0, row
+    assert f"Wrote {out}/" in printed.out
 
 
 def bad_scenario(tmp_path, edit):

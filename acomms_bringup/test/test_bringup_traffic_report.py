@@ -148,7 +148,11 @@ def test_outputs_are_written_and_parse(tmp_path):
     paths = report.write_outputs(record, report.summarize(record), tmp_path / "out")
     names = {p.name for p in paths}
     assert names == {"summary.json", "timeline.csv", "timeline.json", "timeline.png",
-                     "messages.csv"}
+                     "messages.csv", "accounting.csv", "positions.csv", "map.png"}
+    accounting = list(csv.DictReader((tmp_path / "out/accounting.csv").open()))
+    assert {(r["source"], r["destination"]): (r["sent"], r["delivered"], r["unknown"])
+            for r in accounting} == {("a", "b"): ("2", "2", "0"), ("a", "c"): ("2", "1", "1")}
+    assert (tmp_path / "out/map.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     summary = json.loads((tmp_path / "out/summary.json").read_text())
     assert summary["messages_delivered"] == 3
     rows = list(csv.DictReader((tmp_path / "out/timeline.csv").open()))

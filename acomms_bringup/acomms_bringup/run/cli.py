@@ -2,7 +2,7 @@
 
     acomms_run acomms_bringup/config/demo.yaml [--duration S] [--warp W|max] [--out DIR] [--quiet]
                [--clock deterministic|free] [--executor events|single] [--step-timeout S]
-               [--participants NAME,...]
+               [--participants NAME,...] [--live [--live-port N]] [--no-mcap]
 
 Time (`--clock`): `deterministic` (the default) advances simulated time only when every node
 finished the work due now, then jumps to the next pending event: the same scenario and seed give
@@ -17,8 +17,11 @@ over every entity per wait: slower, same results).
 
 Loads the scenario, brings every node up in this process (`acomms_bringup.run.runner.Runner`),
 runs it for its duration in simulated time with a progress bar, shuts it down, prints the summary
-table and writes the outputs (`acomms_bringup.run.report`): summary.json, timeline.csv,
-timeline.json, timeline.png, messages.csv.
+table and writes the outputs into `runs/<scenario>-<timestamp>/` (or `--out DIR`): run.mcap (every
+topic, recorded while it ran; `--no-mcap`: none) and (`acomms_bringup.run.report`) summary.json,
+timeline.csv/.json/.png, messages.csv, accounting.csv, positions.csv, map.png. `--live` serves the
+run over the Foxglove WebSocket protocol on ws://localhost:8765 (`--live-port`) while it runs
+(`acomms_bringup.run.live_view`).
 
 Exit status: 0 after a complete run, 1 for a bad scenario file or a node that would not start
 (one message naming the file and key, or the node and the reason) or a run that stopped (a
@@ -36,11 +39,12 @@ import time
 
 from acomms_bringup.description.scenario import Scenario, ScenarioError, load_scenario
 from acomms_bringup.run import report
+from acomms_bringup.run.live_view import DEFAULT_PORT
+from acomms_bringup.run.run_outputs import RUNS_DIR, RunOutputs, default_out_dir
 from acomms_bringup.run.runner import CLOCK_MODES, RunError, Runner, RunStopped
 from acomms_sim.clock.events_stepper import STEP_EXECUTORS
 from acomms_sim.clock.stepping import DEFAULT_STEP_TIMEOUT_S, parse_warp
 
-DEFAULT_OUT_DIR = "acomms_demo_out"
 LOG_LEVELS = ("debug", "info", "warn", "error", "fatal")
 
 
@@ -80,8 +84,14 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--exclude", default="", metavar="GROUP,...",
                         help="groups (vehicle names) that participants run instead of this "
                              "process (acomms_participant)")
-    parser.add_argument("--out", default=DEFAULT_OUT_DIR, metavar="DIR",
-                        help=f"output directory (default: ./{DEFAULT_OUT_DIR})")
+    parser.add_argument("--out", default=None, metavar="DIR",
+                        help=f"output directory (default: ./{RUNS_DIR}/<scenario>-<timestamp>)")
+    parser.add_argument("--no-mcap", action="store_true",
+                        help="do not record run.mcap (every topic of the run)")
+    parser.add_argument("--live", action="store_true",
+                        help="serve the run over the Foxglove WebSocket protocol while it runs")
+    parser.add_argument("--live-port", type=int, default=DEFAULT_PORT, metavar="N",
+                        help=f"--live: TCP port on localhost (default {DEFAULT_PORT}; 0: any)")
     parser.add_argument("--quiet", "-q", action="store_true",
                         help="no progress bar and no startup lines; the summary is still printed")
     parser.add_argument("--log-level", default="warn", choices=LOG_LEVELS,
@@ -122,20 +132,25 @@ def _bring_up_and_run(runner: Runner, arguments, out) -> None:
     runner.run()
 
 
-def _finish(runner: Runner, out_dir: str, out, interrupted: bool) -> int:
+def _finish(runner: Runner, outputs: RunOutputs, out, interrupted: bool) -> int:
     """Shut down, print the summary, write the outputs; the exit status."""
     runner.record.bridges = runner.bridge_summaries()
+    outputs.close()
     problems = runner.stop()
     for problem in problems:
         print(f"acomms_run: shutdown: {problem}", file=sys.stderr)
+    outputs.finish(runner.record, runner.scenario, runner.start_s)
     summary = report.summarize(runner.record)
+    out_dir = outputs.out_dir
     print(report.format_summary(summary), file=out)
     try:
         paths = report.write_outputs(runner.record, summary, pathlib.Path(out_dir))
     except OSError as exc:
         print(f"acomms_run: cannot write outputs to {out_dir}: {exc}", file=sys.stderr)
         return 1
-    print(f"\nWrote {', '.join(str(p) for p in paths)}", file=out)
+    if outputs.sink is not None:
+        paths.append(outputs.mcap_path)
+    print(f"\nWrote {out_dir}/: {', '.join(p.name for p in paths)}", file=out)
     return 130 if interrupted else (1 if problems else 0)
 
 
@@ -143,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     """acomms_run: run a scenario (every node in this process), print and write its summary."""
     arguments = parser().parse_args(argv)
     out = sys.stdout
-    runner = None
+    runner = outputs = None
     try:
         scenario = with_overrides(load_scenario(arguments.scenario), arguments.duration,
                                   arguments.warp)
@@ -157,33 +172,43 @@ def main(argv: list[str] | None = None) -> int:
                         step_timeout_s=arguments.step_timeout,
                         exclude=tuple(g for g in arguments.exclude.split(",") if g),
                         step_executor=arguments.executor)
+        outputs = RunOutputs(pathlib.Path(arguments.out) if arguments.out
+                             else default_out_dir(scenario.name), not arguments.no_mcap,
+                             arguments.live_port if arguments.live else None)
+        runner.started_hooks.append(outputs)
         _bring_up_and_run(runner, arguments, out)
     except ScenarioError as exc:
         print(f"acomms_run: {exc}", file=sys.stderr)
         return 1
     except RunStopped as exc:
         print(f"acomms_run: {arguments.scenario}: stopped: {exc}", file=sys.stderr)
-        _finish(runner, arguments.out, out, interrupted=False)
+        _finish(runner, outputs, out, interrupted=False)
         return 1
     except RunError as exc:
         print(f"acomms_run: {arguments.scenario}: {exc}", file=sys.stderr)
-        if runner is not None:
-            runner.stop()
+        _abandon(runner, outputs)
         return 1
     except KeyboardInterrupt:
         print("\nacomms_run: interrupted; shutting down", file=sys.stderr)
-        if runner is None or runner.recorder is None:
+        if runner is None or runner.recorder is None or outputs is None:
             return 130
-        return _finish(runner, arguments.out, out, interrupted=True)
+        return _finish(runner, outputs, out, interrupted=True)
     except Exception as exc:  # a bug: say what, without a traceback unless asked for
         if arguments.log_level == "debug":
             raise
         print(f"acomms_run: {arguments.scenario}: unexpected error {exc!r} (--log-level debug "
               "shows the traceback)", file=sys.stderr)
-        if runner is not None:
-            runner.stop()
+        _abandon(runner, outputs)
         return 1
-    return _finish(runner, arguments.out, out, interrupted=False)
+    return _finish(runner, outputs, out, interrupted=False)
+
+
+def _abandon(runner: Runner | None, outputs: RunOutputs | None) -> None:
+    """A run that could not start or failed: stop what is up, close the recording."""
+    if outputs is not None:
+        outputs.close()
+    if runner is not None:
+        runner.stop()
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ class Progress:
         self.tty = enabled and hasattr(stream, "isatty") and stream.isatty()
         self._last_bucket = -1
         self._last_draw = 0.0
+        self.listeners: list = []  # callables(sim_s, total_s), every update (the live view)
 
     def line(self, sim_s: float, wall_s: float) -> str:
         fraction = min(1.0, max(0.0, sim_s / self.total_s))
@@ -28,6 +29,8 @@ class Progress:
                 f"{wall_s:5.1f} wall s  x{rate:.1f}")
 
     def update(self, sim_s: float, wall_s: float, final: bool = False) -> None:
+        for listener in self.listeners:
+            listener(sim_s, self.total_s)
         if not self.enabled:
             return
         if self.tty:

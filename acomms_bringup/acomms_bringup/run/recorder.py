@@ -3,8 +3,10 @@
 - publishes each traffic entry (`acomms_bringup.run.traffic.TrafficPlan`) on its source vehicle's
   topic when it is due (simulated time);
 - records every transmission (`<vehicle>/transmit`: start, on-air time by the vehicle's modem
-  profile, bytes) and every arrival's fate (`<vehicle>/reception_events`, SimReceptionEvent) as
-  `acomms_bringup.run.report` records;
+  profile, bytes), every arrival's fate (`<vehicle>/reception_events`, SimReceptionEvent: outcome,
+  SNR, RL, NL, TL, range, frames) and the transmitter's position of every packet on the simulated
+  channel (`/acoustic_channel`) as `acomms_bringup.run.report` records, and hands each record to
+  its `listeners` (the live view: objects with `on_record(record)`);
 - hands every message that comes out of a vehicle's packet_dispatch_node on a traffic entry's
   publish_topic to the delivery matcher (`acomms_bringup.run.matching`);
 - keeps the ERROR lines of `/rosout` per logger, so the runner can quote a failing node's reason.
@@ -58,6 +60,8 @@ class Recorder(Node):
         self.matcher = DeliveryMatcher(record)
         self.lock = threading.Lock()
         self.errors: dict[str, list[str]] = defaultdict(list)  # logger name -> ERROR lines
+        self.listeners: list = []  # objects with on_record(record), called under `lock`
+        self._vehicle_by_src = {v.src: v.name for v in scenario.vehicles}
         default_profile = modem_profile(MODEM_PROFILE_PARAMETER.default)
         self._profiles = {v.name: (profiles or {}).get(v.name, default_profile)
                           for v in scenario.vehicles}
@@ -72,8 +76,10 @@ class Recorder(Node):
         self.create_subscription(Log, "/rosout", self._on_log, 100, callback_group=self._group)
 
     def _subscribe_channel_events(self) -> None:
-        from acomms_interfaces.msg import SimReceptionEvent, TransmittedPacket
+        from acomms_interfaces.msg import SimPacket, SimReceptionEvent, TransmittedPacket
 
+        self.create_subscription(SimPacket, "/acoustic_channel", self._on_channel_packet, 100,
+                                 callback_group=self._group)
         for vehicle in self.scenario.vehicles:
             ns = vehicle.namespace
             self.create_subscription(TransmittedPacket, f"{ns}/transmit",
@@ -138,17 +144,31 @@ class Recorder(Node):
     def _on_transmit(self, vehicle: Vehicle, message) -> None:
         packet = message.packet
         duration = transmitted_duration_s(self._profiles[vehicle.name], packet)
-        with self.lock:
-            self.record.transmissions.append(report.Transmission(
-                vehicle.name, vehicle.src, int(packet.dest), stamp_seconds(message.xst.time),
-                duration, len(packet.miniframe_bytes) + len(packet.dataframe_bytes)))
+        payload = bytes(packet.miniframe_bytes) + bytes(packet.dataframe_bytes)
+        self._book(self.record.transmissions, report.Transmission(
+            vehicle.name, vehicle.src, int(packet.dest), stamp_seconds(message.xst.time),
+            duration, len(payload), payload))
 
     def _on_event(self, vehicle: Vehicle, event) -> None:
+        self._book(self.record.receptions, report.Reception(
+            vehicle.name, int(event.src), int(event.dest), stamp_seconds(event.transmit_time),
+            stamp_seconds(event.arrival_time), stamp_seconds(event.duration), event.outcome,
+            float(event.snr_db), bool(event.collided), float(event.receive_level_db),
+            float(event.noise_db), float(event.transmission_loss_db), float(event.slant_range_m),
+            int(event.num_frames), int(event.num_bad_frames)))
+
+    def _on_channel_packet(self, packet) -> None:
+        vehicle = self._vehicle_by_src.get(int(packet.packet.src))
+        if vehicle is not None:
+            self._book(self.record.fixes, report.Fix(
+                vehicle, stamp_seconds(packet.transmit_time), float(packet.src_latitude),
+                float(packet.src_longitude), float(packet.src_depth)))
+
+    def _book(self, records: list, record) -> None:
         with self.lock:
-            self.record.receptions.append(report.Reception(
-                vehicle.name, int(event.src), int(event.dest), stamp_seconds(event.transmit_time),
-                stamp_seconds(event.arrival_time), stamp_seconds(event.duration), event.outcome,
-                float(event.snr_db), bool(event.collided)))
+            records.append(record)
+            for listener in self.listeners:
+                listener.on_record(record)
 
     def _on_log(self, log: Log) -> None:
         if log.level >= Log.ERROR:

@@ -1,8 +1,11 @@
 """What a run did, summarised (ROS-free): per-topic delivery and latency, per-link packet fate.
 
-The embedded runner records plain `Transmission`, `Reception`, `SentMessage` and `Delivery`
-records into a `RunRecord`; this module turns them into the summary table, `summary.json`, the
-timeline as CSV/JSON and a PNG (matplotlib, Agg backend).
+The embedded runner records plain `Transmission`, `Reception`, `Fix`, `SentMessage` and
+`Delivery` records and the queues' ledger (`accounting`) into a `RunRecord`; this module turns
+them into the summary table, `summary.json`, the timeline as CSV/JSON, the reconciled accounting
+(`accounting.csv`: sent = delivered + lost by cause + expired + dropped + still queued ..., per
+topic, source and destination), positions (`positions.csv`) and the PNGs (`plots`: timeline.png,
+map.png).
 
 Accounting rules:
 - A message is *delivered* to a destination when it comes out of that vehicle's
@@ -14,7 +17,10 @@ Accounting rules:
   failed; the messages in good frames are still delivered), or lost for one reason: half duplex
   (the receiver was transmitting), collision (undetected or all frames failed while another
   in-band packet overlapped it), noise (undetected or all frames failed without interference).
-  Packets whose reception had not been evaluated when the run ended are "in flight".
+  Packets whose reception had not been evaluated when the run ended are "in flight". The CSV
+  keeps the modem's outcome (OUTCOMES) and this loss cause side by side (`loss_cause`).
+- `messages_sent` counts published messages, `deliveries_expected` the (message, destination)
+  pairs that `messages_delivered` and the accounting count.
 - Mean SNR is the mean of the receptions' first-segment SINR (dB, as CST.snr_in), half-duplex
   losses excluded (the modem measured nothing).
 """
@@ -28,6 +34,8 @@ import math
 import pathlib
 from collections import defaultdict
 
+from acomms_bringup.run.accounting import FATES, Ledger, accounting_rows, message_fates
+
 OUTCOMES = ("received", "partial", "frame_errors", "undetected", "half_duplex")
 LOSS_CAUSES = ("noise", "collision", "half_duplex")
 
@@ -40,6 +48,7 @@ class Transmission:
     start_s: float
     duration_s: float
     num_bytes: int
+    payload: bytes = b""  # the packet's bytes (ties it to the queue's packet, not exported)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,6 +62,12 @@ class Reception:
     outcome: str  # one of OUTCOMES
     snr_db: float
     collided: bool
+    receive_level_db: float = math.nan  # dB re 1 uPa
+    noise_db: float = math.nan  # ambient noise in band, dB re 1 uPa
+    transmission_loss_db: float = math.nan
+    slant_range_m: float = math.nan
+    num_frames: int = 0
+    num_bad_frames: int = 0
 
     @property
     def loss_cause(self) -> str | None:
@@ -62,6 +77,17 @@ class Reception:
         if self.outcome == "half_duplex":
             return "half_duplex"
         return "collision" if self.collided else "noise"
+
+
+@dataclasses.dataclass(frozen=True)
+class Fix:
+    """Where a vehicle was (its modem's position when it transmitted, or its trajectory)."""
+
+    vehicle: str
+    time_s: float
+    latitude: float
+    longitude: float
+    depth_m: float
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,6 +133,10 @@ class RunRecord:
     overheard: dict[str, int] = dataclasses.field(default_factory=lambda: defaultdict(int))
     unmatched: dict[str, int] = dataclasses.field(default_factory=lambda: defaultdict(int))
     bridges: dict[str, dict] = dataclasses.field(default_factory=dict)  # node -> its summary
+    fixes: list[Fix] = dataclasses.field(default_factory=list)
+    ledger: Ledger = dataclasses.field(default_factory=Ledger)
+    # vehicle -> [(start_s, end_s)] of its MAC's active slots (timeline shading)
+    slot_windows: dict[str, list[tuple[float, float]]] = dataclasses.field(default_factory=dict)
 
     def vehicle_of(self, src: int) -> str:
         for name, vehicle_src in self.vehicles.items():
@@ -123,6 +153,7 @@ def _mean(values: list[float]) -> float | None:
 def summarize(record: RunRecord) -> dict:
     """Per-topic and per-link rows plus run facts, as plain data (what summary.json holds)."""
     topics = []
+    fates = {(r["topic"], r["source"], r["destination"]): r for r in accounting_rows(record)}
     keys = sorted({(m.topic, m.source, d) for m in record.sent for d in m.destinations})
     for topic, source, destination in keys:
         sent = [m for m in record.sent
@@ -135,6 +166,8 @@ def summarize(record: RunRecord) -> dict:
             "sent": len(sent), "delivered": len(delivered),
             "mean_latency_s": _mean(latencies),
             "max_latency_s": max(latencies) if latencies else None,
+            **{fate: fates[(topic, source, destination)][fate] for fate in FATES
+               if fate != "delivered"},
         })
     links = []
     for source in record.vehicles:
@@ -162,6 +195,7 @@ def summarize(record: RunRecord) -> dict:
         "wall_seconds": round(record.wall_seconds, 2),
         **clock_facts(record),
         "messages_sent": len(record.sent),
+        "deliveries_expected": sum(len(m.destinations) for m in record.sent),
         "messages_delivered": len(record.deliveries),
         "overheard": dict(record.overheard),
         "unmatched": dict(record.unmatched),
@@ -223,6 +257,27 @@ def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f} s"
 
 
+# Accounting columns of the console table: label -> the fates it adds up (accounting.FATES)
+ACCOUNTING_COLUMNS = {"lost": ("lost_noise", "lost_collision", "lost_half_duplex",
+                               "lost_bad_frame", "not_published"),
+                      "in flight": ("in_flight",), "not sent": ("not_transmitted",),
+                      "expired": ("expired",), "dropped": ("dropped_queue_full", "refused"),
+                      "queued": ("queued_at_end",), "unknown": ("unknown",)}
+
+
+def _accounting_lines(rows: list[dict]) -> list[str]:
+    """Where the undelivered messages are (the columns add up to sent - delivered)."""
+    if not rows or "unknown" not in rows[0]:
+        return []
+    lines = ["  undelivered: " + ", ".join(ACCOUNTING_COLUMNS) + " (accounting.csv: by cause)"]
+    for row in rows:
+        route = f"{row['source']} -> {row['destination']}"
+        counts = " ".join(f"{sum(row[f] for f in fates):>{len(label)}}"
+                          for label, fates in ACCOUNTING_COLUMNS.items())
+        lines.append(f"  {row['topic']:<24} {route:<22} {counts}")
+    return lines
+
+
 def format_summary(summary: dict) -> str:
     """The summary tables as plain text."""
     warp = summary.get("warp", summary["warp_factor"])
@@ -240,6 +295,7 @@ def format_summary(summary: dict) -> str:
                      f"{_seconds(row['mean_latency_s']):>13} {_seconds(row['max_latency_s']):>12}")
     if not summary["topics"]:
         lines.append("  (no traffic)")
+    lines += _accounting_lines(summary["topics"])
     for label, counts in (("overheard by non-destinations", summary["overheard"]),
                           ("arrivals matching no sent message", summary["unmatched"])):
         if counts:
@@ -267,20 +323,27 @@ def _flat(facts: dict, prefix: str = "") -> str:
     return ", ".join(part for part in parts if part)
 
 
+def _round(value: float, digits: int = 2) -> float | None:
+    return round(value, digits) if math.isfinite(value) else None
+
+
 def timeline_rows(record: RunRecord) -> list[dict]:
     """Every transmission and reception, one row each, in time order (CSV/JSON/PNG data)."""
     rows = []
     for t in record.transmissions:
         rows.append({"vehicle": t.vehicle, "kind": "tx", "start_s": round(t.start_s, 4),
                      "end_s": round(t.start_s + t.duration_s, 4), "src": t.src, "dest": t.dest,
-                     "outcome": "transmitted", "snr_db": None, "collided": False,
-                     "num_bytes": t.num_bytes})
+                     "outcome": "transmitted", "loss_cause": None, "snr_db": None,
+                     "collided": False, "num_bytes": t.num_bytes})
     for r in record.receptions:
         rows.append({"vehicle": r.vehicle, "kind": "rx", "start_s": round(r.arrival_s, 4),
                      "end_s": round(r.arrival_s + r.duration_s, 4), "src": r.src, "dest": r.dest,
-                     "outcome": r.outcome,
-                     "snr_db": round(r.snr_db, 2) if math.isfinite(r.snr_db) else None,
-                     "collided": r.collided, "num_bytes": None})
+                     "outcome": r.outcome, "loss_cause": r.loss_cause, "snr_db": _round(r.snr_db),
+                     "collided": r.collided, "num_bytes": None,
+                     "receive_level_db": _round(r.receive_level_db), "noise_db": _round(r.noise_db),
+                     "transmission_loss_db": _round(r.transmission_loss_db),
+                     "slant_range_m": _round(r.slant_range_m, 1), "num_frames": r.num_frames,
+                     "num_bad_frames": r.num_bad_frames})
     rows.sort(key=lambda row: (row["start_s"], row["vehicle"], row["kind"]))
     return rows
 
@@ -288,6 +351,7 @@ def timeline_rows(record: RunRecord) -> list[dict]:
 def message_rows(record: RunRecord) -> list[dict]:
     """Every sent message per destination with its arrival time (None: not delivered)."""
     arrivals = {(d.topic, d.source, d.destination, d.seq): d for d in record.deliveries}
+    fates = message_fates(record)
     rows = []
     for m in record.sent:
         for destination in m.destinations:
@@ -295,7 +359,8 @@ def message_rows(record: RunRecord) -> list[dict]:
             rows.append({"topic": m.topic, "source": m.source, "destination": destination,
                          "seq": m.seq, "sent_s": round(m.sent_s, 3),
                          "received_s": None if d is None else round(d.received_s, 3),
-                         "latency_s": None if d is None else round(d.latency_s, 3)})
+                         "latency_s": None if d is None else round(d.latency_s, 3),
+                         "fate": fates[(m.topic, m.source, m.seq, destination)]})
     return rows
 
 
@@ -304,21 +369,30 @@ def _write_csv(path: pathlib.Path, rows: list[dict], columns: list[str]) -> None
         writer = csv.DictWriter(handle, fieldnames=columns)
         writer.writeheader()
         for row in rows:
-            writer.writerow({k: "" if row[k] is None else row[k] for k in columns})
+            writer.writerow({k: "" if row.get(k) is None else row[k] for k in columns})
 
 
-TIMELINE_COLUMNS = ["vehicle", "kind", "start_s", "end_s", "src", "dest", "outcome", "snr_db",
-                    "collided", "num_bytes"]
-MESSAGE_COLUMNS = ["topic", "source", "destination", "seq", "sent_s", "received_s", "latency_s"]
+TIMELINE_COLUMNS = ["vehicle", "kind", "start_s", "end_s", "src", "dest", "outcome", "loss_cause",
+                    "snr_db", "collided", "num_bytes", "receive_level_db", "noise_db",
+                    "transmission_loss_db", "slant_range_m", "num_frames", "num_bad_frames"]
+MESSAGE_COLUMNS = ["topic", "source", "destination", "seq", "sent_s", "received_s", "latency_s",
+                   "fate"]
+ACCOUNTING_CSV_COLUMNS = ["topic", "source", "destination", "sent", *FATES]
+POSITION_COLUMNS = ["vehicle", "time_s", "latitude", "longitude", "depth_m"]
+
+
+OUTPUT_NAMES = ("summary.json", "timeline.csv", "timeline.json", "timeline.png", "messages.csv",
+                "accounting.csv", "positions.csv", "map.png")
 
 
 def write_outputs(record: RunRecord, summary: dict, out_dir: pathlib.Path) -> list[pathlib.Path]:
-    """summary.json, timeline.csv/.json/.png and messages.csv in out_dir (created)."""
+    """OUTPUT_NAMES in out_dir (created)."""
+    from acomms_bringup.run import plots
+
     out_dir.mkdir(parents=True, exist_ok=True)
     timeline = timeline_rows(record)
     messages = message_rows(record)
-    paths = {name: out_dir / name for name in ("summary.json", "timeline.csv", "timeline.json",
-                                               "timeline.png", "messages.csv")}
+    paths = {name: out_dir / name for name in OUTPUT_NAMES}
     paths["summary.json"].write_text(json.dumps(summary, indent=2) + "\n")
     _write_csv(paths["timeline.csv"], timeline, TIMELINE_COLUMNS)
     paths["timeline.json"].write_text(json.dumps(
@@ -326,54 +400,9 @@ def write_outputs(record: RunRecord, summary: dict, out_dir: pathlib.Path) -> li
          "simulated_seconds": record.end_s, "events": timeline, "messages": messages},
         indent=1) + "\n")
     _write_csv(paths["messages.csv"], messages, MESSAGE_COLUMNS)
-    plot_timeline(record, timeline, paths["timeline.png"])
+    _write_csv(paths["accounting.csv"], accounting_rows(record), ACCOUNTING_CSV_COLUMNS)
+    _write_csv(paths["positions.csv"], [dataclasses.asdict(f) for f in record.fixes],
+               POSITION_COLUMNS)
+    plots.plot_timeline(record, timeline, paths["timeline.png"])
+    plots.plot_map(record, paths["map.png"])
     return list(paths.values())
-
-
-COLORS = {"transmitted": "#1f77b4", "received": "#2ca02c", "partial": "#bcbd22",
-          "frame_errors": "#ff7f0e", "undetected": "#7f7f7f", "half_duplex": "#9467bd"}
-LABELS = {"transmitted": "transmission", "received": "received", "partial": "partial (some frames)",
-          "frame_errors": "all frames failed", "undetected": "not detected",
-          "half_duplex": "lost: half duplex"}
-
-
-def plot_timeline(record: RunRecord, rows: list[dict], path: pathlib.Path) -> None:
-    """One band per vehicle: transmissions on top, receptions below colored by outcome;
-    receptions that overlapped another packet (collision) are outlined in red."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot
-    from matplotlib.patches import Patch
-
-    vehicles = list(record.vehicles)
-    end = max([record.end_s] + [row["end_s"] for row in rows])
-    figure, axes = pyplot.subplots(figsize=(14, 1.2 + 1.1 * len(vehicles)), dpi=100)
-    for index, vehicle in enumerate(vehicles):
-        base = (len(vehicles) - 1 - index) * 1.0
-        for row in rows:
-            if row["vehicle"] != vehicle:
-                continue
-            tx = row["kind"] == "tx"
-            axes.broken_barh([(row["start_s"], max(row["end_s"] - row["start_s"], 0.2))],
-                             (base + (0.5 if tx else 0.1), 0.38),
-                             facecolors=COLORS.get(row["outcome"], "black"),
-                             edgecolors="red" if row["collided"] else "none",
-                             linewidth=1.5 if row["collided"] else 0)
-    axes.set_yticks([(len(vehicles) - 1 - i) + 0.5 for i in range(len(vehicles))])
-    axes.set_yticklabels([f"{v} (SRC {record.vehicles[v]})\ntx / rx" for v in vehicles])
-    axes.set_xlim(0, max(end, 1.0))
-    axes.set_ylim(0, len(vehicles))
-    axes.set_xlabel("simulated time, s")
-    axes.set_title(f"{record.scenario}: transmissions and receptions per vehicle")
-    axes.grid(axis="x", alpha=0.3)
-    for index in range(1, len(vehicles)):
-        axes.axhline(index, color="black", linewidth=0.5)
-    used = [o for o in COLORS if any(row["outcome"] == o for row in rows)] or ["transmitted"]
-    handles = [Patch(facecolor=COLORS[o], label=LABELS[o]) for o in used]
-    handles.append(Patch(facecolor="white", edgecolor="red", label="overlapped (collision)"))
-    axes.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.12),
-                ncol=len(handles), fontsize=9, frameon=False)
-    figure.tight_layout()
-    figure.savefig(path)
-    pyplot.close(figure)

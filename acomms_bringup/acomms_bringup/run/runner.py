@@ -40,6 +40,7 @@ from std_srvs.srv import Trigger
 from acomms_bringup.description.scenario import Scenario
 from acomms_bringup.description.stack import NodeGroup, StackDescription, describe_stack
 from acomms_bringup.run import report
+from acomms_bringup.run.observers import attach_queue_ledgers
 from acomms_bringup.run.progress import Progress
 from acomms_bringup.run.recorder import Recorder
 from acomms_bringup.run.startup import GroupFailed, Startup, StartupError, poll_until
@@ -157,6 +158,9 @@ class Runner:
         self._started_wall = 0.0
         self.start_s = 0.0
         self.startup_phases: dict[str, float] = {}
+        # callables(runner) run once every group is up, before the traffic starts (issue 21:
+        # MCAP recording, live view)
+        self.started_hooks: list = []
 
     # ---- life cycle of the run -------------------------------------------------------------
     def start(self, log_level: str = "warn") -> None:
@@ -174,6 +178,9 @@ class Runner:
         self._thread.start()
         self._start_groups()
         self.start_s = now_s(self.recorder)
+        attach_queue_ledgers(self)
+        for hook in self.started_hooks:
+            hook(self)
         self._started_wall = time.monotonic()
         self.recorder.start_traffic()
 

@@ -13,7 +13,11 @@ Beyond ros_acomms:
   instead of sitting at the head of its queue;
 - every size decision (what a budget holds, what a message costs in a packet, what can never
   fit) is asked of the queue's packet codec (`acomms_core.codecs.PacketCodec`), never assumed;
-- one lock guards the queues, so any number of concurrent callers are served one after another.
+- one lock guards the queues, so any number of concurrent callers are served one after another;
+- an optional `observer(event, **facts)` hears what happens to each message, under the lock (a
+  run's accounting): "queued" (topic, msg, seq, time_s), "refused" (topic, msg, reason: the
+  counter's name), "dropped_queue_full" (seq), "expired" (seq), "packed" (seqs, payload: the
+  packet's bytes, time_s).
 """
 
 from __future__ import annotations
@@ -200,6 +204,11 @@ class MessageQueues:
         self.max_packet_bytes = max_packet_bytes
         self.counts = QueueCounts()
         self._seq = 0
+        self.observer = None  # optional callable(event, **facts), see the module docstring
+
+    def _observe(self, event: str, **facts) -> None:
+        if self.observer is not None:
+            self.observer(event, **facts)
 
     # -- settings -------------------------------------------------------------------------------
     def set_defaults(self, default_dest: int | None = None,
@@ -254,17 +263,20 @@ class MessageQueues:
                 return self._fail("encode_failures", f"no queue for topic '{topic}'")
             if not queue.active:
                 self.counts.ignored_inactive += 1
+                self._observe("refused", topic=topic, msg=msg, reason="ignored_inactive")
                 return "ignored_inactive"
         try:
             bits, metadata = queue.codec.encode(msg)   # outside the lock: encoding is the slow part
         except EncodeError as exc:
             with self.lock:
+                self._observe("refused", topic=topic, msg=msg, reason="encode_failures")
                 return self._fail("encode_failures", f"{topic}: cannot encode: {exc}")
         dest = queue.dest
         if metadata and "dest" in metadata:
             dest = metadata["dest"]
         with self.lock:
             if self.never_fits(queue, len(bits)):
+                self._observe("refused", topic=topic, msg=msg, reason="rejected_too_large")
                 return self._fail("rejected_too_large",
                                   f"{topic}: message is {len(bits)} bits "
                                   f"({queue.packet_codec.message_cost_bits(len(bits))} in a "
@@ -276,11 +288,13 @@ class MessageQueues:
             if len(queue.messages) >= queue.maxsize:
                 self.counts.dropped_queue_full += 1
                 if not queue.lifo:
+                    self._observe("refused", topic=topic, msg=msg, reason="dropped_queue_full")
                     return "dropped_queue_full"
-                queue.pop_oldest()
+                self._observe("dropped_queue_full", seq=queue.pop_oldest().seq)
                 outcome = "queued_dropped_oldest"
             queue.push(queued)
             self.counts.messages_queued += 1
+            self._observe("queued", topic=topic, msg=msg, seq=queued.seq, time_s=now)
             return outcome
 
     def _fail(self, counter: str, reason: str) -> str:
@@ -295,7 +309,7 @@ class MessageQueues:
                 continue
             oldest_allowed = now - queue.ttl_seconds
             while queue.messages and queue.messages[0].time_added < oldest_allowed:
-                queue.pop_oldest()
+                self._observe("expired", seq=queue.pop_oldest().seq)
                 self.counts.expired_ttl += 1
 
     def expire(self, now: float) -> None:
@@ -318,6 +332,8 @@ class MessageQueues:
             for message in chosen:
                 message.queue.remove(message)
             self.counts.messages_sent += len(chosen)
+            self._observe("packed", seqs=[m.seq for m in chosen], payload=mini + data,
+                          time_s=now)
             return PacketData(dest=chosen[0].dest, miniframe_bytes=mini, dataframe_bytes=data,
                               message_seqs=[m.seq for m in chosen],
                               codec_ids=[m.queue.codec_id for m in chosen])

@@ -1,0 +1,44 @@
+"""Ties the in-process message queues to the run's accounting (`accounting.QueueLedger`).
+
+`attach_queue_ledgers(runner)` runs once every group is up: each vehicle's message_queue_node in
+this process gets a ledger as its queue's observer, which names the sent message a queued ROS
+message is by the traffic plan of that vehicle and topic and the message's match key. Vehicles
+run by participants in other processes have no ledger (their messages' fate is `unknown`).
+A queue node configured again later gets a new queue without a ledger (also `unknown`).
+"""
+
+from __future__ import annotations
+
+from acomms_bringup.run.accounting import QueueLedger
+from acomms_bringup.run.traffic import match_key
+
+
+def _relative(topic: str, namespace: str) -> str:
+    topic = topic.strip("/")
+    prefix = namespace.strip("/") + "/"
+    return topic[len(prefix):] if prefix != "/" and topic.startswith(prefix) else topic
+
+
+def attach_queue_ledgers(runner) -> int:
+    """Give every in-process queue of a scenario vehicle a ledger; how many got one."""
+    from acomms_core.nodes.message_queue_node import MessageQueueNode
+
+    recorder = runner.recorder
+    attached = 0
+    for vehicle in runner.scenario.vehicles:
+        node = runner.nodes.get(f"{vehicle.namespace.rstrip('/')}/message_queue_node")
+        if not isinstance(node, MessageQueueNode) or node.queues is None:
+            continue
+        streams = {_relative(plan.traffic.topic, vehicle.namespace): plan.stream
+                   for plan in runner.plans if plan.vehicle.name == vehicle.name}
+
+        def identify(topic, msg, streams=streams, namespace=vehicle.namespace):
+            stream = streams.get(_relative(topic, namespace))
+            if stream is None:
+                return None
+            return recorder.matcher.find(None, (stream,), match_key(msg))
+
+        node.queues.observer = QueueLedger(vehicle.name, runner.record.ledger, identify,
+                                           recorder.lock)
+        attached += 1
+    return attached

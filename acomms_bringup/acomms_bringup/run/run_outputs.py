@@ -1,0 +1,145 @@
+"""Where a run's outputs go and what records it while it runs (MCAP, live view).
+
+- `default_out_dir(scenario_name)`: `runs/<scenario>-<YYYYmmdd-HHMMSS>/` (a `-2`, `-3` ... suffix
+  when that folder exists already); `acomms_run --out DIR` chooses another.
+- `RunOutputs`: a Runner start hook (`Runner.started_hooks`) that, once every group is up, opens
+  `<out>/run.mcap` and subscribes a node of its own (`acomms_run_recording`, in the run's
+  Context) to every topic (`mcap_recording`). That node is spun by its own executor thread, not
+  by the run's stepping: recording adds no work to the deterministic clock's steps; messages are
+  stamped with the recorder node's ROS time when they come in. With `live_port` it starts the
+  Foxglove WebSocket view (`live_view`) fed by the recorder and the progress bar. `close()` (before
+  the runner stops) waits until no message came for QUIET_S, finishes the file and stops the
+  server. `finish(record, scenario, start_s)` adds the scenario's facts (`run_facts`).
+"""
+
+from __future__ import annotations
+
+import datetime
+import pathlib
+import re
+import threading
+import time
+
+from acomms_bringup.run import run_facts
+from acomms_bringup.run.mcap_recording import McapSink, TopicRecorder
+
+RUNS_DIR = "runs"
+MCAP_NAME = "run.mcap"
+QUIET_S = 0.3  # close(): wall seconds without a new message before the file is finished
+CLOSE_TIMEOUT_S = 5.0
+
+
+def default_out_dir(scenario_name: str, base: pathlib.Path | str = RUNS_DIR,
+                    now: datetime.datetime | None = None) -> pathlib.Path:
+    """runs/<scenario>-<timestamp>, not an existing folder."""
+    stamp = (now or datetime.datetime.now()).strftime("%Y%m%d-%H%M%S")
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", scenario_name) or "run"
+    candidate = pathlib.Path(base) / f"{name}-{stamp}"
+    number = 1
+    while candidate.exists():
+        number += 1
+        candidate = pathlib.Path(base) / f"{name}-{stamp}-{number}"
+    return candidate
+
+
+class RunOutputs:
+    """MCAP recording and live view of one run (see the module docstring)."""
+
+    def __init__(self, out_dir: pathlib.Path, record_mcap: bool = True,
+                 live_port: int | None = None, live_host: str = "127.0.0.1"):
+        self.out_dir = pathlib.Path(out_dir)
+        self.record_mcap, self.live_port, self.live_host = record_mcap, live_port, live_host
+        self.sink: McapSink | None = None
+        self.topics: TopicRecorder | None = None
+        self.live = None
+        self._node = self._executor = self._thread = None
+
+    @property
+    def mcap_path(self) -> pathlib.Path:
+        return self.out_dir / MCAP_NAME
+
+    def __call__(self, runner) -> None:
+        """The start hook: every group is up, the traffic has not started."""
+        if self.record_mcap:
+            self._start_recording(runner)
+        if self.live_port is not None:
+            self._start_live(runner)
+
+    def _start_recording(self, runner) -> None:
+        import rclpy
+        from rclpy.executors import SingleThreadedExecutor
+
+        self.sink = McapSink(self.mcap_path)
+        self._node = rclpy.create_node("acomms_run_recording", context=runner.context)
+        recorder = runner.recorder
+        self.topics = TopicRecorder(self._node, self.sink,
+                                    now_ns=lambda: recorder.get_clock().now().nanoseconds)
+        self.topics.scan()
+        self._executor = SingleThreadedExecutor(context=runner.context)
+        self._executor.add_node(self._node)
+        self._thread = threading.Thread(target=self._spin, name="acomms_run recording",
+                                        daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
+        executor = self._executor
+        while executor is not None and executor.context.ok() and self._node is not None:
+            try:
+                executor.spin_once(timeout_sec=0.05)
+            except Exception:  # noqa: BLE001 - shutting down (context or executor gone)
+                return
+
+    def _wait_quiet(self) -> None:
+        deadline = time.monotonic() + CLOSE_TIMEOUT_S
+        last = -1
+        while time.monotonic() < deadline:
+            count = sum(self.sink.counts.values())
+            if count == last:
+                return
+            last = count
+            time.sleep(QUIET_S)
+
+    def _start_live(self, runner) -> None:
+        from acomms_bringup.run.live_view import LiveView
+
+        scenario = runner.scenario
+
+        def positions_at(time_s: float):
+            return run_facts.positions_at(scenario, time_s - runner.start_s, time_s)
+
+        self.live = LiveView([v.name for v in scenario.vehicles],
+                             {v.src: v.name for v in scenario.vehicles}, positions_at,
+                             host=self.live_host, port=self.live_port)
+        self.live.start_s = runner.start_s
+        print(f"acomms_run: live view (Foxglove WebSocket) on ws://{self.live_host}:"
+              f"{self.live.port}", file=runner.stream, flush=True)
+        for fix in positions_at(runner.start_s):
+            self.live.fix(fix)
+        with runner.recorder.lock:
+            runner.recorder.listeners.append(self.live)
+        runner.progress.listeners.append(self.live.on_progress)
+
+    def close(self) -> None:
+        """Finish the recording and stop the live view (before the runner stops); twice is
+        harmless."""
+        if self.sink is not None and self._thread is not None:
+            self._wait_quiet()
+        node, self._node = self._node, None
+        if self._thread is not None:
+            self._thread.join(timeout=2.0)
+            self._thread = None
+        if self._executor is not None:
+            self._executor.shutdown(timeout_sec=1.0)
+            self._executor = None
+        if node is not None:
+            self.topics.stop()
+            node.destroy_node()
+        if self.sink is not None:
+            self.sink.close()
+        if self.live is not None:
+            self.live.close()
+            self.live = None
+
+    @staticmethod
+    def finish(record, scenario, start_s: float) -> None:
+        run_facts.complete_record(record, scenario, start_s)

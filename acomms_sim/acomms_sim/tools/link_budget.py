@@ -1,0 +1,222 @@
+"""acomms_link_budget: TL, NL, SNR and the expected packet error rate per rate, by the simulator's
+own models.
+
+    acomms_link_budget --source-level 185 --range 2000
+    acomms_link_budget --source-level 185 --from 41.52,-70.67,20 --to 41.525,-70.662,5
+    acomms_link_budget --source-level 190 --ranges 500:8000:500 --noise fixed --noise-db 80
+    acomms_link_budget --source-level 185 --range 3000 --tl bellhop --water-depth 100
+
+The models are the ones modem_sim_node evaluates receptions with: propagation and noise built by
+`acomms_sim.nodes.sim_node_support.build_propagation` / `build_noise` from the same parameter
+tables and defaults (spreading + absorption or Bellhop; Wenz or fixed noise over the band), the
+SNR by `physics.packet_performance.snr_db` (SL − TL − NL), the frame error rate per rate by
+`physics.packet_performance.frame_error_rate`. Expected packet error rate of a full packet at a
+rate (what `PacketPerformance.draw_full_packet` draws: the miniframe on FDP rates plus every
+dataframe frame, each failing independently with the FER):
+    PER = 1 − (1 − FER(rate, SNR))^frames, and 1 below the detection threshold
+(`SimModemConfig.detection_threshold_db`, the modem's default unless --detection-threshold).
+Without interference (no collisions) and without fading.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+
+from acomms_core.modems.modem_rates import RATES, rate_info
+from acomms_sim.modem.sim_modem import SimModemConfig
+from acomms_sim.physics.geodesy import offset_position
+from acomms_sim.physics.packet_performance import frame_error_rate, receive_level_db, snr_db
+
+ORIGIN = (41.5, -70.6)  # where --range places the two modems (the result does not depend on it)
+DEFAULT_DEPTH_M = 10.0
+
+
+@dataclasses.dataclass(frozen=True)
+class LinkBudget:
+    horizontal_range_m: float
+    slant_range_m: float
+    transmission_loss_db: float
+    noise_db: float
+    receive_level_db: float
+    snr_db: float
+    packet_error_rate: dict[int, float]
+
+
+def full_packet_frames(rate: int) -> int:
+    """Frames of a full packet at this rate (as PacketPerformance.draw_full_packet draws)."""
+    info = rate_info(rate)
+    return info.frames + (1 if info.fdp else 0)
+
+
+def packet_error_rate(rate: int, snr: float, detection_threshold_db: float) -> float:
+    if snr < detection_threshold_db:
+        return 1.0
+    return 1.0 - (1.0 - frame_error_rate(rate, snr)) ** full_packet_frames(rate)
+
+
+def model_values(arguments) -> dict:
+    """The simulator's parameter values (its defaults, with the command line's choices)."""
+    from acomms_sim.nodes.sim_node_support import NOISE_SPECS, PROPAGATION_SPECS
+
+    values = {spec.name: spec.default for spec in [*PROPAGATION_SPECS, *NOISE_SPECS]}
+    given = {"transmission_loss_model": arguments.tl, "spreading": arguments.spreading,
+             "absorption_model": arguments.absorption, "sound_speed_mps": arguments.sound_speed,
+             "water_depth_m": arguments.water_depth, "ambient_noise_model": arguments.noise,
+             "ambient_noise_db": arguments.noise_db, "shipping_activity": arguments.shipping,
+             "wind_speed_mps": arguments.wind}
+    values.update({k: v for k, v in given.items() if v is not None})
+    return values
+
+
+class LinkBudgetCalculator:
+    """The simulator's propagation and noise models for one set of parameter values."""
+
+    def __init__(self, values: dict, source_level_db: float, center_frequency_hz: float,
+                 bandwidth_hz: float, rates=tuple(RATES), detection_threshold_db: float | None
+                 = None):
+        from acomms_sim.nodes.sim_node_support import (
+            build_noise,
+            build_propagation,
+            validate_choices,
+        )
+
+        reason = validate_choices(values)
+        if reason:
+            raise ValueError(reason)
+        self.propagation = build_propagation(values, None)
+        self.noise = build_noise(values)
+        self.source_level_db = source_level_db
+        self.center_frequency_hz, self.bandwidth_hz = center_frequency_hz, bandwidth_hz
+        self.rates = tuple(rates)
+        self.detection_threshold_db = (SimModemConfig(0).detection_threshold_db
+                                       if detection_threshold_db is None
+                                       else detection_threshold_db)
+
+    def between(self, src: tuple[float, float, float],
+                rcv: tuple[float, float, float]) -> LinkBudget:
+        path = self.propagation.path(src, rcv, self.center_frequency_hz)
+        noise = self.noise.band_level_db(self.center_frequency_hz, self.bandwidth_hz)
+        snr = snr_db(self.source_level_db, path.transmission_loss_db, noise)
+        return LinkBudget(path.horizontal_range_m, path.slant_range_m, path.transmission_loss_db,
+                          noise, receive_level_db(self.source_level_db,
+                                                  path.transmission_loss_db), snr,
+                          {r: packet_error_rate(r, snr, self.detection_threshold_db)
+                           for r in self.rates})
+
+    def at_range(self, range_m: float, src_depth_m: float, rcv_depth_m: float) -> LinkBudget:
+        latitude, longitude = offset_position(*ORIGIN, 0.0, range_m)
+        return self.between((*ORIGIN, src_depth_m), (latitude, longitude, rcv_depth_m))
+
+
+def parse_ranges(text: str) -> list[float]:
+    """'start:stop:step' (stop included when on the grid) or 'r1,r2,...', metres."""
+    if ":" in text:
+        start, stop, step = (float(x) for x in text.split(":"))
+        if step <= 0 or stop < start or start <= 0:
+            raise argparse.ArgumentTypeError("need 0 < start <= stop and step > 0")
+        count = int((stop - start) / step + 1e-9) + 1
+        return [start + i * step for i in range(count)]
+    values = [float(x) for x in text.split(",") if x.strip()]
+    if not values or min(values) <= 0:
+        raise argparse.ArgumentTypeError("ranges must be > 0 m")
+    return values
+
+
+def _position(text: str) -> tuple[float, float, float]:
+    parts = [float(x) for x in text.split(",")]
+    if len(parts) != 3:
+        raise argparse.ArgumentTypeError("give LAT,LON,DEPTH_M")
+    return parts[0], parts[1], parts[2]
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="acomms_link_budget", description=main.__doc__)
+    p.add_argument("--source-level", type=float, default=SimModemConfig(0).source_level_db,
+                   metavar="DB", help="source level, dB re 1 uPa @ 1 m (default: the modem's)")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--range", type=float, metavar="M", help="horizontal range, m")
+    where.add_argument("--ranges", type=parse_ranges, metavar="START:STOP:STEP",
+                       help="a table over ranges (or R1,R2,...), m")
+    where.add_argument("--from", dest="src", type=_position, metavar="LAT,LON,DEPTH",
+                       help="transmitter position (with --to)")
+    p.add_argument("--to", dest="rcv", type=_position, metavar="LAT,LON,DEPTH",
+                   help="receiver position (with --from)")
+    p.add_argument("--src-depth", type=float, default=DEFAULT_DEPTH_M, metavar="M")
+    p.add_argument("--rcv-depth", type=float, default=DEFAULT_DEPTH_M, metavar="M")
+    p.add_argument("--center-frequency", type=float, default=SimModemConfig(0).center_frequency_hz,
+                   metavar="HZ")
+    p.add_argument("--bandwidth", type=float, default=SimModemConfig(0).bandwidth_hz,
+                   metavar="HZ")
+    p.add_argument("--tl", choices=("spreading", "bellhop"), help="transmission loss model")
+    p.add_argument("--spreading", help="spherical, practical or cylindrical")
+    p.add_argument("--absorption", help="thorp or francois_garrison")
+    p.add_argument("--sound-speed", type=float, metavar="M_S")
+    p.add_argument("--water-depth", type=float, metavar="M", help="bellhop: water depth")
+    p.add_argument("--noise", choices=("wenz", "fixed"), help="ambient noise model")
+    p.add_argument("--noise-db", type=float, metavar="DB", help="fixed: band noise level")
+    p.add_argument("--shipping", type=float, metavar="0..1", help="wenz: shipping activity")
+    p.add_argument("--wind", type=float, metavar="M_S", help="wenz: wind speed")
+    p.add_argument("--rates", default=",".join(str(r) for r in sorted(RATES)),
+                   help="Micromodem rates (default: all)")
+    p.add_argument("--detection-threshold", type=float, metavar="DB")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    return p
+
+
+def format_one(budget: LinkBudget, source_level_db: float) -> str:
+    lines = [f"range {budget.horizontal_range_m:.0f} m horizontal, {budget.slant_range_m:.0f} m "
+             "slant",
+             f"SL {source_level_db:.1f} dB - TL {budget.transmission_loss_db:.1f} dB = RL "
+             f"{budget.receive_level_db:.1f} dB re 1 uPa; NL {budget.noise_db:.1f} dB in band; "
+             f"SNR {budget.snr_db:.1f} dB",
+             "expected packet error rate of a full packet:"]
+    lines += [f"  rate {rate} ({rate_info(rate).modulation}, {full_packet_frames(rate)} frames): "
+              f"{per:.3f}" for rate, per in budget.packet_error_rate.items()]
+    return "\n".join(lines)
+
+
+def format_table(budgets: list[LinkBudget]) -> str:
+    rates = list(budgets[0].packet_error_rate)
+    header = (f"{'range_m':>8} {'TL_db':>6} {'NL_db':>6} {'SNR_db':>7} "
+              + " ".join(f"{'PER_r' + str(r):>7}" for r in rates))
+    rows = [f"{b.horizontal_range_m:>8.0f} {b.transmission_loss_db:>6.1f} {b.noise_db:>6.1f} "
+            f"{b.snr_db:>7.1f} " + " ".join(f"{b.packet_error_rate[r]:>7.3f}" for r in rates)
+            for b in budgets]
+    return "\n".join([header, *rows])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """acomms_link_budget: TL, NL, SNR and expected packet error rates (the simulator's models)."""
+    arguments = parser().parse_args(argv)
+    if (arguments.src is None) != (arguments.rcv is None):
+        print("acomms_link_budget: --from and --to go together", file=sys.stderr)
+        return 1
+    try:
+        rates = [int(r) for r in arguments.rates.split(",") if r.strip()]
+        for rate in rates:
+            rate_info(rate)
+        calculator = LinkBudgetCalculator(
+            model_values(arguments), arguments.source_level, arguments.center_frequency,
+            arguments.bandwidth, rates, arguments.detection_threshold)
+        if arguments.src is not None:
+            budgets = [calculator.between(arguments.src, arguments.rcv)]
+        else:
+            budgets = [calculator.at_range(r, arguments.src_depth, arguments.rcv_depth)
+                       for r in (arguments.ranges or [arguments.range])]
+    except (ValueError, RuntimeError) as exc:
+        print(f"acomms_link_budget: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 1
+    if arguments.json:
+        print(json.dumps([dataclasses.asdict(b) for b in budgets], indent=1))
+    elif arguments.ranges:
+        print(format_table(budgets))
+    else:
+        print(format_one(budgets[0], arguments.source_level))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

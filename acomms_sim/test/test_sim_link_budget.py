@@ -1,0 +1,75 @@
+"""acomms_link_budget: the simulator's own models (TL, NL, SNR, expected packet error rate)."""
+
+import json
+import math
+
+import pytest
+
+from acomms_sim.physics import geodesy
+from acomms_sim.physics.channel import ReceiverChannel, Transmission
+from acomms_sim.physics.packet_performance import PacketPerformance
+from acomms_sim.tools import link_budget
+
+
+def budgets(capsys, *args):
+    assert link_budget.main(["--json", *args]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_table_over_ranges_is_monotonic(capsys):
+    rows = budgets(capsys, "--source-level", "160", "--ranges", "500:20000:500",
+                   "--noise", "fixed", "--noise-db", "90")
+    assert len(rows) == 40
+    assert all(b["transmission_loss_db"] > a["transmission_loss_db"]
+               for a, b in zip(rows, rows[1:], strict=False))
+    assert all(r["noise_db"] == 90.0 for r in rows)
+    for rate in ("1", "5"):
+        pers = [r["packet_error_rate"][rate] for r in rows]
+        assert pers == sorted(pers) and pers[0] < 0.01 and pers[-1] == 1.0, (rate, pers)
+    assert link_budget.main(["--ranges", "1000:3000:1000"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split()[:4] == ["range_m", "TL_db", "NL_db", "SNR_db"] and len(table) == 4
+
+
+def test_snr_is_what_the_simulated_receiver_computes(capsys):
+    """Same models, same geometry: the link budget's SNR equals ReceiverChannel's reception."""
+    arguments = link_budget.parser().parse_args(["--range", "3000", "--spreading", "practical",
+                                                 "--shipping", "0.8", "--wind", "12"])
+    calculator = link_budget.LinkBudgetCalculator(link_budget.model_values(arguments), 185.0,
+                                                  10000.0, 5000.0)
+    budget = calculator.at_range(3000.0, 20.0, 30.0)
+    channel = ReceiverChannel(calculator.propagation, calculator.noise, PacketPerformance(1),
+                              10000.0, 5000.0)
+    lat, lon = geodesy.offset_position(*link_budget.ORIGIN, 0.0, 3000.0)
+    tx = Transmission(src=1, start_s=0.0, latitude=link_budget.ORIGIN[0],
+                      longitude=link_budget.ORIGIN[1], depth_m=20.0, source_level_db=185.0,
+                      center_frequency_hz=10000.0, bandwidth_hz=5000.0, fdp=True,
+                      miniframe_rate=1, dataframe_rate=1, num_miniframe_bytes=10,
+                      num_dataframe_bytes=100)
+    arrival = channel.add_transmission(tx, (lat, lon, 30.0))
+    (reception,) = channel.pop_due(arrival.end_s)
+    assert reception.snr_db == pytest.approx(budget.snr_db, abs=1e-6)
+    assert budget.horizontal_range_m == pytest.approx(3000.0, rel=1e-6)
+
+
+@pytest.mark.parametrize("rate,snr", [(1, -6.8), (5, 5.5)])
+def test_packet_error_rate_matches_the_simulators_draws(rate, snr):
+    expected = link_budget.packet_error_rate(rate, snr, -10.0)
+    assert 0.05 < expected < 0.95
+    draws = PacketPerformance(seed=5)
+    trials = 2000
+    failures = sum(not draws.draw_full_packet(rate, snr).packet_success for _ in range(trials))
+    sigma = math.sqrt(expected * (1 - expected) / trials)
+    assert abs(failures / trials - expected) <= 4 * sigma
+
+
+def test_text_output_and_errors(capsys):
+    assert link_budget.main(["--source-level", "185", "--from", "41.52,-70.67,20",
+                             "--to", "41.525,-70.662,5", "--rates", "1,5"]) == 0
+    text = capsys.readouterr().out
+    assert "SNR" in text and "rate 1 (" in text and "rate 5 (" in text and "rate 3" not in text
+    assert link_budget.main(["--range", "1000", "--rates", "9"]) == 1
+    assert "rate" in capsys.readouterr().err
+    assert link_budget.main(["--from", "41.5,-70.6,10"]) == 1
+    assert capsys.readouterr().err.strip() == ("acomms_link_budget: --from and --to go "
+                                               "together")
