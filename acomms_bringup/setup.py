@@ -28,6 +28,7 @@ setup(
             "acomms_check_scenario = acomms_bringup.description.stack:main",
             "acomms_run = acomms_bringup.run.cli:main",
             "acomms_participant = acomms_bringup.run.participant:main",
+            "netsim_client_node = acomms_bringup.nodes.netsim_client_node:main",
         ],
     },
 )

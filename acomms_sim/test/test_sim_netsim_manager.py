@@ -11,6 +11,7 @@ import pytest
 
 from acomms_driver.micromodem import nmea
 from acomms_sim.netsim import wire
+from acomms_sim.netsim.client import NetsimClient
 from acomms_sim.netsim.manager import NetsimManager
 from acomms_sim.netsim.manager_config import parse_config
 from acomms_sim.netsim.proto import netsim_pb2
@@ -219,3 +220,36 @@ def test_accepted_nav_updates_move_the_emulated_modems(manager):
     finally:
         for client in (modem_a, modem_b, netsim):
             client.close()
+
+
+def _wait(predicate, timeout_s: float = WAIT_S) -> bool:
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end and not predicate():
+        time.sleep(0.01)
+    return predicate()
+
+
+def test_client_reads_responses_and_reconnects_after_the_manager_restarts():
+    config = parse_config(_spec())
+    manager = NetsimManager(config).start()
+    config.port = manager.port
+    responses = []
+    client = NetsimClient("127.0.0.1", manager.port, responses.append,
+                          reconnect_initial_s=0.05, reconnect_max_s=0.1)
+    client.start()
+    try:
+        assert _wait(lambda: client.connected)
+        port = manager.modem_ports[1]
+        assert client.send_nav(port, 1.7e9, LAT, LON, 5.0) == 0
+        assert _wait(lambda: responses) and responses[0].status == Response.UPDATE_ACCEPTED
+        manager.close()
+        assert _wait(lambda: not client.connected)
+        assert client.send_nav(port, 1.7e9, LAT, LON, 5.0) is None
+        manager = NetsimManager(config).start()
+        assert _wait(lambda: client.connected), client.last_reason
+        assert client.send_nav(manager.modem_ports[1], 1.7e9, LAT, LON, 5.0) == 1
+        assert _wait(lambda: len(responses) == 2) and responses[1].request_id == 1
+    finally:
+        client.stop()
+        manager.close()
+    assert client.counters["connections"] == 2 and client.counters["requests_not_sent"] == 1
