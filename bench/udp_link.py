@@ -19,13 +19,11 @@ Reassembler); the ROS nodes are thin adapters over them. Run:
 from __future__ import annotations
 
 import argparse
-import socket
 import statistics
-import threading
 import time
 
 from acomms_driver.micromodem.packet_rules import ModemPacket
-from acomms_driver.udp.stream import Reassembler, StreamSender
+from acomms_driver.udp.stream import StreamReceiver, StreamSender
 from acomms_driver.udp.udp_link import UdpLink, UdpLinkCallbacks, UdpLinkSettings
 
 MINI, DATA = bytes(96), bytes(2048)
@@ -98,25 +96,9 @@ def latency(rate_bps: float, count: int, backlog: bool) -> dict:
 
 
 def streamer(messages: int, message_bytes: int, packet_rate_hz: float) -> dict:
-    receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    receiver.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
-    receiver.bind(("127.0.0.1", 0))
-    receiver.settimeout(0.2)
-    reassembler, done = Reassembler(), []
-    stop = threading.Event()
-
-    def receive():
-        while not stop.is_set():
-            try:
-                message = reassembler.feed(receiver.recv(70000))
-            except TimeoutError:
-                continue
-            if message is not None:
-                done.append(time.monotonic())
-
-    thread = threading.Thread(target=receive, daemon=True)
-    thread.start()
-    sender = StreamSender(receiver.getsockname(), 1388, packet_rate_hz)
+    done = []
+    receiver = StreamReceiver(("127.0.0.1", 0), lambda data: done.append(time.monotonic()))
+    sender = StreamSender(("127.0.0.1", receiver.port), 1388, packet_rate_hz)
     start = time.monotonic()
     payload = bytes(message_bytes)
     for _ in range(messages):
@@ -124,14 +106,11 @@ def streamer(messages: int, message_bytes: int, packet_rate_hz: float) -> dict:
         while not sender.idle():
             time.sleep(0.0005)
     time.sleep(0.3)
-    stop.set()
-    thread.join()
     sender.close()
     receiver.close()
-    reassembler.flush()
     elapsed = (done[-1] if done else time.monotonic()) - start
     return {"messages": messages, "complete": len(done),
-            "incomplete": reassembler.counters["sequences_incomplete"],
+            "incomplete": receiver.reassembler.counters["sequences_incomplete"],
             "messages_per_s": len(done) / elapsed,
             "mb_per_s": len(done) * message_bytes / elapsed / 1e6,
             "packets_sent": sender.counters["packets_sent"]}

@@ -3,16 +3,20 @@ silverhammer-format streamer/receiver. Ports are ephemeral."""
 
 from __future__ import annotations
 
-import socket
 import struct
-import threading
 import time
 
 import pytest
 
 from acomms_driver.micromodem.packet_rules import ModemPacket
 from acomms_driver.udp import datagram
-from acomms_driver.udp.stream import HEADER_BYTES, Reassembler, StreamSender, split
+from acomms_driver.udp.stream import (
+    HEADER_BYTES,
+    Reassembler,
+    StreamReceiver,
+    StreamSender,
+    split,
+)
 from acomms_driver.udp.token_bucket import TokenBucket
 from acomms_driver.udp.udp_link import UdpLink, UdpLinkCallbacks, UdpLinkSettings
 
@@ -160,24 +164,9 @@ def test_reassembler_drops_incomplete_sequences_and_counts_them():
 
 
 def test_streamer_to_receiver_on_localhost():
-    receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    receiver.bind(("127.0.0.1", 0))
-    receiver.settimeout(0.1)
-    reassembler, messages = Reassembler(), []
-    stop = threading.Event()
-
-    def receive():
-        while not stop.is_set():
-            try:
-                message = reassembler.feed(receiver.recv(70000))
-            except TimeoutError:
-                continue
-            if message is not None:
-                messages.append(message)
-
-    thread = threading.Thread(target=receive, daemon=True)
-    thread.start()
-    sender = StreamSender(receiver.getsockname(), 1000, 5000.0)
+    messages = []
+    receiver = StreamReceiver(("127.0.0.1", 0), messages.append)
+    sender = StreamSender(("127.0.0.1", receiver.port), 1000, 5000.0)
     try:
         payloads = [bytes([i]) * 4500 for i in range(3)]
         for payload in payloads:
@@ -190,8 +179,7 @@ def test_streamer_to_receiver_on_localhost():
             time.sleep(0.01)
     finally:
         sender.close()
-        stop.set()
-        thread.join()
         receiver.close()
     assert messages == payloads
     assert sender.counters["packets_sent"] == 15
+    assert receiver.reassembler.counters["sequences_complete"] == 3

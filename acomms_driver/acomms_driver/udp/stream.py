@@ -13,7 +13,8 @@ Every UDP packet is a 12-byte header and a slice of one serialized message:
 message once every packet of its sequence arrived (any order). A sequence still incomplete when a
 packet of another sequence arrives is dropped and counted (`sequences_incomplete`): there is no
 retransmission. `StreamSender` paces packets at a fixed `packet_rate_hz`, always sending the
-newest message (a message replaced before it started is counted in `messages_replaced`).
+newest message (a message replaced before it started is counted in `messages_replaced`);
+`StreamReceiver` listens on a UDP port and hands every complete message to a callback.
 """
 
 from __future__ import annotations
@@ -157,3 +158,42 @@ class StreamSender:
             self.counters["messages_sent"] += 1
             with self._wake:
                 self._sending = False
+
+
+class StreamReceiver:
+    """Listens on (host, port) (0: any; see `port`) in a thread; `on_message(data)` for every
+    complete message. `reassembler.counters` say what arrived and what was lost."""
+
+    def __init__(self, local: tuple[str, int], on_message, receive_buffer_bytes: int = 8 << 20):
+        self.reassembler = Reassembler()
+        self.on_message = on_message
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer_bytes)
+            self._sock.bind(local)
+        except OSError:
+            self._sock.close()
+            raise
+        self._sock.settimeout(0.1)
+        self.port = self._sock.getsockname()[1]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="udp_receiver")
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                packet = self._sock.recv(MAX_UDP_PAYLOAD + 1)
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            message = self.reassembler.feed(packet)
+            if message is not None:
+                self.on_message(message)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(2.0)
+        self._sock.close()
+        self.reassembler.flush()

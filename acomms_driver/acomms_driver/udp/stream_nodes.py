@@ -10,9 +10,6 @@ while one is being sent waits, and a newer one replaces it (counted). udp_receiv
 
 from __future__ import annotations
 
-import socket
-import threading
-
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.serialization import deserialize_message, serialize_message
@@ -27,7 +24,7 @@ from acomms_core.ros.ros_support import (
     run_node,
     seconds_to_time_msg,
 )
-from acomms_driver.udp.stream import HEADER_BYTES, MAX_UDP_PAYLOAD, Reassembler, StreamSender
+from acomms_driver.udp.stream import HEADER_BYTES, MAX_UDP_PAYLOAD, StreamReceiver, StreamSender
 
 COMMON = [
     ParameterSpec("topic", "stream", "topic streamed (streamer: subscribed; receiver: "
@@ -75,6 +72,12 @@ class _StreamNode(ManagedNode):
     def counters(self) -> dict:
         raise NotImplementedError
 
+    def on_deactivate(self, state) -> TransitionCallbackReturn:
+        """The socket and its thread live from activate to deactivate (`on_release` stops them)."""
+        result = super().on_deactivate(state)
+        self.on_release()
+        return result
+
     def publish_diagnostics(self) -> None:
         self._diagnostics.publish(counters_diagnostics(
             f"{self.get_fully_qualified_name()}: udp stream", "up", self.counters(),
@@ -106,11 +109,6 @@ class UdpStreamerNode(_StreamNode):
     def counters(self) -> dict:
         return dict(self.sender.counters) if self.sender is not None else {}
 
-    def on_deactivate(self, state) -> TransitionCallbackReturn:
-        result = super().on_deactivate(state)
-        self.on_release()
-        return result
-
     def on_release(self) -> None:
         sender, self.sender = getattr(self, "sender", None), None
         if sender is not None:
@@ -122,12 +120,9 @@ class UdpReceiverNode(_StreamNode):
 
     def __init__(self, node_name: str = "udp_receiver", **kwargs):
         super().__init__(node_name, **kwargs)
-        self.reassembler = Reassembler()
+        self.receiver: StreamReceiver | None = None
         self.port = 0
         self._publisher = None
-        self._sock: socket.socket | None = None
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
 
     def on_configure(self, state) -> TransitionCallbackReturn:
         result = super().on_configure(state)
@@ -137,58 +132,34 @@ class UdpReceiverNode(_StreamNode):
         return result
 
     def on_activate(self, state) -> TransitionCallbackReturn:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
-            sock.bind((self.params["local_host"], self.params["local_port"]))
+            self.receiver = StreamReceiver((self.params["local_host"], self.params["local_port"]),
+                                           self._on_message)
         except OSError as exc:
-            sock.close()
             self.get_logger().error(f"activate failed: cannot bind udp: {exc}")
             return TransitionCallbackReturn.FAILURE
-        sock.settimeout(0.1)
-        self._sock, self.port = sock, sock.getsockname()[1]
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._receive_loop, daemon=True,
-                                        name="udp_receiver")
-        self._thread.start()
+        self.port = self.receiver.port
         self.activated.timer(self.params["diagnostics_period_s"], self.publish_diagnostics)
         return super().on_activate(state)
 
-    def _receive_loop(self) -> None:
-        while not self._stop.is_set():
-            try:
-                packet = self._sock.recv(MAX_UDP_PAYLOAD + 1)
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            data = self.reassembler.feed(packet)
-            if data is None:
-                continue
-            try:
-                msg = deserialize_message(data, self.message_class)
-            except Exception:  # noqa: BLE001 - a bad payload is counted, never fatal
-                self.reassembler.counters["messages_undecodable"] += 1
-                continue
-            self.reassembler.counters["messages_published"] += 1
-            self._publisher.publish(msg)
+    def _on_message(self, data: bytes) -> None:
+        """From the receiver's thread: one complete message."""
+        counters = self.receiver.reassembler.counters
+        try:
+            msg = deserialize_message(data, self.message_class)
+        except Exception:  # noqa: BLE001 - a bad payload is counted, never fatal
+            counters["messages_undecodable"] += 1
+            return
+        counters["messages_published"] += 1
+        self._publisher.publish(msg)
 
     def counters(self) -> dict:
-        return dict(self.reassembler.counters)
-
-    def on_deactivate(self, state) -> TransitionCallbackReturn:
-        result = super().on_deactivate(state)
-        self.on_release()
-        return result
+        return dict(self.receiver.reassembler.counters) if self.receiver is not None else {}
 
     def on_release(self) -> None:
-        self._stop.set()
-        thread, self._thread = getattr(self, "_thread", None), None
-        if thread is not None:
-            thread.join(2.0)
-        sock, self._sock = getattr(self, "_sock", None), None
-        if sock is not None:
-            sock.close()
+        receiver, self.receiver = getattr(self, "receiver", None), None
+        if receiver is not None:
+            receiver.close()
 
 
 def streamer_main(args=None) -> int:

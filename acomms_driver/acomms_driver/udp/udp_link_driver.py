@@ -189,12 +189,8 @@ class UdpLinkDriver(ManagedNode):
             return -1, str(exc)
 
     def _handle_queue_tx_packet(self, request, response):
-        response.position_in_queue, reason = self._queue(request)
-        response.success = reason is None
-        if reason is not None:
-            self.counters["bad_requests"] += 1
-            self.get_logger().warning(f"queue_tx_packet refused: {reason}")
-        return response
+        return messages.answer_queue_request(response, *self._queue(request),
+                                             self.get_logger(), self.counters)
 
     def _handle_ping_modem(self, request, response):
         link = self.link

@@ -29,7 +29,11 @@ import sys
 import threading
 from collections.abc import Callable
 
-from acomms_sim.emulator.micromodem_emulator import TcpServer, channel_backend_from_spec
+from acomms_sim.emulator.micromodem_emulator import (
+    EmulatorNetwork,
+    TcpServer,
+    channel_backend_from_spec,
+)
 from acomms_sim.emulator.micromodem_model import MicromodemModel
 from acomms_sim.netsim.manager_config import ManagerConfig, load_config, validate_nav
 from acomms_sim.netsim.proto import netsim_pb2
@@ -41,10 +45,12 @@ STATUS_NAMES = {v.number: v.name for v in Response.Status.DESCRIPTOR.values}
 MAX_CLIENTS = 64
 
 
-class EmulatedModems:
-    """The configured modems: models on one simulated channel, each on its TCP port."""
+class EmulatedModems(EmulatorNetwork):
+    """The configured modems: models on one simulated channel, each on its TCP port. An
+    EmulatorNetwork (its close()) whose modems may start without a position."""
 
-    def __init__(self, config: ManagerConfig):
+    def __init__(self, config: ManagerConfig):  # replaces EmulatorNetwork's YAML set-up
+        self.endpoints = {}
         self.backend = channel_backend_from_spec(config.channel, "netsim_manager")
         self.models: list[MicromodemModel] = []
         self.servers: list[TcpServer] = []
@@ -59,6 +65,7 @@ class EmulatedModems:
                 server = TcpServer(model, pair.modem_tcp_port, pair.modem_host)
                 self.servers.append(server)
                 self.pairs[server.port] = pair
+                self.endpoints[pair.src] = f"tcp {pair.modem_host}:{server.port}"
                 server.start()
         except (OSError, ValueError):
             self.close()
@@ -66,13 +73,6 @@ class EmulatedModems:
 
     def move(self, port: int, lat: float, lon: float, depth_m: float) -> None:
         self.backend.set_position(self.pairs[port].src, lat, lon, depth_m)
-
-    def close(self) -> None:
-        for server in self.servers:
-            server.close()
-        for model in self.models:
-            model.close()
-        self.backend.close()
 
 
 class NetsimManager:
