@@ -113,10 +113,10 @@ class NetsimManager:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(2.0)
+        self._listener.close()  # first: a client must not reconnect while we close the rest
         for client in list(self._clients):
             client.close()
         self._clients.clear()
-        self._listener.close()
         self.modems.close()
 
     # ------------------------------------------------------------------ requests
