@@ -131,7 +131,11 @@ class NetsimClient:
             return
         self.counters["responses"] += 1
         self.last_response = (time.monotonic(), response)
-        self.on_response(response)
+        try:
+            self.on_response(response)
+        except Exception as exc:  # noqa: BLE001 - the reader thread must survive its callback
+            self.counters["callback_errors"] += 1
+            self.last_reason = f"on_response failed: {exc!r}"
 
     def _close(self, reason: str) -> None:
         with self._lock:

@@ -192,7 +192,12 @@ class NetsimManager:
             self.counters[LINE_TOO_LONG] += splitter.too_long - too_long
             self.on_log(f"{address}: line over {splitter.max_line_bytes} bytes dropped")
         for line in lines:
-            response = self.handle_line(line, address)
+            try:
+                response = self.handle_line(line, address)
+            except Exception as exc:  # noqa: BLE001 - a bug must not stop the server
+                self.counters["internal_errors"] += 1
+                self.on_log(f"{address}: internal error on a request: {exc!r}")
+                continue
             if response is not None:
                 try:
                     client.sendall(response)
