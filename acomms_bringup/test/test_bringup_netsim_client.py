@@ -6,6 +6,7 @@ channel. A third vehicle with an unconfigured modem port is answered with status
 from __future__ import annotations
 
 import pytest
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import NavSatFix
 from std_msgs.msg import Int32
@@ -69,8 +70,9 @@ def test_client_moves_modems_and_a_packet_crosses(manager, tmp_path):
         for name in POSITIONS:
             helper.create_subscription(Int32, f"/{name}/netsim_response_status",
                                        lambda m, n=name: statuses[n].append(m.data), 10)
-        received = []
+        received, diagnostics = [], []
         helper.create_subscription(ReceivedPacket, "/b/packet_rx", received.append, 10)
+        helper.create_subscription(DiagnosticArray, "/diagnostics", diagnostics.append, 50)
         clients = {"a": _client(ros, "a", manager.port, ports[1]),
                    "b": _client(ros, "b", manager.port, ports[2]),
                    "c": _client(ros, "c", manager.port, unknown_port)}
@@ -86,6 +88,13 @@ def test_client_moves_modems_and_a_packet_crosses(manager, tmp_path):
         assert statuses["c"][-1] == 2  # UPDATE_FAILED_INVALID_MODEM_TCP_PORT
         assert manager.counters["nav_accepted"] >= 2
         assert clients["a"].counters["reports_sent"] >= 1
+
+        def diagnosed(name: str, level: int) -> bool:
+            return any(status.name.startswith(f"/{name}/netsim_client_node")
+                       and status.level == level for m in diagnostics for status in m.status)
+
+        assert ros.spin_until(lambda: diagnosed("a", DiagnosticStatus.OK)
+                              and diagnosed("c", DiagnosticStatus.WARN), WAIT_S)
 
         drivers = {name: _driver(ros, name, ports[src], tmp_path)
                    for name, src in (("a", 1), ("b", 2))}
