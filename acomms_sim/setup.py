@@ -58,6 +58,7 @@ setup(
             "sim_clock_node = acomms_sim.nodes.sim_clock_node:main",
             "micromodem_emulator = acomms_sim.emulator.micromodem_emulator:main",
             "netsim_manager = acomms_sim.netsim.manager:main",
+            "netsim_manager_node = acomms_sim.netsim.manager_node:main",
         ],
     },
 )

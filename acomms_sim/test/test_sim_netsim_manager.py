@@ -138,8 +138,8 @@ def test_each_status_code_from_its_case(manager):
 
 def test_first_failing_nav_decides_and_stats_are_passed_on():
     seen = []
-    manager = NetsimManager(parse_config(_spec()), on_stats=lambda s, peer: seen.append(
-        (len(s), peer)))
+    manager = NetsimManager(parse_config(_spec()), on_stats=lambda s, peer, i: seen.append(
+        (len(s), peer, i)))
     try:
         ports = manager.modem_ports
         request = netsim_pb2.NetSimManagerRequest(id=9)
@@ -154,7 +154,7 @@ def test_first_failing_nav_decides_and_stats_are_passed_on():
         manager.close()
     assert response.status == Response.UPDATE_FAILED_OUT_OF_DEFINED_REGION
     assert manager.counters["nav_accepted"] == 1 and manager.counters["stats_received"] == 1
-    assert seen == [(1, "127.0.0.1")]
+    assert seen == [(1, "127.0.0.1", 9)]
 
 
 def test_malformed_lines_are_counted_and_the_connection_stays_usable(manager):

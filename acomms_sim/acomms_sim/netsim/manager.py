@@ -7,7 +7,8 @@ Vehicle simulators connect over TCP (default port 61999) and send
 `NetSimManagerResponse` line carrying its id and a status (`manager_config.validate_nav`: the
 first NavUpdate that fails decides it, as in netsim). Every accepted NavUpdate moves that
 modem on the simulated channel (`SimChannelBackend.set_position`). ReceiveStats pushes are
-accepted, counted and handed to `on_stats` (the console script logs them).
+accepted, counted and handed to `on_stats(stats, peer_address, request_id)` (the console
+script logs them; netsim_manager_node publishes them).
 
 Each configured modem is a `MicromodemModel` served on its `modem_tcp_port`
 (`micromodem_emulator.TcpServer`), speaking the Micromodem's NMEA, so an unmodified vehicle
@@ -83,7 +84,7 @@ class NetsimManager:
         self.config = config
         self.counters = collections.Counter()
         self.last_status: dict[int, int] = {}  # modem port -> status of its last NavUpdate
-        self.on_stats = on_stats or (lambda stats, peer: None)
+        self.on_stats = on_stats or (lambda stats, peer, request_id: None)
         self.on_log = on_log or (lambda text: None)
         self.modems = EmulatedModems(config)
         self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -140,7 +141,7 @@ class NetsimManager:
             self.counters[f"status_{STATUS_NAMES[status].lower()}"] += 1
         if request.stats:
             self.counters["stats_received"] += len(request.stats)
-            self.on_stats(list(request.stats), peer_address)
+            self.on_stats(list(request.stats), peer_address, request.id)
         self.counters["requests"] += 1
         return Response(request_id=request.id, status=status)
 
@@ -211,10 +212,11 @@ class NetsimManager:
         self.counters["disconnections"] += 1
 
 
-def _log_stats(stats, peer: str) -> None:
+def _log_stats(stats, peer: str, request_id: int) -> None:
     for item in stats:
-        print(f"netsim_manager: ReceiveStats from {peer}: rx port {item.modem_tcp_port} "
-              f"tx port {item.tx_modem_tcp_port} success {item.packet_success}", flush=True)
+        print(f"netsim_manager: ReceiveStats from {peer} (request {request_id}): rx port "
+              f"{item.modem_tcp_port} tx port {item.tx_modem_tcp_port} success "
+              f"{item.packet_success}", flush=True)
 
 
 def main(args=None) -> int:
