@@ -36,6 +36,11 @@ def test_a_large_message_crosses_and_is_republished():
         assert arrived[0].data == text
         assert streamer.sender.counters["packets_sent"] >= 40  # 20 kB in 500-byte packets
         assert receiver.counters()["messages_published"] == 1
+        # ManagedNode.WORKER: deactivate closes the worker, cleanup is safe afterwards
+        sender = streamer.sender
+        assert streamer.trigger_deactivate() == TransitionCallbackReturn.SUCCESS
+        assert streamer.sender is None and sender._sock.fileno() == -1
+        assert streamer.trigger_cleanup() == TransitionCallbackReturn.SUCCESS
 
 
 def test_unknown_message_type_fails_configure():

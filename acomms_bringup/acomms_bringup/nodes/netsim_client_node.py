@@ -77,6 +77,8 @@ def speed_and_heading(previous, current, dt_s: float) -> tuple[float, float]:
 
 
 class NetsimClientNode(ManagedNode):
+    WORKER = "client"  # the NetsimClient: started at activate, closed by ManagedNode
+
     def __init__(self, node_name: str = "netsim_client_node", **kwargs):
         super().__init__(node_name, **kwargs)
         self.params = declare_parameters(self, PARAMETERS, check_parameters, self._apply)
@@ -119,22 +121,8 @@ class NetsimClientNode(ManagedNode):
         self.activated.timer(values["diagnostics_period_s"], self._publish_diagnostics)
         return super().on_activate(state)
 
-    def on_deactivate(self, state):
-        self._stop_client()
-        return super().on_deactivate(state)
-
     def on_release(self) -> None:
-        self._stop_client()
         self._fix = None
-
-    def _stop_client(self) -> None:
-        client, self.client = getattr(self, "client", None), None
-        if client is not None:
-            client.stop()
-
-    def destroy_node(self):
-        self._stop_client()
-        return super().destroy_node()
 
     # ------------------------------------------------------------------ position and reports
     def _on_position(self, msg) -> None:

@@ -72,12 +72,6 @@ class _StreamNode(ManagedNode):
     def counters(self) -> dict:
         raise NotImplementedError
 
-    def on_deactivate(self, state) -> TransitionCallbackReturn:
-        """The socket and its thread live from activate to deactivate (`on_release` stops them)."""
-        result = super().on_deactivate(state)
-        self.on_release()
-        return result
-
     def publish_diagnostics(self) -> None:
         self._diagnostics.publish(counters_diagnostics(
             f"{self.get_fully_qualified_name()}: udp stream", "up", self.counters(),
@@ -86,6 +80,7 @@ class _StreamNode(ManagedNode):
 
 class UdpStreamerNode(_StreamNode):
     PARAMETERS = STREAMER_PARAMETERS
+    WORKER = "sender"  # the StreamSender: opened at activate, closed by ManagedNode
 
     def __init__(self, node_name: str = "udp_streamer", **kwargs):
         super().__init__(node_name, **kwargs)
@@ -109,14 +104,10 @@ class UdpStreamerNode(_StreamNode):
     def counters(self) -> dict:
         return dict(self.sender.counters) if self.sender is not None else {}
 
-    def on_release(self) -> None:
-        sender, self.sender = getattr(self, "sender", None), None
-        if sender is not None:
-            sender.close()
-
 
 class UdpReceiverNode(_StreamNode):
     PARAMETERS = RECEIVER_PARAMETERS
+    WORKER = "receiver"  # the StreamReceiver: opened at activate, closed by ManagedNode
 
     def __init__(self, node_name: str = "udp_receiver", **kwargs):
         super().__init__(node_name, **kwargs)
@@ -155,11 +146,6 @@ class UdpReceiverNode(_StreamNode):
 
     def counters(self) -> dict:
         return dict(self.receiver.reassembler.counters) if self.receiver is not None else {}
-
-    def on_release(self) -> None:
-        receiver, self.receiver = getattr(self, "receiver", None), None
-        if receiver is not None:
-            receiver.close()
 
 
 def streamer_main(args=None) -> int:

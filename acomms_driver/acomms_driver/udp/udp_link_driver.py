@@ -82,6 +82,8 @@ def link_settings(values: dict) -> UdpLinkSettings:
 
 
 class UdpLinkDriver(ManagedNode):
+    WORKER = "link"  # the UdpLink: opened at activate, closed by ManagedNode
+
     def __init__(self, node_name: str = "udp_link_driver", **kwargs):
         super().__init__(node_name, **kwargs)
         self.params = declare_parameters(self, PARAMETERS, check_parameters, self._apply)
@@ -123,22 +125,6 @@ class UdpLinkDriver(ManagedNode):
                                "bit/s")
         self.activated.timer(self.params["diagnostics_period_s"], self._publish_diagnostics)
         return super().on_activate(state)
-
-    def on_deactivate(self, state) -> TransitionCallbackReturn:
-        self._close_link()
-        return super().on_deactivate(state)
-
-    def on_release(self) -> None:
-        self._close_link()
-
-    def _close_link(self) -> None:
-        link, self.link = getattr(self, "link", None), None
-        if link is not None:
-            link.close()
-
-    def destroy_node(self):
-        self._close_link()
-        return super().destroy_node()
 
     # ------------------------------------------------------------------ link callbacks
     def _publish(self, name: str, msg) -> None:

@@ -59,6 +59,8 @@ class NetsimClient:
             self._thread.join(self.connect_timeout_s + 1.0)
             self._thread = None
 
+    close = stop
+
     def send_nav(self, modem_tcp_port: int, time_s: float, lat: float, lon: float,
                  depth_m: float, speed_mps: float = 0.0, heading_deg: float = 0.0) -> int | None:
         """Send one position report; its request id, or None when not connected."""

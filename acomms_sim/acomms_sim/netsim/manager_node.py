@@ -37,6 +37,8 @@ PARAMETERS = [
 
 
 class NetsimManagerNode(ManagedNode):
+    WORKER = "manager"  # the NetsimManager: opened at activate, closed by ManagedNode
+
     def __init__(self, node_name: str = "netsim_manager_node", **kwargs):
         super().__init__(node_name, **kwargs)
         self.params = declare_parameters(self, PARAMETERS, None, self._apply)
@@ -75,22 +77,6 @@ class NetsimManagerNode(ManagedNode):
                                f"port) {self.manager.modem_ports}")
         self.activated.timer(self.params["diagnostics_period_s"], self._publish_diagnostics)
         return super().on_activate(state)
-
-    def on_deactivate(self, state) -> TransitionCallbackReturn:
-        self._close_manager()
-        return super().on_deactivate(state)
-
-    def on_release(self) -> None:
-        self._close_manager()
-
-    def _close_manager(self) -> None:
-        manager, self.manager = getattr(self, "manager", None), None
-        if manager is not None:
-            manager.close()
-
-    def destroy_node(self):
-        self._close_manager()
-        return super().destroy_node()
 
     def _on_stats(self, stats, peer_address: str, request_id: int) -> None:
         """From the manager's thread: one message per pushed ReceiveStats."""
