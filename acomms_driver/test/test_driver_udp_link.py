@@ -97,9 +97,13 @@ def test_link_carries_packets_at_the_configured_rate():
         assert [p.dataframe_bytes for p in got] == [p.dataframe_bytes for p in packets]
         assert all(p.src == 1 for p in got)
         wire = 472 + datagram.HEADER_BYTES + 28  # 511 bytes: 4088 bits
-        # the 1500-byte bucket lets two go at once; then one every 4088 / 80000 s
-        spacing = [b - a for (_, a), (_, b) in zip(pair.sent[2:], pair.sent[3:], strict=False)]
-        assert sum(spacing) / len(spacing) == pytest.approx(wire * 8 / 80000.0, rel=0.1)
+        # Never faster than the bucket allows: after the 1500-byte burst, 4088 bits per 80 kbit/s.
+        # (Exactness itself is the pure TokenBucket test; a loaded machine may only be slower.)
+        times = [t for _, t in pair.sent]
+        for i in range(1, len(times)):
+            earliest = ((i + 1) * wire - 1500) / 10000.0  # bytes beyond the burst / (bytes/s)
+            assert times[i] - times[0] >= earliest - 0.005, (i, times[i] - times[0], earliest)
+        assert times[-1] - times[0] < ((len(times) * wire - 1500) / 10000.0) * 2 + 1.0
         assert pair.a.counters["wire_bytes_sent"] == len(packets) * wire
     finally:
         pair.close()
@@ -126,7 +130,7 @@ def test_ping_measures_half_the_round_trip_with_the_added_delay():
     pair = _Pair(1e6, link_delay_s=0.1)
     try:
         owtt = pair.a.ping(2, 1, b"", 2.0)
-        assert owtt == pytest.approx(0.1, abs=0.05)
+        assert owtt is not None and 0.099 <= owtt < 0.25  # 0.1 s each way; load only adds
         assert pair.a.ping(9, 1, b"", 0.3) is None  # nobody answers for SRC 9
     finally:
         pair.close()
