@@ -36,6 +36,7 @@ setup(
             "wec_standin_buoy = acomms_bringup.bridges.wec_standin:main",
             "wec_standin_operator = acomms_bringup.bridges.wec_standin:main_operator",
             "acomms_recorder = acomms_bringup.nodes.recorder_node:main",
+            "netsim_client_node = acomms_bringup.nodes.netsim_client_node:main",
         ],
     },
 )

@@ -25,6 +25,9 @@ setup(
         "console_scripts": [
             "acomms_driver_node = acomms_driver.nodes.acomms_driver_node:main",
             "modem_sensor_data_node = acomms_driver.nodes.modem_sensor_data_node:main",
+            "udp_link_driver = acomms_driver.udp.udp_link_driver:main",
+            "udp_streamer = acomms_driver.udp.stream_nodes:streamer_main",
+            "udp_receiver = acomms_driver.udp.stream_nodes:receiver_main",
         ],
     },
 )

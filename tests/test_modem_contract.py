@@ -14,7 +14,8 @@ hands the suite a `ModemPair`; the suite then checks, through ROS only:
 
 Implementations: `modem_sim_node` pairs on the simulated channel with sim time (/clock from the
 test), and `acomms_driver_node`s each connected over TCP to a `micromodem_emulator` modem, the
-two served by one `EmulatorNetwork` on the simulated channel (`SimChannelBackend`, wall clock).
+two served by one `EmulatorNetwork` on the simulated channel (`SimChannelBackend`, wall clock),
+and two `udp_link_driver`s over localhost UDP.
 A new driver joins by adding one entry to IMPLEMENTATIONS: a function of (ros, tmp_path) that
 returns a ModemPair. Where an implementation does not provide a check yet, its pair names the
 check in `known_gaps`: the check must then fail (xfail), and passing it fails the test until
@@ -35,6 +36,7 @@ from rosgraph_msgs.msg import Clock
 from acomms_core.ros.ros_support import seconds_to_time_msg, stamp_seconds
 from acomms_core.ros.testing import RosHarness
 from acomms_driver.nodes.acomms_driver_node import AcommsDriverNode
+from acomms_driver.udp.udp_link_driver import UdpLinkDriver
 from acomms_interfaces.msg import CST, Packet, ReceivedPacket, TransmittedPacket
 from acomms_interfaces.srv import PingModem, QueueTxPacket
 from acomms_sim.emulator.micromodem_emulator import EmulatorNetwork
@@ -164,9 +166,34 @@ class DriverPair(ModemPair):
         self.network.close()
 
 
+# ------------------------------------------------------------------- udp_link_driver (issue 18)
+class UdpPair(ModemPair):
+    """Two udp_link_drivers on localhost; the link adds RANGE_M / c of delay each way, so a ping
+    measures the same travel time as over the acoustic channel."""
+
+    name = "udp_link_driver"
+
+    def __init__(self, ros: RosHarness):
+        super().__init__(ros)
+        ports = {}
+        for name, src in SRCS.items():
+            other = next(n for n in SRCS if n != name)
+            values = {"SRC": src, "local_port": 0, "remote_port": ports.get(other, 0),
+                      "link_rate_bps": 20000.0, "link_delay_s": RANGE_M / SOUND_SPEED_MPS,
+                      "diagnostics_period_s": 0.25}
+            self.nodes[name] = ros.add(UdpLinkDriver(
+                context=ros.context, namespace=name,
+                parameter_overrides=[Parameter(k, value=v) for k, v in values.items()]))
+            ros.configure_and_activate(self.nodes[name])
+            ports[name] = self.nodes[name].link.port
+        result = self.nodes["a"].set_parameters([Parameter("remote_port", value=ports["b"])])
+        assert result[0].successful, result[0].reason
+
+
 IMPLEMENTATIONS = {
     "modem_sim_node": lambda ros, tmp_path: SimPair(ros),
     "acomms_driver_node": DriverPair,
+    "udp_link_driver": lambda ros, tmp_path: UdpPair(ros),
 }
 
 

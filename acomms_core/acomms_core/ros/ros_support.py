@@ -265,15 +265,35 @@ class ManagedNode(LifecycleNode):
     inactive). on_deactivate releases `activated`; on_cleanup and on_shutdown release
     everything through `release_resources()`: `activated`, then the node's own `on_release()`
     (stop threads, drop references), then `configured`. Safe to run twice.
+
+    `WORKER` (optional) names the attribute holding a background worker the node starts in
+    on_activate (a socket server, link or client with `close()`): deactivate, cleanup,
+    shutdown and destroy_node close it and set the attribute to None.
     """
+
+    WORKER: str | None = None
 
     def __init__(self, node_name: str, **kwargs):
         super().__init__(node_name, **kwargs)
         self.configured = NodeResources(self)
         self.activated = NodeResources(self)
 
+    def close_worker(self) -> None:
+        """Close the WORKER (if any, if running); safe to call twice."""
+        if self.WORKER is None:
+            return
+        worker = getattr(self, self.WORKER, None)
+        if worker is not None:
+            setattr(self, self.WORKER, None)
+            worker.close()
+
+    def destroy_node(self):
+        self.close_worker()
+        return super().destroy_node()
+
     def on_deactivate(self, state):
         self.activated.release()
+        self.close_worker()
         return super().on_deactivate(state)
 
     def on_cleanup(self, state):
@@ -286,6 +306,7 @@ class ManagedNode(LifecycleNode):
 
     def release_resources(self) -> None:
         self.activated.release()
+        self.close_worker()
         self.on_release()
         self.configured.release()
 

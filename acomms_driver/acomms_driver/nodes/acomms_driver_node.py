@@ -205,12 +205,8 @@ class AcommsDriverNode(ManagedNode):
         return (position, None) if ok else (-1, reason)
 
     def _handle_queue_tx_packet(self, request, response):
-        response.position_in_queue, reason = self._queue(request)
-        response.success = reason is None
-        if reason is not None:
-            self.counters["bad_requests"] += 1
-            self.get_logger().warning(f"queue_tx_packet refused: {reason}")
-        return response
+        return messages.answer_queue_request(response, *self._queue(request),
+                                             self.get_logger(), self.counters)
 
     def _handle_query_modem_src(self, request, response):
         response.src = self.client.modem_src if self.client is not None else -1

@@ -77,6 +77,18 @@ def received_packet_msg(received: ReceivedModemPacket, stamp: Time) -> ReceivedP
     return msg
 
 
+def answer_queue_request(response, position: int, reason: str | None, logger, counters: dict):
+    """QueueTxPacket.Response for a queued packet (reason None) or a refusal, which is counted
+    in counters["bad_requests"] and logged as `queue_tx_packet refused: <reason>` (the wording
+    the modem contract checks)."""
+    response.position_in_queue = position
+    response.success = reason is None
+    if reason is not None:
+        counters["bad_requests"] = counters.get("bad_requests", 0) + 1
+        logger.warning(f"queue_tx_packet refused: {reason}")
+    return response
+
+
 def fill_ping_response(response, result: PingResult, tat_s: float):
     """PingModem.Response from an answered ping."""
     response.timed_out = False

@@ -212,26 +212,33 @@ CHANNEL_DEFAULTS = {"sound_speed_mps": 1500.0, "spreading": "spherical",
 MODEM_KEYS = {"src", "tcp_port", "host", "link", "latitude", "longitude", "depth", "config"}
 
 
+def channel_backend_from_spec(channel: dict | None, source: str = "network") -> SimChannelBackend:
+    """The simulated channel a network file's `channel:` mapping describes (defaults above);
+    ValueError naming source and the key. Shared by EmulatorNetwork and the netsim manager."""
+    channel = {**CHANNEL_DEFAULTS, **(channel or {})}
+    unknown = set(channel) - set(CHANNEL_DEFAULTS)
+    if unknown:
+        raise ValueError(f"{source}: channel: unknown keys {sorted(unknown)}")
+    model = SpreadingModel(channel["spreading"], channel["absorption_model"])
+    try:
+        model.validate()
+        sound_speed_mps = float(channel["sound_speed_mps"])
+        noise_db, level_db = float(channel["ambient_noise_db"]), float(channel["source_level_db"])
+        seed = int(channel["seed"])
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{source}: channel: {exc}") from None
+    return SimChannelBackend(Propagation(model, SoundSpeedProfile.constant(sound_speed_mps)),
+                             AmbientNoise("fixed", noise_db), source_level_db=level_db, seed=seed)
+
+
 class EmulatorNetwork:
     """Several emulated modems on one simulated channel, each served on a pty or TCP port."""
 
     def __init__(self, spec: dict, source: str = "network", airtime_scale: float = 1.0):
-        channel = {**CHANNEL_DEFAULTS, **(spec.get("channel") or {})}
-        unknown = set(channel) - set(CHANNEL_DEFAULTS)
-        if unknown:
-            raise ValueError(f"{source}: channel: unknown keys {sorted(unknown)}")
+        self.backend = channel_backend_from_spec(spec.get("channel"), source)
         modems = spec.get("modems")
         if not isinstance(modems, list) or not modems:
             raise ValueError(f"{source}: modems: a non-empty list is required")
-        model = SpreadingModel(channel["spreading"], channel["absorption_model"])
-        try:
-            model.validate()
-        except ValueError as exc:
-            raise ValueError(f"{source}: channel: {exc}") from None
-        self.backend = SimChannelBackend(
-            Propagation(model, SoundSpeedProfile.constant(float(channel["sound_speed_mps"]))),
-            AmbientNoise("fixed", float(channel["ambient_noise_db"])),
-            source_level_db=float(channel["source_level_db"]), seed=int(channel["seed"]))
         self.models, self.servers, self.endpoints = [], [], {}
         try:
             for index, entry in enumerate(modems):
