@@ -26,7 +26,9 @@ def test_fer_table_interpolation_and_clamp():
     assert frame_error_rate(1, -6.845) == pytest.approx(0.170)
     assert frame_error_rate(1, (-6.845 - 6.444) / 2) == pytest.approx((0.170 + 0.020) / 2)
     assert frame_error_rate(5, 20) == 0.0
-    assert frame_error_rate(3, 10) == pytest.approx(0.025)  # table clamps at its last value
+    # rate 3's measured table ends at FER 0.025; extended by one step it reaches 0 (defect 5)
+    assert frame_error_rate(3, 0.0044) == pytest.approx(0.025)
+    assert frame_error_rate(3, 0.8363) == 0.0 and frame_error_rate(3, 10) == 0.0
     with pytest.raises(UnknownRateError, match="valid rates"):
         frame_error_rate(9, 0)
 
@@ -106,21 +108,27 @@ def test_arrival_at_range_over_speed_plus_duration():
     assert reception.snr_db == pytest.approx(185 - tl - 60, abs=0.01)
 
 
-def test_collision_weaker_sees_stronger_as_noise():
+def test_collision_first_arrival_locks_the_receiver_the_later_one_is_interference():
+    """Replaces the old 'weaker sees stronger as noise' test: the receiver now locks onto the
+    first arrival; the later one is `busy` (not decoded) and interferes, time-weighted."""
     channel = _channel(seed=3)
     strong = channel.add_transmission(_tx(0.0, north_m=500.0, src=1), RECEIVER)
     # starts 1.5 s earlier but arrives 0.17 s after the strong one: both whole packets overlap
     weak = channel.add_transmission(_tx(-1.5, north_m=3000.0, src=2), RECEIVER)
     receptions = {r.arrival.transmission.src: r for r in channel.pop_due(100.0)}
-    assert strong and weak
-    # the weak one is ~16 dB below the strong one: not even detected
-    assert receptions[2].outcome == "undetected"
-    assert receptions[2].interference_db == pytest.approx(strong.receive_level_db)
-    # the strong one sees the weak one as extra noise but still decodes (SINR ~16 dB)
+    assert strong and weak and weak.start_s - strong.start_s == pytest.approx(1/6, abs=1e-3)
+    assert receptions[2].outcome == "busy" and channel.counters.busy == 1
+    overlap = (strong.end_s - weak.start_s) / (weak.end_s - weak.start_s)
+    assert receptions[2].interference_db == pytest.approx(
+        strong.receive_level_db + 10 * math.log10(overlap), abs=1e-6)
+    # the strong one sees the weak one as extra noise but still decodes (SINR ~16 dB); its
+    # miniframe slot is overlapped only from 0.17 s on, so its SINR there is higher
     assert receptions[1].outcome == "received" and receptions[1].frames.packet_success
-    assert receptions[1].snr_db == pytest.approx(strong.receive_level_db - weak.receive_level_db,
-                                                 abs=0.1)
-    assert all(s == pytest.approx(receptions[1].snr_db) for s in receptions[1].segment_snrs_db)
+    margin = strong.receive_level_db - weak.receive_level_db
+    snrs = receptions[1].segment_snrs_db
+    assert snrs[1:] == pytest.approx([margin] * (len(snrs) - 1), abs=0.1)
+    mini_share = (1.574 - (weak.start_s - strong.start_s)) / 1.574
+    assert snrs[0] == pytest.approx(margin - 10 * math.log10(mini_share), abs=0.1)
     assert channel.counters.collisions == 2
 
 

@@ -31,6 +31,7 @@ import dataclasses
 import math
 
 from acomms_core.modems.micromodem2 import MICROMODEM2
+from acomms_core.modems.modem_rates import DEFAULT_TX_LEVEL
 from acomms_core.modems.profile import PACKET_TYPE_FDP, ModemProfile
 from acomms_sim.modem.fields import (
     PING_TYPE_NONE,
@@ -54,6 +55,7 @@ from acomms_sim.modem.fields import (
 from acomms_sim.physics import geodesy
 from acomms_sim.physics.ambient_noise import AmbientNoise
 from acomms_sim.physics.channel import ReceiverChannel, Reception, Transmission
+from acomms_sim.physics.fading import FadingModel
 from acomms_sim.physics.packet_performance import PacketPerformance
 from acomms_sim.physics.transmission_loss import Propagation
 
@@ -67,9 +69,17 @@ class SimModemConfig:
     src: int
     center_frequency_hz: float = 10000.0
     bandwidth_hz: float = 5000.0
-    source_level_db: float = 185.0  # used when a request gives none (<= 0)
-    detection_threshold_db: float = -10.0
+    source_level_db: float = 0.0  # used when a request gives none (<= 0); <= 0: the profile's
+    detection_threshold_db: float = -10.0  # level for tx_level in this band
     ping_turnaround_s: float = 0.25
+    tx_level: int = DEFAULT_TX_LEVEL  # pwramp.txlevel 0 (loudest) .. 3
+    capture_margin_db: float = math.inf  # capture rule of the receiver (channel module)
+    fading: FadingModel = FadingModel()
+
+    def default_source_level_db(self, profile: ModemProfile) -> float:
+        if self.source_level_db > 0:
+            return float(self.source_level_db)
+        return profile.source_level_db(self.tx_level, self.center_frequency_hz)
 
 
 @dataclasses.dataclass
@@ -110,7 +120,9 @@ class SimModem:
         self.profile = profile
         self.channel = ReceiverChannel(propagation, noise, PacketPerformance([seed, config.src]),
                                        config.center_frequency_hz, config.bandwidth_hz,
-                                       config.detection_threshold_db)
+                                       config.detection_threshold_db,
+                                       capture_margin_db=config.capture_margin_db,
+                                       fading=config.fading)
         self.counters = counters if counters is not None else collections.Counter()
         self.position: tuple[float, float, float] | None = None
         self._queue: collections.deque[_QueuedTx] = collections.deque()
@@ -125,6 +137,8 @@ class SimModem:
         self.channel.center_frequency_hz = config.center_frequency_hz
         self.channel.bandwidth_hz = config.bandwidth_hz
         self.channel.detection_threshold_db = config.detection_threshold_db
+        self.channel.capture_margin_db = config.capture_margin_db
+        self.channel.fading = config.fading
 
     def set_position(self, latitude: float, longitude: float, depth_m: float) -> None:
         """ValueError for an impossible position (the old one stays)."""
@@ -144,8 +158,9 @@ class SimModem:
                      insert_at_head: bool = False) -> QueueResult:
         """Queue a packet (its src becomes this modem's); ValueError with the reason if refused.
 
-        source_level_db <= 0 means the configured level. A packet that can start now starts at
-        once: its TransmissionStarted is in the result's events."""
+        source_level_db <= 0 means the configured level (or the profile's for tx_level). A
+        packet that can start now starts at once: its TransmissionStarted is in the result's
+        events."""
         try:
             fdp = self.check_packet(packet)
         except ValueError:
@@ -154,7 +169,8 @@ class SimModem:
         if self.position is None:
             self.counters["tx_refused_no_position"] += 1
             raise ValueError("position not known yet")
-        level = float(source_level_db if source_level_db > 0 else self.config.source_level_db)
+        level = float(source_level_db if source_level_db > 0
+                      else self.config.default_source_level_db(self.profile))
         item = _QueuedTx(dataclasses.replace(packet, src=int(self.config.src)), level, fdp,
                          not_before_s=now_s)
         if insert_at_head:
@@ -183,7 +199,8 @@ class SimModem:
         ping_id = self._next_ping_id
         self._next_ping_id += 1
         self._pings[ping_id] = _Ping(max(1.0, float(timeout_s)))
-        self._queue.appendleft(_QueuedTx(packet, float(self.config.source_level_db), True, now_s,
+        level = self.config.default_source_level_db(self.profile)
+        self._queue.appendleft(_QueuedTx(packet, level, True, now_s,
                                          PING_TYPE_REQUEST, ping_id=ping_id))
         return ping_id, self._start_queued(now_s)
 
@@ -311,7 +328,7 @@ class SimModem:
             fields = PingReplyFields(me, request.src, tat, cst.snr_in, cst.snr_out, cst=cst)
             # reply tat seconds after the request has fully arrived
             self._queue.appendleft(_QueuedTx(
-                reply, float(self.config.source_level_db), True,
+                reply, self.config.default_source_level_db(self.profile), True,
                 reception.arrival.end_s + tat, PING_TYPE_REPLY,
                 sim_packet.ping_transaction_start_s, fields))
             self.counters["ping_replies_sent"] += 1

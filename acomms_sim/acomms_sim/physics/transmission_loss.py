@@ -45,8 +45,10 @@ def spreading_loss_db(range_m: float, spreading: str = "spherical") -> float:
 
 @dataclasses.dataclass
 class SpreadingModel:
+    """Defaults here are the defaults of the nodes and the scenarios too (one source)."""
+
     spreading: str = "practical"
-    absorption_model: str = "thorp"
+    absorption_model: str = "francois_garrison"
     temperature_c: float = 10.0
     salinity_ppt: float = 35.0
     ph: float = 8.0
