@@ -15,11 +15,14 @@ half duplex, frame errors. Network file:
 
     channel:                      # all optional; defaults shown
       sound_speed_mps: 1500.0
-      spreading: spherical        # spherical | practical | cylindrical
-      absorption_model: thorp     # thorp | francois_garrison
+      spreading: practical        # spherical | practical | cylindrical
+      absorption_model: francois_garrison   # thorp | francois_garrison
       ambient_noise_db: 70.0      # band noise level, dB re 1 uPa
-      source_level_db: 185.0
+      source_level_db: null       # null: per modem from its pwramp.txlevel and band (profile)
       seed: 0
+      fading_model: none          # none | rayleigh | rician (seeded per link and packet)
+      fading_k_factor: 0.0        # Rician K
+      coherence_time_s: 0.0       # 0: one fading gain per packet
     modems:
       - {src: 1, tcp_port: 4001, latitude: 41.52, longitude: -70.67, depth: 10.0}
       - {src: 2, link: /tmp/modem2, latitude: 41.53, longitude: -70.67, depth: 50.0}
@@ -44,6 +47,7 @@ import yaml
 from acomms_sim.emulator.channel_backend import SimChannelBackend
 from acomms_sim.emulator.micromodem_model import LoopbackBackend, MicromodemModel
 from acomms_sim.physics.ambient_noise import AmbientNoise
+from acomms_sim.physics.fading import FadingModel
 from acomms_sim.physics.sound_speed import SoundSpeedProfile
 from acomms_sim.physics.transmission_loss import Propagation, SpreadingModel
 
@@ -206,9 +210,10 @@ def _parse_config(items: list[str]) -> dict:
     return config
 
 
-CHANNEL_DEFAULTS = {"sound_speed_mps": 1500.0, "spreading": "spherical",
-                    "absorption_model": "thorp", "ambient_noise_db": 70.0,
-                    "source_level_db": 185.0, "seed": 0}
+CHANNEL_DEFAULTS = {"sound_speed_mps": 1500.0, "spreading": SpreadingModel().spreading,
+                    "absorption_model": SpreadingModel().absorption_model,
+                    "ambient_noise_db": 70.0, "source_level_db": None, "seed": 0,
+                    "fading_model": "none", "fading_k_factor": 0.0, "coherence_time_s": 0.0}
 MODEM_KEYS = {"src", "tcp_port", "host", "link", "latitude", "longitude", "depth", "config"}
 
 
@@ -224,14 +229,19 @@ class EmulatorNetwork:
         if not isinstance(modems, list) or not modems:
             raise ValueError(f"{source}: modems: a non-empty list is required")
         model = SpreadingModel(channel["spreading"], channel["absorption_model"])
+        fading = FadingModel(str(channel["fading_model"]), float(channel["fading_k_factor"]),
+                             float(channel["coherence_time_s"]))
         try:
             model.validate()
+            fading.validate()
         except ValueError as exc:
             raise ValueError(f"{source}: channel: {exc}") from None
         self.backend = SimChannelBackend(
             Propagation(model, SoundSpeedProfile.constant(float(channel["sound_speed_mps"]))),
             AmbientNoise("fixed", float(channel["ambient_noise_db"])),
-            source_level_db=float(channel["source_level_db"]), seed=int(channel["seed"]))
+            source_level_db=(None if channel["source_level_db"] is None
+                             else float(channel["source_level_db"])),
+            seed=int(channel["seed"]), fading=fading)
         self.models, self.servers, self.endpoints = [], [], {}
         try:
             for index, entry in enumerate(modems):
