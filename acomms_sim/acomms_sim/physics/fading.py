@@ -12,7 +12,8 @@ is cut into blocks of the coherence time from its first arrival and each block d
 independent gain (block fading), so long packets see several.
 
 Outage (the analytic curve a Monte Carlo must match): P(g < g0) = 1 − exp(−g0) for Rayleigh; for
-Rician 2(K+1)·g is non-central χ² with 2 degrees of freedom and non-centrality 2K.
+Rician the integral of the power pdf (K+1)·e^(−K)·e^(−(K+1)g)·I0(2√(K(K+1)g)) (i.e. 2(K+1)·g is
+non-central χ² with 2 degrees of freedom and non-centrality 2K).
 
 Draws come from the per-arrival random stream the channel derives from the seed, the receiver,
 the transmitter and the packet's transmit time, so the same seed gives the same gains whatever
@@ -76,5 +77,7 @@ class FadingModel:
         k = self.k
         if k == 0.0:
             return float(-math.expm1(-g0))
-        from scipy.stats import ncx2
-        return float(ncx2.cdf(2.0 * (k + 1.0) * g0, 2, 2.0 * k))
+        # Rician power pdf (K+1)·e^(−K)·e^(−(K+1)g)·I0(2√(K(K+1)g)), integrated over [0, g0]
+        g = np.linspace(0.0, g0, 4001)
+        pdf = (k + 1.0) * np.exp(-k - (k + 1.0) * g) * np.i0(2.0 * np.sqrt(k * (k + 1.0) * g))
+        return float(np.trapezoid(pdf, g))
