@@ -171,20 +171,47 @@ def test_partial_packet_has_valid_byte_list():
     assert partial.databytes_valid == expected and expected
 
 
-def test_bellhop_isovelocity_agrees_with_spherical_plus_thorp():
+def test_bellhop_isovelocity_agrees_with_spherical_plus_configured_absorption():
     """Deep isovelocity water, mid-column source and receiver: the direct path dominates, so the
-    incoherent Bellhop TL must agree with spherical spreading + Thorp absorption (Bellhop's
-    attenuation setting in whoi-uwapm) within 1 dB."""
+    incoherent Bellhop TL must agree with spherical spreading + the configured absorption
+    (Thorp inside Bellhop replaced by the model's) within 1 dB, and the strongest eigenray's
+    delay is the straight path's."""
     model = transmission_loss.BellhopModel(SoundSpeedProfile.constant(1500.0), water_depth_m=5000)
+    thorp = transmission_loss.BellhopModel(SoundSpeedProfile.constant(1500.0), water_depth_m=5000,
+                                           absorption_model="thorp")
     for horizontal in (500.0, 1000.0, 2000.0):
         bellhop = model.transmission_loss_db(2500.0, 2500.0, horizontal, 10000.0)
         slant = (math.floor(horizontal / 10) + 0.5) * 10  # the quantised range it ran at
-        expected = (20 * math.log10(slant)
-                    + transmission_loss.absorption_db_per_km("thorp", 10.05) * slant / 1000)
+        alpha = transmission_loss.absorption_db_per_km("francois_garrison", 10.05, 10.0, 35.0,
+                                                       2500.0)
+        expected = 20 * math.log10(slant) + alpha * slant / 1000
         assert bellhop == pytest.approx(expected, abs=1.0), horizontal
+        alpha_thorp = transmission_loss.absorption_db_per_km("thorp", 10.0)
+        alpha_fg = transmission_loss.absorption_db_per_km("francois_garrison", 10.0, 10.0, 35.0,
+                                                          2500.0)
+        assert bellhop - thorp.transmission_loss_db(2500.0, 2500.0, horizontal, 10000.0) == \
+            pytest.approx((alpha_fg - alpha_thorp) * horizontal / 1000, abs=1e-6)
+        delay, spread = model.timing(2500.0, 2500.0, horizontal, 10000.0)
+        # whatever bounces arrive later, the direct path is the strongest eigenray
+        assert delay == pytest.approx(slant / 1500.0, abs=5e-4) and spread >= 0
     runs = model.runs
     model.transmission_loss_db(2500.4, 2500.2, 1003.0, 10010.0)  # same cell: cached
     assert model.runs == runs and model.cache_hits == 1
+
+
+def test_bellhop_delay_follows_the_refracted_eigenray():
+    """Defect 6: with Bellhop the delay was the straight path's even where rays refract."""
+    profile = SoundSpeedProfile([0.0, 200.0, 1000.0, 3000.0], [1520.0, 1500.0, 1485.0, 1510.0])
+    model = transmission_loss.BellhopModel(profile, water_depth_m=3000.0)
+    propagation = transmission_loss.Propagation(model, profile)
+    src = (*ORIGIN, 100.0)
+    rcv = (*geodesy.offset_position(*ORIGIN, 15000.0, 0.0), 900.0)
+    path = propagation.path(src, rcv, 10000.0)
+    straight = path.slant_range_m / profile.mean_speed_between(100.0, 900.0)
+    delay, spread = model.timing(100.0, 900.0, path.horizontal_range_m, 10000.0)
+    assert path.delay_s == delay and path.delay_spread_s == spread
+    assert abs(path.delay_s - straight) > 0.002  # refraction: not the straight path
+    assert 9.0 < path.delay_s < 11.0
 
 
 def test_bellhop_errors_are_clear():

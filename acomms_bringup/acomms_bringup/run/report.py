@@ -12,8 +12,9 @@ Accounting rules:
   other vehicles (overheard) and arrivals that match no sent message are counted separately.
 - A packet on link src → receiver ends as: received (every frame decoded), partial (some frames
   failed; the messages in good frames are still delivered), or lost for one reason: half duplex
-  (the receiver was transmitting), collision (undetected or all frames failed while another
-  in-band packet overlapped it), noise (undetected or all frames failed without interference).
+  (the receiver was transmitting), collision (busy: the receiver was locked onto another packet;
+  or undetected / all frames failed while another in-band packet overlapped it), noise
+  (undetected or all frames failed without interference; fading losses count here).
   Packets whose reception had not been evaluated when the run ended are "in flight".
 - Mean SNR is the mean of the receptions' first-segment SINR (dB, as CST.snr_in), half-duplex
   losses excluded (the modem measured nothing).
@@ -28,7 +29,7 @@ import math
 import pathlib
 from collections import defaultdict
 
-OUTCOMES = ("received", "partial", "frame_errors", "undetected", "half_duplex")
+OUTCOMES = ("received", "partial", "frame_errors", "undetected", "half_duplex", "busy")
 LOSS_CAUSES = ("noise", "collision", "half_duplex")
 
 
@@ -319,10 +320,11 @@ def write_outputs(record: RunRecord, summary: dict, out_dir: pathlib.Path) -> li
 
 
 COLORS = {"transmitted": "#1f77b4", "received": "#2ca02c", "partial": "#bcbd22",
-          "frame_errors": "#ff7f0e", "undetected": "#7f7f7f", "half_duplex": "#9467bd"}
+          "frame_errors": "#ff7f0e", "undetected": "#7f7f7f", "half_duplex": "#9467bd",
+          "busy": "#d62728"}
 LABELS = {"transmitted": "transmission", "received": "received", "partial": "partial (some frames)",
           "frame_errors": "all frames failed", "undetected": "not detected",
-          "half_duplex": "lost: half duplex"}
+          "half_duplex": "lost: half duplex", "busy": "lost: receiver busy"}
 
 
 def plot_timeline(record: RunRecord, rows: list[dict], path: pathlib.Path) -> None:

@@ -38,7 +38,7 @@ PROPAGATION_SPECS = [
     ParameterSpec("spreading", _SPREADING.spreading,
                   "spreading law: spherical, practical or cylindrical"),
     ParameterSpec("absorption_model", _SPREADING.absorption_model,
-                  "volume absorption: thorp or francois_garrison"),
+                  "volume absorption: thorp or francois_garrison (spreading and bellhop)"),
     ParameterSpec("water_temperature_c", _SPREADING.temperature_c,
                   "water temperature for absorption and Mackenzie sound speed, °C", -2.0, 40.0),
     ParameterSpec("salinity_ppt", _SPREADING.salinity_ppt,
@@ -102,7 +102,8 @@ def build_propagation(values: dict, profile: SoundSpeedProfile | None) -> Propag
     if profile is None:
         profile = default_sound_speed(values)
     if values["transmission_loss_model"] == "bellhop":
-        model = BellhopModel(profile, values["water_depth_m"],
+        model = BellhopModel(profile, values["water_depth_m"], values["absorption_model"],
+                             values["water_temperature_c"], values["salinity_ppt"], values["ph"],
                              range_quantum_m=values["bellhop_range_quantum_m"],
                              depth_quantum_m=values["bellhop_depth_quantum_m"])
     else:

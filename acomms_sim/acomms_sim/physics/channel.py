@@ -45,7 +45,6 @@ from acomms_sim.physics.packet_performance import (
     FrameOutcome,
     PacketPerformance,
     packet_duration_s,
-    sum_levels_db,
     valid_byte_ranges,
 )
 from acomms_sim.physics.transmission_loss import Propagation
