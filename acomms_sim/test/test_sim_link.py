@@ -194,9 +194,10 @@ def test_bellhop_isovelocity_agrees_with_spherical_plus_configured_absorption():
         delay, spread = model.timing(2500.0, 2500.0, horizontal, 10000.0)
         # whatever bounces arrive later, the direct path is the strongest eigenray
         assert delay == pytest.approx(slant / 1500.0, abs=5e-4) and spread >= 0
-    runs = model.runs
+    runs, hits = model.runs, model.cache_hits  # TL and timing of a geometry: one cache entry
+    assert runs == 6 and hits == 3
     model.transmission_loss_db(2500.4, 2500.2, 1003.0, 10010.0)  # same cell: cached
-    assert model.runs == runs and model.cache_hits == 1
+    assert model.runs == runs and model.cache_hits == hits + 1
 
 
 def test_bellhop_delay_follows_the_refracted_eigenray():

@@ -113,6 +113,7 @@ class Arrival:
     gains_db: list[float] = dataclasses.field(default_factory=list)  # per fading block
     rng: np.random.Generator | None = None
     power: float = 0.0  # linear in-band power, mean over the fading blocks (set when planned)
+    delay_spread_s: float = 0.0  # multipath RMS delay spread of the path (Bellhop arrivals)
 
 
 @dataclasses.dataclass
@@ -200,7 +201,7 @@ class ReceiverChannel:
                               tx.center_frequency_hz, tx.bandwidth_hz, self.center_frequency_hz,
                               self.bandwidth_hz),
                           decodable=abs(tx.center_frequency_hz - self.center_frequency_hz)
-                          < self.bandwidth_hz / 2.0)
+                          < self.bandwidth_hz / 2.0, delay_spread_s=path.delay_spread_s)
         self._draw_fading(arrival)
         self.arrivals.append(arrival)
         if arrival.decodable:
