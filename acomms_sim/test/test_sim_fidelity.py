@@ -298,3 +298,36 @@ def test_rayleigh_outage_matches_analytic_and_coherence_blocks():
     assert len(arrival.gains_db) == 5 and len(set(arrival.gains_db)) == 5
     with pytest.raises(ValueError, match="fading model"):
         FadingModel("nakagami").validate()
+
+
+def test_doppler_from_radial_velocity():
+    """Defect 7 (Doppler): CST dop was always 0. A receiver closing at 2 m/s reports dop 2,
+    the packet arrives compressed by (1 - 2/c), and beyond the tolerance every frame fails."""
+    propagation = Propagation(SpreadingModel("spherical", "thorp"),
+                              SoundSpeedProfile.constant(1500.0))
+
+    def modem(src, north_m, **config):
+        m = SimModem(SimModemConfig(src, **config), propagation, AmbientNoise("fixed", 50.0))
+        m.set_position(*geodesy.offset_position(*ORIGIN, north_m, 0.0), 20.0)
+        return m
+
+    sender = modem(1, 0.0)
+    for tolerance, expect_ok in ((math.inf, True), (1.5, False)):
+        receiver = modem(2, 1002.0, doppler_tolerance_mps=tolerance)
+        # timed positions 1 s apart: moving 2 m/s south, towards the sender
+        receiver.set_position(*geodesy.offset_position(*ORIGIN, 1002.0, 0.0), 20.0, time_s=0.0)
+        receiver.set_position(*geodesy.offset_position(*ORIGIN, 1000.0, 0.0), 20.0, time_s=1.0)
+        assert receiver.velocity_mps[1] == pytest.approx(-2.0, abs=1e-3)
+        started = sender.queue_packet(ModemPacket(0, 2, 3, 1, 1, b"\x01", bytes(40)), 10.0)
+        channel_packet = started.events[0].channel_packet
+        receiver.on_channel_packet(channel_packet, 10.0)
+        (arrival,) = receiver.channel.arrivals
+        assert arrival.doppler_mps == pytest.approx(2.0, abs=1e-3)
+        duration = arrival.end_s - arrival.start_s
+        assert duration == pytest.approx(channel_packet.duration_s * (1 - 2.0 / 1500.0),
+                                         rel=1e-6)
+        events = receiver.advance(100.0)
+        cst = next(e.cst for e in events if hasattr(e, "cst") and not hasattr(e, "packet"))
+        assert cst.dop == pytest.approx(2.0, abs=1e-3)
+        assert (cst.num_bad_data_frames == 0) == expect_ok
+        sender._busy_until_s = -math.inf

@@ -75,6 +75,7 @@ class SimModemConfig:
     tx_level: int = DEFAULT_TX_LEVEL  # pwramp.txlevel 0 (loudest) .. 3
     capture_margin_db: float = math.inf  # capture rule of the receiver (channel module)
     fading: FadingModel = FadingModel()
+    doppler_tolerance_mps: float = math.inf  # frames fail beyond this closing speed
 
     def default_source_level_db(self, profile: ModemProfile) -> float:
         if self.source_level_db > 0:
@@ -122,9 +123,12 @@ class SimModem:
                                        config.center_frequency_hz, config.bandwidth_hz,
                                        config.detection_threshold_db,
                                        capture_margin_db=config.capture_margin_db,
-                                       fading=config.fading)
+                                       fading=config.fading,
+                                       doppler_tolerance_mps=config.doppler_tolerance_mps)
         self.counters = counters if counters is not None else collections.Counter()
         self.position: tuple[float, float, float] | None = None
+        self.velocity_mps: tuple[float, float, float] | None = None  # from timed positions
+        self._position_time_s: float | None = None
         self._queue: collections.deque[_QueuedTx] = collections.deque()
         self._busy_until_s = -math.inf
         self._pings: dict[int, _Ping] = {}
@@ -139,11 +143,22 @@ class SimModem:
         self.channel.detection_threshold_db = config.detection_threshold_db
         self.channel.capture_margin_db = config.capture_margin_db
         self.channel.fading = config.fading
+        self.channel.doppler_tolerance_mps = config.doppler_tolerance_mps
 
-    def set_position(self, latitude: float, longitude: float, depth_m: float) -> None:
-        """ValueError for an impossible position (the old one stays)."""
+    def set_position(self, latitude: float, longitude: float, depth_m: float,
+                     time_s: float | None = None) -> None:
+        """ValueError for an impossible position (the old one stays). With time_s, the velocity
+        (for Doppler) is the displacement since the previous timed position over the time."""
         geodesy.check_position(latitude, longitude, depth_m)
+        previous, self._position_time_s = (self.position, self._position_time_s), time_s
         self.position = (latitude, longitude, depth_m)
+        (old, old_time) = previous
+        if time_s is None or old is None or old_time is None or time_s <= old_time:
+            return
+        east, north, up = geodesy.geodetic_to_enu(
+            latitude, longitude, depth_m, geodesy.EnuOrigin(old[0], old[1], -old[2]))
+        dt = time_s - old_time
+        self.velocity_mps = (east / dt, north / dt, up / dt)
 
     def check_packet(self, packet: ModemPacket) -> bool:
         """Whether the packet goes out FDP-style; PacketRefused with the reason when it cannot."""
@@ -221,7 +236,8 @@ class SimModem:
                  len(packet.dataframe_bytes))
         tx = Transmission(int(config.src), start_s, lat, lon, depth, item.source_level_db,
                           config.center_frequency_hz, config.bandwidth_hz, item.fdp, *sizes,
-                          duration_s=self.profile.packet_duration_s(item.fdp, *sizes))
+                          duration_s=self.profile.packet_duration_s(item.fdp, *sizes),
+                          velocity_mps=self.velocity_mps)
         self._busy_until_s = tx.end_s
         self.channel.add_own_transmission(tx.start_s, tx.end_s)
         if item.ping_type == PING_TYPE_REQUEST:
@@ -261,7 +277,7 @@ class SimModem:
                               packet.dataframe_rate, len(packet.miniframe_bytes),
                               len(packet.dataframe_bytes), duration_s=sim_packet.duration_s,
                               payload=sim_packet)
-            self.channel.add_transmission(tx, self.position)
+            self.channel.add_transmission(tx, self.position, self.velocity_mps)
         except Exception:
             self.counters["rx_bad_sim_packet"] += 1
             raise
@@ -369,7 +385,8 @@ def cst_fields(reception: Reception) -> CstFields:
         noise=int(round(reception.noise_db)),
         carrier=int(arrival.transmission.center_frequency_hz),
         bandwidth=int(arrival.transmission.bandwidth_hz), data_rate=packet.dataframe_rate,
-        num_data_frames=len(data_ok), num_bad_data_frames=bad_data)
+        num_data_frames=len(data_ok), num_bad_data_frames=bad_data,
+        dop=float(arrival.doppler_mps))
 
 
 def reception_event(reception: Reception, receiver_src: int) -> ReceptionEvent:

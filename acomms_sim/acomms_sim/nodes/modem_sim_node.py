@@ -115,6 +115,9 @@ SPECS = [
                   "capture rule: a packet arriving while the receiver is locked takes it over "
                   "when this much stronger, dB; 0: never (the receiver stays locked)",
                   0.0, 100.0),
+    ParameterSpec("doppler_tolerance_mps", 0.0,
+                  "frames fail when the closing speed of the two modems exceeds this, m/s "
+                  "(0: no limit); velocities come from timed positions", 0.0, 100.0),
     ParameterSpec("location_source", "static",
                   "'static' (latitude/longitude/depth parameters), 'service' (poll "
                   "read_location with platform_name) or 'topic' (follow modem_location_topic)"),
@@ -161,7 +164,7 @@ def modem_config(values: dict) -> SimModemConfig:
                           values["bandwidth_hz"], values["source_level_db"],
                           values["detection_threshold_db"], values["ping_turnaround_s"],
                           int(values["tx_level"]), capture if capture > 0 else math.inf,
-                          build_fading(values))
+                          build_fading(values), values["doppler_tolerance_mps"] or math.inf)
 
 
 def static_position(values: dict) -> tuple[float, float, float]:

@@ -23,6 +23,9 @@ one packet duration later; it is evaluated once the clock passes its end. Rules 
   weighting over the whole packet.
 - frames: each frame is drawn with the FER at its own SINR (packet_performance) and its own
   fading gain, giving partial packets with valid-byte ranges.
+- Doppler: with velocities (east, north, up m/s) for the sender and/or this receiver, the
+  closing speed v along the path is the arrival's `doppler_mps` (CST `dop`), the packet arrives
+  compressed by (1 − v/c), and when |v| exceeds `doppler_tolerance_mps` every frame fails.
 - randomness: each arrival has its own random stream derived from the seed, the receiver, the
   transmitter's SRC and the transmit time (µs): fading first, then the frame draws. The outcome of
   one packet does not depend on what else was drawn before.
@@ -39,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from acomms_core.modems.modem_rates import frames_used, rate_info
+from acomms_sim.physics import geodesy
 from acomms_sim.physics.ambient_noise import AmbientNoise
 from acomms_sim.physics.fading import FadingModel
 from acomms_sim.physics.packet_performance import (
@@ -71,6 +75,7 @@ class Transmission:
     num_dataframe_bytes: int
     duration_s: float | None = None
     payload: Any = None  # carried through untouched (e.g. the SimPacket message)
+    velocity_mps: tuple[float, float, float] | None = None  # sender's (east, north, up)
 
     def __post_init__(self):
         if self.duration_s is None:
@@ -114,6 +119,7 @@ class Arrival:
     rng: np.random.Generator | None = None
     power: float = 0.0  # linear in-band power, mean over the fading blocks (set when planned)
     delay_spread_s: float = 0.0  # multipath RMS delay spread of the path (Bellhop arrivals)
+    doppler_mps: float = 0.0  # closing speed along the path (positive: approaching)
 
 
 @dataclasses.dataclass
@@ -153,6 +159,23 @@ def band_overlap_fraction(tx_fc: float, tx_bw: float, rx_fc: float, rx_bw: float
     return max(0.0, high - low) / tx_bw if tx_bw > 0 else 0.0
 
 
+def closing_speed_mps(src: tuple[float, float, float], rcv: tuple[float, float, float],
+                      src_velocity: tuple[float, float, float] | None,
+                      rcv_velocity: tuple[float, float, float] | None) -> float:
+    """Speed at which the two close in along the line between them (positive: approaching);
+    positions (lat, lon, depth), velocities (east, north, up) m/s; 0 without velocities."""
+    if src_velocity is None and rcv_velocity is None:
+        return 0.0
+    east, north, up = geodesy.geodetic_to_enu(rcv[0], rcv[1], rcv[2],
+                                              geodesy.EnuOrigin(src[0], src[1], -src[2]))
+    distance = math.sqrt(east * east + north * north + up * up)
+    if distance == 0.0:
+        return 0.0
+    relative = [r - s for r, s in zip(rcv_velocity or (0.0, 0.0, 0.0),
+                                      src_velocity or (0.0, 0.0, 0.0), strict=True)]
+    return -(relative[0] * east + relative[1] * north + relative[2] * up) / distance
+
+
 def _db(power: float) -> float:
     return 10.0 * math.log10(power) if power > 0 else -math.inf
 
@@ -161,7 +184,8 @@ class ReceiverChannel:
     def __init__(self, propagation: Propagation, noise: AmbientNoise,
                  performance: PacketPerformance, center_frequency_hz: float,
                  bandwidth_hz: float, detection_threshold_db: float = -10.0, *,
-                 capture_margin_db: float = math.inf, fading: FadingModel | None = None):
+                 capture_margin_db: float = math.inf, fading: FadingModel | None = None,
+                 doppler_tolerance_mps: float = math.inf):
         self.propagation = propagation
         self.noise = noise
         self.performance = performance
@@ -170,6 +194,7 @@ class ReceiverChannel:
         self.detection_threshold_db = detection_threshold_db
         self.capture_margin_db = capture_margin_db
         self.fading = fading or FadingModel()
+        self.doppler_tolerance_mps = doppler_tolerance_mps
         self.arrivals: list[Arrival] = []
         self.own_transmissions: list[tuple[float, float]] = []
         self.counters = ChannelCounters()
@@ -182,9 +207,11 @@ class ReceiverChannel:
     def add_own_transmission(self, start_s: float, end_s: float) -> None:
         self.own_transmissions.append((start_s, end_s))
 
-    def add_transmission(self, tx: Transmission,
-                         receiver: tuple[float, float, float]) -> Arrival | None:
-        """Plan the arrival of tx at receiver (lat, lon, depth); None if out of band.
+    def add_transmission(self, tx: Transmission, receiver: tuple[float, float, float],
+                         receiver_velocity: tuple[float, float, float] | None = None
+                         ) -> Arrival | None:
+        """Plan the arrival of tx at receiver (lat, lon, depth), moving at receiver_velocity
+        (east, north, up m/s) if known; None if out of band.
 
         Raises ValueError for a bad position (the caller reports it).
         """
@@ -194,14 +221,18 @@ class ReceiverChannel:
         path = self.propagation.path((tx.latitude, tx.longitude, tx.depth_m), receiver,
                                      tx.center_frequency_hz)
         start = tx.start_s + path.delay_s
-        arrival = Arrival(tx, start, start + tx.duration_s,
+        doppler = closing_speed_mps((tx.latitude, tx.longitude, tx.depth_m), receiver,
+                                    tx.velocity_mps, receiver_velocity)
+        speed = path.slant_range_m / path.delay_s if path.delay_s > 0 else 1500.0
+        arrival = Arrival(tx, start, start + tx.duration_s * (1.0 - doppler / speed),
                           tx.source_level_db - path.transmission_loss_db,
                           path.transmission_loss_db, path.delay_s, path.slant_range_m,
                           band_fraction=band_overlap_fraction(
                               tx.center_frequency_hz, tx.bandwidth_hz, self.center_frequency_hz,
                               self.bandwidth_hz),
                           decodable=abs(tx.center_frequency_hz - self.center_frequency_hz)
-                          < self.bandwidth_hz / 2.0, delay_spread_s=path.delay_spread_s)
+                          < self.bandwidth_hz / 2.0, delay_spread_s=path.delay_spread_s,
+                          doppler_mps=doppler)
         self._draw_fading(arrival)
         self.arrivals.append(arrival)
         if arrival.decodable:
@@ -327,6 +358,8 @@ class ReceiverChannel:
         first_snr = self._detection_snr(arrival)
         mini_snrs = [s for (kind, _, _), s in zip(slots, sinrs, strict=True) if kind == "mini"]
         data_snrs = [s for (kind, _, _), s in zip(slots, sinrs, strict=True) if kind == "data"]
+        if abs(arrival.doppler_mps) > self.doppler_tolerance_mps:  # beyond the modem's tracking
+            mini_snrs, data_snrs = [-math.inf] * len(mini_snrs), [-math.inf] * len(data_snrs)
         frames = self.performance.draw_packet(
             tx.miniframe_rate, tx.dataframe_rate, tx.num_miniframe_bytes, tx.num_dataframe_bytes,
             mini_snrs[0] if mini_snrs else first_snr, data_snrs, rng=arrival.rng)
