@@ -10,9 +10,9 @@ one packet duration later; it is evaluated once the clock passes its end. Rules 
 - half duplex: the receiver is deaf while it transmits; an arrival overlapping any of our own
   transmissions is lost (`half_duplex`), and a transmission ends any lock.
 - locking: arrivals are considered in order of their first sound (ties: lower SRC first). An
-  idle receiver detects an arrival when its SINR at that instant (noise + the arrivals already on
-  the water, weighted as below; the arrival's first fading block) reaches
-  `detection_threshold_db`, and locks onto it for its whole duration (else `undetected`). An
+  idle receiver detects an arrival when its SINR over the detection window (its first
+  `DETECTION_WINDOW_S`, the probe; noise + the other arrivals overlapping that window, weighted as
+  below; the arrival's first fading block) reaches `detection_threshold_db`, and locks onto it for its whole duration (else `undetected`). An
   arrival that starts while the receiver is locked is not decoded (`busy`): it is only
   interference. Capture rule: if its level at the receiver exceeds the locked packet's by at least
   `capture_margin_db` (default infinite: no capture, as UanPhyGen), it takes the receiver: the
@@ -54,6 +54,10 @@ from acomms_sim.physics.packet_performance import (
 from acomms_sim.physics.transmission_loss import Propagation
 
 HISTORY_S = 60.0  # arrivals / own transmissions older than this cannot overlap anything new
+# Detection looks at a packet's first 50 ms (the probe; an assumption, the Micromodem's probe
+# length is not published here): arrivals within it are interference to the detection, and a
+# packet's lock is decided once this window has passed.
+DETECTION_WINDOW_S = 0.05
 
 
 @dataclasses.dataclass
@@ -176,6 +180,10 @@ def closing_speed_mps(src: tuple[float, float, float], rcv: tuple[float, float, 
     return -(relative[0] * east + relative[1] * north + relative[2] * up) / distance
 
 
+def _window(arrival: Arrival) -> float:
+    return min(DETECTION_WINDOW_S, arrival.end_s - arrival.start_s)
+
+
 def _db(power: float) -> float:
     return 10.0 * math.log10(power) if power > 0 else -math.inf
 
@@ -274,7 +282,8 @@ class ReceiverChannel:
 
     # ---- locking ------------------------------------------------------------------------
     def _resolve_locks(self, now_s: float) -> None:
-        pending = sorted((a for a in self.arrivals if not a.status and a.start_s <= now_s),
+        pending = sorted((a for a in self.arrivals
+                          if not a.status and a.start_s + _window(a) <= now_s),
                          key=lambda a: (a.start_s, a.transmission.src))
         for arrival in pending:
             self._resolve(arrival)
@@ -314,10 +323,9 @@ class ReceiverChannel:
         return self.noise.band_level_db(self.center_frequency_hz, self.bandwidth_hz)
 
     def _detection_snr(self, arrival: Arrival) -> float:
-        """SINR at the instant the arrival's first sound reaches us (first fading block)."""
-        t = arrival.start_s
-        interference = sum(o.power for o in self.arrivals
-                           if o is not arrival and o.start_s <= t < o.end_s)
+        """SINR over the arrival's detection window (first fading block)."""
+        start = arrival.start_s
+        interference = self._interference_power(arrival, start, start + _window(arrival))
         noise = 10.0 ** (self._noise_db() / 10.0)
         return arrival.receive_level_db + arrival.gains_db[0] - _db(noise + interference)
 
