@@ -12,9 +12,9 @@ one packet duration later; it is evaluated once the clock passes its end. Rules 
 - locking: arrivals are considered in order of their first sound (ties: lower SRC first). An
   idle receiver detects an arrival when its SINR over the detection window (its first
   `DETECTION_WINDOW_S`, the probe; noise + the other arrivals overlapping that window, weighted as
-  below; the arrival's first fading block) reaches `detection_threshold_db`, and locks onto it for its whole duration (else `undetected`). An
-  arrival that starts while the receiver is locked is not decoded (`busy`): it is only
-  interference. Capture rule: if its level at the receiver exceeds the locked packet's by at least
+  below; the arrival's first fading block) reaches `detection_threshold_db`, and locks onto it
+  for its whole duration (else `undetected`). An arrival that starts while the receiver is
+  locked is not decoded (`busy`): it is only interference. Capture rule: if its level at the receiver exceeds the locked packet's by at least
   `capture_margin_db` (default infinite: no capture, as UanPhyGen), it takes the receiver: the
   locked packet is lost (`busy`, counted as `captured`) and the new one is detected as above.
 - interference: every other arrival (decoded or not) adds its power to the noise of each frame
