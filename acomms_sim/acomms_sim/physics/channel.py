@@ -14,9 +14,10 @@ one packet duration later; it is evaluated once the clock passes its end. Rules 
   `DETECTION_WINDOW_S`, the probe; noise + the other arrivals overlapping that window, weighted as
   below; the arrival's first fading block) reaches `detection_threshold_db`, and locks onto it
   for its whole duration (else `undetected`). An arrival that starts while the receiver is
-  locked is not decoded (`busy`): it is only interference. Capture rule: if its level at the receiver exceeds the locked packet's by at least
-  `capture_margin_db` (default infinite: no capture, as UanPhyGen), it takes the receiver: the
-  locked packet is lost (`busy`, counted as `captured`) and the new one is detected as above.
+  locked is not decoded (`busy`): it is only interference. Capture rule: if its level at the
+  receiver exceeds the locked packet's by at least `capture_margin_db` (default infinite: no
+  capture, as UanPhyGen), it takes the receiver: the locked packet is lost (`busy`, counted as
+  `captured`) and the new one is detected as above.
 - interference: every other arrival (decoded or not) adds its power to the noise of each frame
   slot of a locked packet, weighted by the fraction of the slot's time it overlaps and by the
   fraction of its band that falls in our band. `interference_db` of a reception is the same
