@@ -38,14 +38,14 @@ CASES = [
     ("slot_is_bool", "tdma", {"num_slots": 8, "active_slots": [True]}, REFUSE),
     ("zero_step", "tdma", {"num_slots": 8, "active_slots": "0:2:0"}, REFUSE),
     ("no_slot", "tdma", {"active_slots": ""}, REFUSE),
-    # Rate 2 is a 6.5 s legacy packet: with the 5 s guard it does not fit an 11 s slot.
-    ("slow_rate_does_not_fit", "tdma", {"slot_duration_seconds": 11, "dataframe_rate": 2},
+    # Rate 2 is a 4.072 s legacy packet (profile rule): with the 5 s guard it does not fit 9 s.
+    ("slow_rate_does_not_fit", "tdma", {"slot_duration_seconds": 9, "dataframe_rate": 2},
      REFUSE),
-    # Rate 1/5 is a 4.674 s packet: 4.674 + 5 fits 9.9 s.
+    # Rate 1/5 is a 1.574 + 3.000 = 4.574 s packet: 4.574 + 5 fits 9.9 s.
     ("fast_rate_fits", "tdma", {"slot_duration_seconds": 9.9, "dataframe_rate": 5}, ACCEPT),
     # packet_length_seconds defaults to -1: a full packet at the configured rates, not 5 s.
-    ("default_packet_length_fits", "tdma", {"slot_duration_seconds": 9.7}, ACCEPT),
-    ("default_packet_length_too_long", "tdma", {"slot_duration_seconds": 9.6}, REFUSE),
+    ("default_packet_length_fits", "tdma", {"slot_duration_seconds": 9.6}, ACCEPT),
+    ("default_packet_length_too_long", "tdma", {"slot_duration_seconds": 9.55}, REFUSE),
     ("explicit_packet_length", "tdma", {"slot_duration_seconds": 9.9,
                                         "packet_length_seconds": 5.0}, REFUSE),
     ("num_slots_wrong_type", "tdma", {"num_slots": "three"}, REFUSE),

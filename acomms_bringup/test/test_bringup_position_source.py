@@ -167,7 +167,9 @@ def test_described_vehicle_follows_the_external_simulator(tmp_path):
             ros.spin_until(lambda: bool(received), timeout=0.03)
         assert received and sent
         delay = stamp_seconds(received[0].cst.toa) - stamp_seconds(sent[0].xst.time)
-        assert delay == pytest.approx(1000.0 / 1500.0, abs=1e-4)
+        # no sound speed in the scenario: Mackenzie at 10 °C, 35 ppt, 10 m (~1490 m/s)
+        from acomms_sim.physics.sound_speed import mackenzie
+        assert delay == pytest.approx(1000.0 / mackenzie(10.0, 35.0, 10.0), abs=1e-4)
 
 
 def test_example_scenario_loads():

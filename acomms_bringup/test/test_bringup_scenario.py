@@ -62,7 +62,10 @@ def test_demo_scenario_loads():
     assert auv.trajectory is not None and len(auv.trajectory.waypoints) == 3
     assert auv.position == auv.trajectory.waypoints[0].position
     assert auv.codec_config == (CONFIG / "demo_codecs.yaml").resolve()
-    assert scenario.vehicle("topside").modem.source_level_db == 190.0
+    # the ship's level comes from its txlevel (the modem profile), fading per frame
+    assert scenario.vehicle("topside").modem.tx_level == 0
+    assert scenario.vehicle("topside").modem.source_level_db is None
+    assert scenario.channel.fading.model == "rayleigh" and scenario.channel.tx_level == 3
     assert scenario.vehicle("gateway").mac.parameters["active_slots"] == 1
     assert scenario.vehicle("gateway").mac.parameters["num_slots"] == 3  # YAML merge key
 
@@ -110,7 +113,11 @@ def test_defaults(tmp_path):
     assert scenario.name == "scn" and scenario.seed == 0
     assert scenario.clock.use_sim_time and scenario.clock.warp_factor == 1.0
     channel = scenario.channel
-    assert channel.sound_speed_m_s == 1500.0 and channel.noise.model == "fixed"
+    # no sound speed given: Mackenzie (the node's sound_speed_mps 0); profile's levels per
+    # txlevel; no fading; absorption as the library's default
+    assert channel.sound_speed_m_s is None and channel.noise.model == "fixed"
+    assert channel.source_level_db is None and channel.tx_level == 3
+    assert channel.fading.model == "none" and channel.absorption.model == "francois_garrison"
     assert channel.transmission_loss_model == "spreading" and channel.spreading == "practical"
     assert scenario.vehicles[0].namespace == "/a"
 

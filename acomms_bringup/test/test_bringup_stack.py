@@ -46,11 +46,13 @@ def test_vehicle_nodes_parameters_and_remappings(two_vehicles):
     assert modem.remappings == (("sound_speed_profile", "/sound_speed_profile"),)
     assert modem.parameters == {
         "use_sim_time": True, "SRC": 2, "center_frequency_hz": 10000.0, "bandwidth_hz": 5000.0,
-        "source_level_db": 185.0, "location_source": "static", "platform_name": "bravo",
+        "source_level_db": 0.0, "tx_level": 3, "capture_margin_db": 0.0, "fading_model": "none",
+        "fading_k_factor": 0.0, "coherence_time_s": 0.0,
+        "location_source": "static", "platform_name": "bravo",
         "latitude": 41.5335, "longitude": -70.67, "depth": 10.0, "seed": 1,
         "transmission_loss_model": "spreading", "spreading": "practical",
-        "absorption_model": "thorp", "water_temperature_c": 10.0, "salinity_ppt": 35.0,
-        "ph": 8.0, "sound_speed_mps": 1500.0, "water_depth_m": 100.0,
+        "absorption_model": "francois_garrison", "water_temperature_c": 10.0,
+        "salinity_ppt": 35.0, "ph": 8.0, "sound_speed_mps": 1500.0, "water_depth_m": 100.0,
         "ambient_noise_model": "fixed", "ambient_noise_db": 60.0, "shipping_activity": 0.5,
         "wind_speed_mps": 5.0}
     codec_file = str((CONFIG / "demo_codecs.yaml").resolve())
@@ -82,8 +84,8 @@ def test_simulation_and_clock_groups(two_vehicles):
         "position_topics": ["", ""]}
     assert transmission_loss.parameters == {
         "use_sim_time": True, "transmission_loss_model": "spreading", "spreading": "practical",
-        "absorption_model": "thorp", "water_temperature_c": 10.0, "salinity_ppt": 35.0,
-        "ph": 8.0, "sound_speed_mps": 1500.0, "water_depth_m": 100.0}
+        "absorption_model": "francois_garrison", "water_temperature_c": 10.0,
+        "salinity_ppt": 35.0, "ph": 8.0, "sound_speed_mps": 1500.0, "water_depth_m": 100.0}
     assert performance.parameters == {"use_sim_time": True, "seed": 1}
     clock = describe_clock(two_vehicles)
     (sim_clock,) = clock.nodes
@@ -111,7 +113,9 @@ def test_demo_moving_auv_gets_trajectory_node_and_location_service():
     assert location.parameters["platform_names"] == ["auv", "gateway", "topside"]
     assert location.parameters["position_topics"] == ["/auv/fix", "", ""]
     topside = describe_vehicle(scenario, "topside")
-    assert topside.node("modem_sim_node").parameters["source_level_db"] == 190.0
+    ship = topside.node("modem_sim_node").parameters
+    assert (ship["source_level_db"], ship["tx_level"]) == (0.0, 0)  # 183 dB from the profile
+    assert modem.parameters["tx_level"] == 3 and modem.parameters["fading_model"] == "rayleigh"
     slots = [describe_vehicle(scenario, v.name).nodes[-1].parameters["active_slots"]
              for v in scenario.vehicles]
     assert slots == [0, 1, 2]

@@ -210,7 +210,7 @@ def test_registry_and_micromodem2_profile():
         MICROMODEM2.is_fdp(9, 1)
     budget = MICROMODEM2.frame_budget(1, 5)
     assert (budget.maximum_miniframe_bytes, budget.maximum_dataframe_bytes) == (72, 2048)
-    assert budget.packet_duration_s == pytest.approx(1.574 + 3.1)
+    assert budget.packet_duration_s == pytest.approx(1.574 + 3.000)
     clipped = MICROMODEM2.frame_budget(1, 1, 500, 500)
     assert (clipped.maximum_miniframe_bytes, clipped.maximum_dataframe_bytes) == (96, 192)
     assert len(clipped.notes) == 2

@@ -127,8 +127,9 @@ def test_registry_checks_like_the_node_and_converts_like_the_stack():
     assert set(MAC_KINDS) == {"tdma", "tdma_advanced", "tdma_scripted"}
     assert tdma.check({"num_slots": "x"}) == "num_slots: expected integer, got str 'x'"
     assert tdma.check({"slot_duration_seconds": 9.9, "dataframe_rate": 5}) is None
-    assert "slot_duration_seconds: " in tdma.check({"slot_duration_seconds": 11.0,
-                                                    "dataframe_rate": 2})
+    # a full legacy rate-2 packet is 4.072 s (profile rule) + 5 s guard > 9 s
+    assert "slot_duration_seconds: packet_length_seconds + guard_time_seconds (4.072 + 5)" in \
+        tdma.check({"slot_duration_seconds": 9.0, "dataframe_rate": 2})
     assert tdma.ros_values({"slot_duration_seconds": 11, "active_slots": ["0:1", 3],
                             "num_slots": 4}) == {"slot_duration_seconds": 11.0,
                                                  "active_slots": "0:1,3", "num_slots": 4}

@@ -146,7 +146,7 @@ def test_cycle_start_time_formats():
 def test_frame_settings_default_and_clip_from_rate_table():
     f = frame_settings(1, 5)
     assert (f.maximum_miniframe_bytes, f.maximum_dataframe_bytes) == (72, 2048)
-    assert f.packet_duration_s == pytest.approx(1.574 + 3.1)
+    assert f.packet_duration_s == pytest.approx(1.574 + 3.000)
     assert f.notes == ()
     clipped = frame_settings(3, 1, 500, 5000, 6.0)
     assert (clipped.maximum_miniframe_bytes, clipped.maximum_dataframe_bytes) == (96, 192)

@@ -1,4 +1,4 @@
-"""Local ENU frames on the simulator's sphere (acomms_sim.physics.geodesy), plain pytest."""
+"""Local ENU frames on WGS84 (acomms_sim.physics.geodesy), plain pytest."""
 
 import math
 import random
@@ -8,24 +8,28 @@ import pytest
 from acomms_sim.physics import geodesy
 from acomms_sim.physics.geodesy import EnuOrigin, enu_to_geodetic, geodetic_to_enu
 
-ONE_DEGREE_M = geodesy.EARTH_MEAN_RADIUS_M * math.pi / 180.0  # 111195.08 m of arc
+ONE_DEGREE_M = 6378137.0 * math.pi / 180.0  # 111319.49 m: 1 degree of the WGS84 equator
+EQUATOR_TO_1N_M = 110574.39  # WGS84 meridian arc from 0 to 1 degree north
 
 
 def test_known_points_on_the_equator_and_meridian():
+    """WGS84 values (replaces the sphere's 111195.08 m per degree)."""
     origin = EnuOrigin(0.0, 0.0)
     assert enu_to_geodetic(ONE_DEGREE_M, 0.0, 0.0, origin) == pytest.approx((0.0, 1.0, 0.0))
-    assert enu_to_geodetic(0.0, ONE_DEGREE_M, -10.0, origin) == pytest.approx((1.0, 0.0, 10.0))
-    assert enu_to_geodetic(-ONE_DEGREE_M, -ONE_DEGREE_M * 2, 0.0, origin)[0] == pytest.approx(
-        -2.0, abs=1e-3)
+    assert enu_to_geodetic(0.0, EQUATOR_TO_1N_M, -10.0, origin) == pytest.approx(
+        (1.0, 0.0, 10.0), abs=1e-6)
+    assert enu_to_geodetic(-ONE_DEGREE_M, -EQUATOR_TO_1N_M * 2, 0.0, origin)[0] == pytest.approx(
+        -2.0, abs=2e-3)
     # due north from any origin stays on the meridian
-    lat, lon, _ = enu_to_geodetic(0.0, ONE_DEGREE_M, 0.0, EnuOrigin(41.5, -70.7))
-    assert (lat, lon) == pytest.approx((42.5, -70.7))
+    lat, lon, _ = enu_to_geodetic(0.0, 1000.0, 0.0, EnuOrigin(41.5, -70.7))
+    assert lon == pytest.approx(-70.7) and lat == pytest.approx(41.5 + 1000.0 / 111_080.0,
+                                                                abs=1e-5)
 
 
 def test_small_offsets_agree_with_offset_position():
     origin = EnuOrigin(41.5, -70.7)
     lat, lon, _ = enu_to_geodetic(250.0, 1500.0, 0.0, origin)
-    # offset_position is the flat (equirectangular) approximation: equal within ~5 cm
+    # offset_position is the same geodesic step
     assert (lat, lon) == pytest.approx(geodesy.offset_position(41.5, -70.7, 1500.0, 250.0),
                                        abs=1e-6)
 

@@ -26,7 +26,9 @@ def test_fer_table_interpolation_and_clamp():
     assert frame_error_rate(1, -6.845) == pytest.approx(0.170)
     assert frame_error_rate(1, (-6.845 - 6.444) / 2) == pytest.approx((0.170 + 0.020) / 2)
     assert frame_error_rate(5, 20) == 0.0
-    assert frame_error_rate(3, 10) == pytest.approx(0.025)  # table clamps at its last value
+    # rate 3's measured table ends at FER 0.025; extended by one step it reaches 0 (defect 5)
+    assert frame_error_rate(3, 0.0044) == pytest.approx(0.025)
+    assert frame_error_rate(3, 0.8363) == 0.0 and frame_error_rate(3, 10) == 0.0
     with pytest.raises(UnknownRateError, match="valid rates"):
         frame_error_rate(9, 0)
 
@@ -106,21 +108,27 @@ def test_arrival_at_range_over_speed_plus_duration():
     assert reception.snr_db == pytest.approx(185 - tl - 60, abs=0.01)
 
 
-def test_collision_weaker_sees_stronger_as_noise():
+def test_collision_first_arrival_locks_the_receiver_the_later_one_is_interference():
+    """Replaces the old 'weaker sees stronger as noise' test: the receiver now locks onto the
+    first arrival; the later one is `busy` (not decoded) and interferes, time-weighted."""
     channel = _channel(seed=3)
     strong = channel.add_transmission(_tx(0.0, north_m=500.0, src=1), RECEIVER)
     # starts 1.5 s earlier but arrives 0.17 s after the strong one: both whole packets overlap
     weak = channel.add_transmission(_tx(-1.5, north_m=3000.0, src=2), RECEIVER)
     receptions = {r.arrival.transmission.src: r for r in channel.pop_due(100.0)}
-    assert strong and weak
-    # the weak one is ~16 dB below the strong one: not even detected
-    assert receptions[2].outcome == "undetected"
-    assert receptions[2].interference_db == pytest.approx(strong.receive_level_db)
-    # the strong one sees the weak one as extra noise but still decodes (SINR ~16 dB)
+    assert strong and weak and weak.start_s - strong.start_s == pytest.approx(1/6, abs=1e-3)
+    assert receptions[2].outcome == "busy" and channel.counters.busy == 1
+    overlap = (strong.end_s - weak.start_s) / (weak.end_s - weak.start_s)
+    assert receptions[2].interference_db == pytest.approx(
+        strong.receive_level_db + 10 * math.log10(overlap), abs=1e-6)
+    # the strong one sees the weak one as extra noise but still decodes (SINR ~16 dB); its
+    # miniframe slot is overlapped only from 0.17 s on, so its SINR there is higher
     assert receptions[1].outcome == "received" and receptions[1].frames.packet_success
-    assert receptions[1].snr_db == pytest.approx(strong.receive_level_db - weak.receive_level_db,
-                                                 abs=0.1)
-    assert all(s == pytest.approx(receptions[1].snr_db) for s in receptions[1].segment_snrs_db)
+    margin = strong.receive_level_db - weak.receive_level_db
+    snrs = receptions[1].segment_snrs_db
+    assert snrs[1:] == pytest.approx([margin] * (len(snrs) - 1), abs=0.1)
+    mini_share = (1.574 - (weak.start_s - strong.start_s)) / 1.574
+    assert snrs[0] == pytest.approx(margin - 10 * math.log10(mini_share), abs=0.1)
     assert channel.counters.collisions == 2
 
 
@@ -163,20 +171,48 @@ def test_partial_packet_has_valid_byte_list():
     assert partial.databytes_valid == expected and expected
 
 
-def test_bellhop_isovelocity_agrees_with_spherical_plus_thorp():
+def test_bellhop_isovelocity_agrees_with_spherical_plus_configured_absorption():
     """Deep isovelocity water, mid-column source and receiver: the direct path dominates, so the
-    incoherent Bellhop TL must agree with spherical spreading + Thorp absorption (Bellhop's
-    attenuation setting in whoi-uwapm) within 1 dB."""
+    incoherent Bellhop TL must agree with spherical spreading + the configured absorption
+    (Thorp inside Bellhop replaced by the model's) within 1 dB, and the strongest eigenray's
+    delay is the straight path's."""
     model = transmission_loss.BellhopModel(SoundSpeedProfile.constant(1500.0), water_depth_m=5000)
+    thorp = transmission_loss.BellhopModel(SoundSpeedProfile.constant(1500.0), water_depth_m=5000,
+                                           absorption_model="thorp")
     for horizontal in (500.0, 1000.0, 2000.0):
         bellhop = model.transmission_loss_db(2500.0, 2500.0, horizontal, 10000.0)
         slant = (math.floor(horizontal / 10) + 0.5) * 10  # the quantised range it ran at
-        expected = (20 * math.log10(slant)
-                    + transmission_loss.absorption_db_per_km("thorp", 10.05) * slant / 1000)
+        alpha = transmission_loss.absorption_db_per_km("francois_garrison", 10.05, 10.0, 35.0,
+                                                       2500.0)
+        expected = 20 * math.log10(slant) + alpha * slant / 1000
         assert bellhop == pytest.approx(expected, abs=1.0), horizontal
-    runs = model.runs
+        alpha_thorp = transmission_loss.absorption_db_per_km("thorp", 10.0)
+        alpha_fg = transmission_loss.absorption_db_per_km("francois_garrison", 10.0, 10.0, 35.0,
+                                                          2500.0)
+        assert bellhop - thorp.transmission_loss_db(2500.0, 2500.0, horizontal, 10000.0) == \
+            pytest.approx((alpha_fg - alpha_thorp) * horizontal / 1000, abs=1e-6)
+        delay, spread = model.timing(2500.0, 2500.0, horizontal, 10000.0)
+        # whatever bounces arrive later, the direct path is the strongest eigenray
+        assert delay == pytest.approx(slant / 1500.0, abs=5e-4) and spread >= 0
+    runs, hits = model.runs, model.cache_hits  # TL and timing of a geometry: one cache entry
+    assert runs == 6 and hits == 3
     model.transmission_loss_db(2500.4, 2500.2, 1003.0, 10010.0)  # same cell: cached
-    assert model.runs == runs and model.cache_hits == 1
+    assert model.runs == runs and model.cache_hits == hits + 1
+
+
+def test_bellhop_delay_follows_the_refracted_eigenray():
+    """Defect 6: with Bellhop the delay was the straight path's even where rays refract."""
+    profile = SoundSpeedProfile([0.0, 200.0, 1000.0, 3000.0], [1520.0, 1500.0, 1485.0, 1510.0])
+    model = transmission_loss.BellhopModel(profile, water_depth_m=3000.0)
+    propagation = transmission_loss.Propagation(model, profile)
+    src = (*ORIGIN, 100.0)
+    rcv = (*geodesy.offset_position(*ORIGIN, 15000.0, 0.0), 900.0)
+    path = propagation.path(src, rcv, 10000.0)
+    straight = path.slant_range_m / profile.mean_speed_between(100.0, 900.0)
+    delay, spread = model.timing(100.0, 900.0, path.horizontal_range_m, 10000.0)
+    assert path.delay_s == delay and path.delay_spread_s == spread
+    assert abs(path.delay_s - straight) > 0.002  # refraction: not the straight path
+    assert 9.0 < path.delay_s < 11.0
 
 
 def test_bellhop_errors_are_clear():

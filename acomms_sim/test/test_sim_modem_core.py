@@ -81,7 +81,8 @@ def test_packet_arrives_range_over_speed_plus_duration_after_transmit():
     assert a.next_event_time_s() is None and b.next_event_time_s() is None
     net.now_s = 100.0
     result = a.queue_packet(fdp_packet(), 100.0)
-    assert (result.position_in_queue, result.source_level_db) == (0, 185.0)
+    # no level configured: the profile's level for txlevel 3 in the 10 kHz band
+    assert (result.position_in_queue, result.source_level_db) == (0, 165.0)
     [started] = result.events
     assert started.channel_packet.transmit_time_s == 100.0
     assert started.channel_packet.duration_s == pytest.approx(FDP_DURATION_S)
@@ -161,7 +162,9 @@ def test_refusals_are_counted_with_a_reason():
     # the profile decides FDP vs legacy: auto at a legacy rate goes out legacy
     legacy = a.queue_packet(fdp_packet(rate=2, mini=0, packet_type=PACKET_TYPE_AUTO), 0.0)
     [started] = legacy.events
-    assert started.channel_packet.duration_s == MICROMODEM2.rate_info(2).dataframe_duration_s
+    # 100 bytes at rate 2 fill 2 of its 64-byte frames: overhead + 2 frames at 500 bps
+    assert started.channel_packet.duration_s == pytest.approx(1.0 + 2 * 64 * 8 / 500.0)
+    assert started.channel_packet.duration_s == MICROMODEM2.packet_duration_s(False, 2, 2, 0, 100)
     assert started.xst.packet_type == 3
 
 

@@ -84,7 +84,8 @@ def test_packet_arrives_range_over_speed_plus_duration_after_transmit(world):
     world.add_modem("b", 2, 1500.0)
     world.set_time(100.0)
     response = world.queue("a", fdp_packet())
-    assert response.success and response.actual_src_level_db == pytest.approx(185.0)
+    # no level requested or configured: the profile's for txlevel 3 in the 10 kHz band
+    assert response.success and response.actual_src_level_db == pytest.approx(165.0)
     assert world.ros.spin_until(lambda: world.tx["a"], timeout=5.0)
     assert stamp_seconds(world.tx["a"][0].xst.time) == pytest.approx(100.0)
     duration = packet_duration_s(True, 1, 1, 10, 100)
@@ -99,7 +100,7 @@ def test_packet_arrives_range_over_speed_plus_duration_after_transmit(world):
     assert bytes(received.packet.dataframe_bytes) == bytes(i % 256 for i in range(100))
     assert received.packet.src == 1 and received.cst.mode == 0
     assert list(received.databytes_valid) == [0, 100]
-    assert received.cst.snr_in > 30  # 185 dB - ~65 dB TL - 50 dB noise
+    assert received.cst.snr_in > 30  # 165 dB - ~65 dB TL - 50 dB noise
     assert world.rx["a"] == []  # a modem does not hear itself
 
 
@@ -136,7 +137,8 @@ def test_collision_and_out_of_band(world):
     assert sources == [2]  # near decoded despite the far one; far lost in the collision
     assert a.channel.counters.collisions == 2
     assert a.channel.counters.out_of_band == 1
-    assert a.counters["rx_undetected"] + a.counters["rx_all_frames_bad"] == 1
+    # the receiver was locked onto the near packet when the far one arrived
+    assert a.counters["rx_busy"] == 1 and a.channel.counters.busy == 1
 
 
 def test_ping_reports_owtt(world):

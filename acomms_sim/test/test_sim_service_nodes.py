@@ -80,7 +80,7 @@ def test_free_running_clock_warp():
 def test_transmission_loss_service_and_bad_input():
     with RosHarness() as ros:
         node = ros.add(SimTransmissionLossNode(context=ros.context, parameter_overrides=_params(
-            spreading="spherical", sound_speed_mps=1500.0)))
+            spreading="spherical", absorption_model="thorp", sound_speed_mps=1500.0)))
         ros.configure_and_activate(node)
         client = ros.helper.create_client(SimTransmissionLoss, "sim_transmission_loss")
         lat, lon = offset_position(*ORIGIN, 1500.0, 0.0)

@@ -19,22 +19,30 @@ Schema (defaults in brackets)::
       use_sim_time: true                # [true unless a vehicle has a micromodem]
       warp_factor: 10.0                 # [1.0] simulated seconds per wall second
     channel:
-      sound_speed_m_s: 1500.0           # [1500.0] constant sound speed, or instead:
+      sound_speed_m_s: 1500.0           # [Mackenzie at the absorption temperature/salinity]
+                                        # constant sound speed, or instead:
       sound_speed_profile: {depths_m: [0, 100], sound_speeds_m_s: [1500, 1490]}
       water_depth_m: 100.0              # [100.0]
       noise: {model: fixed, level_db: 60.0}        # or {model: wenz, shipping_activity: 0.5,
                                                     #     wind_speed_m_s: 5.0}
       transmission_loss: {model: spreading, spreading: practical}   # or {model: bellhop}
-      absorption: {model: thorp, temperature_c: 10.0, salinity_ppt: 35.0, ph: 8.0}
+      absorption: {model: francois_garrison, temperature_c: 10.0, salinity_ppt: 35.0, ph: 8.0}
                                         # model: thorp | francois_garrison (spreading TL only)
       center_frequency_hz: 10000.0      # [10000.0]
       bandwidth_hz: 5000.0              # [5000.0]
-      source_level_db: 185.0            # [185.0] dB re 1 uPa @ 1 m
+      source_level_db: 185.0            # [the modem profile's for tx_level] dB re 1 uPa @ 1 m
+      tx_level: 3                       # [3] Micromodem pwramp.txlevel 0 (loudest) .. 3
+      fading: {model: rayleigh, k_factor: 0.0, coherence_time_s: 0.0}
+                                        # [none] none | rayleigh | rician (seeded per link
+                                        # and packet; coherence 0: one gain per packet)
+      capture_margin_db: 0.0            # [0: no capture] a later packet this much stronger
+                                        # takes a locked receiver
     vehicles:
       - name: auv                       # ROS name token; namespace defaults to /auv
         namespace: /auv                 # optional
         src: 1                          # modem address 0..255, unique
-        modem: {kind: sim}              # or {kind: micromodem, connection: serial,
+        modem: {kind: sim}              # [source_level_db, tx_level: override the channel's]
+                                        # or {kind: micromodem, connection: serial,
                                         #     serial_port: /dev/ttyUSB0, baud_rate: 19200}
         position: {latitude: 41.5, longitude: -70.6, depth: 10.0}
         trajectory:                     # instead of position: waypoints, linear in between
@@ -98,6 +106,8 @@ from acomms_sim.modem.location_topic import (
     LOCATION_TOPIC_TYPES,
     check_location_topic,
 )
+from acomms_sim.physics.fading import MODELS as FADING_MODELS
+from acomms_sim.physics.transmission_loss import SpreadingModel
 
 MODEM_KINDS = ("sim", "micromodem")
 NOISE_MODELS = ("fixed", "wenz")
@@ -199,6 +209,7 @@ class ModemConfig:
     kind: str
     source_level_db: float | None = None
     connection: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    tx_level: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -255,15 +266,22 @@ class Noise:
 
 @dataclasses.dataclass(frozen=True)
 class Absorption:
-    model: str = "thorp"  # "thorp" | "francois_garrison"
+    model: str = SpreadingModel().absorption_model  # "thorp" | "francois_garrison"
     temperature_c: float = 10.0
     salinity_ppt: float = 35.0
     ph: float = 8.0
 
 
 @dataclasses.dataclass(frozen=True)
+class Fading:
+    model: str = "none"  # acomms_sim.physics.fading.MODELS
+    k_factor: float = 0.0
+    coherence_time_s: float = 0.0
+
+
+@dataclasses.dataclass(frozen=True)
 class Channel:
-    sound_speed_m_s: float
+    sound_speed_m_s: float | None  # None: Mackenzie at the absorption temperature/salinity
     sound_speed_profile: tuple[tuple[float, float], ...] | None  # (depth m, speed m/s) pairs
     water_depth_m: float
     noise: Noise
@@ -272,7 +290,10 @@ class Channel:
     absorption: Absorption
     center_frequency_hz: float
     bandwidth_hz: float
-    source_level_db: float
+    source_level_db: float | None  # None: the modem profile's level for tx_level
+    tx_level: int = 3
+    fading: Fading = Fading()
+    capture_margin_db: float = 0.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -552,7 +573,7 @@ def _parse_sound_speed_profile(ctx: _Context, profile_section: _Section
 def _parse_channel(ctx: _Context, section: _Section | None) -> Channel:
     if section is None:
         section = _Section(ctx, {}, "channel")
-    sound_speed = section.get("sound_speed_m_s", (float,), 1500.0, minimum=1300.0, maximum=1700.0)
+    sound_speed = section.get("sound_speed_m_s", (float,), None, minimum=1300.0, maximum=1700.0)
     profile = None
     profile_section = section.section("sound_speed_profile")
     if profile_section is not None:
@@ -574,7 +595,8 @@ def _parse_channel(ctx: _Context, section: _Section | None) -> Channel:
     absorption_section = section.section("absorption")
     if absorption_section is not None:
         absorption = Absorption(
-            model=absorption_section.get("model", (str,), "thorp", choices=ABSORPTION_MODELS),
+            model=absorption_section.get("model", (str,), Absorption.model,
+                                         choices=ABSORPTION_MODELS),
             temperature_c=absorption_section.get("temperature_c", (float,), 10.0,
                                                  minimum=-2.0, maximum=40.0),
             salinity_ppt=absorption_section.get("salinity_ppt", (float,), 35.0,
@@ -588,12 +610,26 @@ def _parse_channel(ctx: _Context, section: _Section | None) -> Channel:
     if bandwidth / 2 >= center:
         raise ctx.error(section.key_path("bandwidth_hz"),
                         f"band {center} Hz +/- {bandwidth / 2} Hz reaches 0 Hz")
-    source_level = section.get("source_level_db", (float,), 185.0, minimum=100.0, maximum=240.0)
+    source_level = section.get("source_level_db", (float,), None, minimum=100.0, maximum=240.0)
+    tx_level = section.get("tx_level", (int,), 3, minimum=0, maximum=3)
+    fading = _parse_fading(ctx, section.section("fading"))
+    capture = section.get("capture_margin_db", (float,), 0.0, minimum=0.0, maximum=100.0)
     section.finish()
     return Channel(sound_speed_m_s=sound_speed, sound_speed_profile=profile,
                    water_depth_m=water_depth, noise=noise, transmission_loss_model=tl_model,
                    spreading=spreading, absorption=absorption, center_frequency_hz=center,
-                   bandwidth_hz=bandwidth, source_level_db=source_level)
+                   bandwidth_hz=bandwidth, source_level_db=source_level, tx_level=tx_level,
+                   fading=fading, capture_margin_db=capture)
+
+
+def _parse_fading(ctx: _Context, section: _Section | None) -> Fading:
+    if section is None:
+        return Fading()
+    fading = Fading(section.get("model", (str,), "none", choices=FADING_MODELS),
+                    section.get("k_factor", (float,), 0.0, minimum=0.0, maximum=1000.0),
+                    section.get("coherence_time_s", (float,), 0.0, minimum=0.0, maximum=3600.0))
+    section.finish()
+    return fading
 
 
 def _parse_noise(ctx: _Context, section: _Section | None, path: str) -> Noise:
@@ -854,6 +890,7 @@ def _parse_trajectory(ctx: _Context, items: list[tuple[str, Any]]) -> Trajectory
 def _parse_modem(ctx: _Context, section: _Section) -> ModemConfig:
     kind = section.get("kind", (str,), choices=MODEM_KINDS)
     source_level = section.get("source_level_db", (float,), None, minimum=100.0, maximum=240.0)
+    tx_level = section.get("tx_level", (int,), None, minimum=0, maximum=3)
     connection: dict[str, Any] = {}
     if kind == "micromodem":
         conn = section.get("connection", (str,), "serial", choices=MICROMODEM_CONNECTIONS)
@@ -879,7 +916,8 @@ def _parse_modem(ctx: _Context, section: _Section) -> ModemConfig:
             connection["modem_config"] = config
         connection["set_modem_time"] = section.get("set_modem_time", (bool,), False)
     section.finish()
-    return ModemConfig(kind=kind, source_level_db=source_level, connection=connection)
+    return ModemConfig(kind=kind, source_level_db=source_level, connection=connection,
+                       tx_level=tx_level)
 
 
 def _parse_mac(ctx: _Context, section: _Section) -> MacConfig:

@@ -166,8 +166,9 @@ def channel_parameters(scenario: Scenario) -> dict[str, Any]:
         "water_temperature_c": channel.absorption.temperature_c,
         "salinity_ppt": channel.absorption.salinity_ppt,
         "ph": channel.absorption.ph,
-        # With a profile: its mean until the profile is published on /sound_speed_profile.
-        "sound_speed_mps": channel.sound_speed_m_s,
+        # With a profile: its mean until the profile is published on /sound_speed_profile;
+        # none given: 0 = Mackenzie at water_temperature_c / salinity_ppt.
+        "sound_speed_mps": channel.sound_speed_m_s or 0.0,
         "water_depth_m": channel.water_depth_m,
     }
 
@@ -181,11 +182,19 @@ def noise_parameters(scenario: Scenario) -> dict[str, Any]:
 def _modem_sim_parameters(scenario: Scenario, vehicle: Vehicle) -> dict[str, Any]:
     channel = scenario.channel
     source_level = vehicle.modem.source_level_db
+    if source_level is None:
+        source_level = channel.source_level_db
+    tx_level = vehicle.modem.tx_level
     return {
         "SRC": vehicle.src,
         "center_frequency_hz": channel.center_frequency_hz,
         "bandwidth_hz": channel.bandwidth_hz,
-        "source_level_db": source_level if source_level is not None else channel.source_level_db,
+        # 0: the modem profile's level for tx_level in the band
+        "source_level_db": source_level if source_level is not None else 0.0,
+        "tx_level": tx_level if tx_level is not None else channel.tx_level,
+        "capture_margin_db": channel.capture_margin_db,
+        "fading_model": channel.fading.model, "fading_k_factor": channel.fading.k_factor,
+        "coherence_time_s": channel.fading.coherence_time_s,
         **_location_parameters(vehicle),
         "seed": scenario.seed,  # the node mixes in its SRC: distinct streams per modem
         **channel_parameters(scenario),

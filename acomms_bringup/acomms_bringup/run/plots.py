@@ -22,7 +22,8 @@ from acomms_sim.physics.geodesy import EnuOrigin, geodetic_to_enu
 MIN_BAR_PX = 3.0  # narrowest bar drawn, pixels
 TIMELINE_WIDTH_IN, DPI = 14.0, 100
 COLORS = {"transmitted": "#1f77b4", "received": "#2ca02c", "partial": "#bcbd22",
-          "frame_errors": "#ff7f0e", "undetected": "#7f7f7f", "half_duplex": "#9467bd"}
+          "frame_errors": "#ff7f0e", "undetected": "#7f7f7f", "half_duplex": "#9467bd",
+          "busy": "#d62728"}
 SLOT_COLOR = "#dde8f5"
 MIN_SNR_SPAN_DB = 5.0  # the map's SNR color scale spans at least this much
 

@@ -15,8 +15,9 @@ Accounting rules:
   other vehicles (overheard) and arrivals that match no sent message are counted separately.
 - A packet on link src → receiver ends as: received (every frame decoded), partial (some frames
   failed; the messages in good frames are still delivered), or lost for one reason: half duplex
-  (the receiver was transmitting), collision (undetected or all frames failed while another
-  in-band packet overlapped it), noise (undetected or all frames failed without interference).
+  (the receiver was transmitting), collision (busy: the receiver was locked onto another packet;
+  or undetected / all frames failed while another in-band packet overlapped it), noise
+  (undetected or all frames failed without interference; fading losses count here).
   Packets whose reception had not been evaluated when the run ended are "in flight". The CSV
   keeps the modem's outcome (OUTCOMES) and this loss cause side by side (`loss_cause`).
 - `messages_sent` counts published messages, `deliveries_expected` the (message, destination)
@@ -36,7 +37,7 @@ from collections import defaultdict
 
 from acomms_bringup.run.accounting import FATES, Ledger, accounting_rows, message_fates
 
-OUTCOMES = ("received", "partial", "frame_errors", "undetected", "half_duplex")
+OUTCOMES = ("received", "partial", "frame_errors", "undetected", "half_duplex", "busy")
 LOSS_CAUSES = ("noise", "collision", "half_duplex")
 
 
@@ -76,7 +77,7 @@ class Reception:
             return None
         if self.outcome == "half_duplex":
             return "half_duplex"
-        return "collision" if self.collided else "noise"
+        return "collision" if self.collided or self.outcome == "busy" else "noise"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from acomms_core.modems.modem_rates import (
     DEFAULT_MINIFRAME_BYTES,
+    DEFAULT_TX_LEVEL,
     RATES,
     UnknownRateError,
+    frames_used,
+    legacy_duration_s,
     rate_info,
+    source_level_db,
 )
 from acomms_core.modems.profile import (
     PACKET_TYPE_AUTO,
@@ -24,6 +28,7 @@ class Micromodem2Profile:
     # ros_acomms' default destination, used by every vehicle as "everyone".
     broadcast_address = 121
     rates = RATES
+    default_tx_level = DEFAULT_TX_LEVEL
 
     def rate_info(self, rate: int):
         return rate_info(rate)
@@ -74,11 +79,13 @@ class Micromodem2Profile:
 
     def packet_duration_s(self, fdp: bool, miniframe_rate: int, dataframe_rate: int,
                           num_miniframe_bytes: int, num_dataframe_bytes: int) -> float:
-        """FDP: miniframe + (a full dataframe if any data bytes); legacy: the rate's packet."""
+        """FDP: miniframe + (a full dataframe if any data bytes); legacy: overhead + the frames
+        the bytes occupy (at least one) at the rate's bit rate (`modem_rates`)."""
         try:
             data = rate_info(dataframe_rate)
             if not fdp:
-                return data.dataframe_duration_s
+                frames = max(1, frames_used(dataframe_rate, num_dataframe_bytes))
+                return legacy_duration_s(frames, data.frame_bytes, data.bit_rate_bps)
             mini = rate_info(miniframe_rate)
         except UnknownRateError as exc:
             raise PacketRefused(str(exc)) from None
@@ -90,6 +97,10 @@ class Micromodem2Profile:
         if num_dataframe_bytes > 0:
             duration += data.dataframe_duration_s
         return duration
+
+    def source_level_db(self, tx_level: int, center_frequency_hz: float) -> float:
+        """Source level of pwramp.txlevel 0..3 in this band (`modem_rates.SOURCE_LEVELS_DB`)."""
+        return source_level_db(tx_level, center_frequency_hz)
 
     def check_packet(self, fdp: bool, miniframe_rate: int, dataframe_rate: int,
                      num_miniframe_bytes: int, num_dataframe_bytes: int) -> None:

@@ -72,6 +72,10 @@ class ModemProfile(Protocol):
                           num_miniframe_bytes: int, num_dataframe_bytes: int) -> float:
         """On-air time of one packet."""
 
+    def source_level_db(self, tx_level: int, center_frequency_hz: float) -> float:
+        """Source level (dB re 1 uPa @ 1 m) of a transmit power setting in this band;
+        ValueError for an unknown setting."""
+
     def check_packet(self, fdp: bool, miniframe_rate: int, dataframe_rate: int,
                      num_miniframe_bytes: int, num_dataframe_bytes: int) -> None:
         """PacketRefused with the reason when the modem would refuse the packet (sizes, rates

@@ -6,16 +6,22 @@ position and a `ReceiverChannel` (the same receiver model `modem_sim_node` uses)
 delay, transmission loss, ambient noise, collisions, half duplex and per-frame errors all come
 from acomms_sim's physics. Emulators run on the wall clock, so receptions are scheduled with
 timers at the arrival's end (transmit time + slant range / c + on-air time). ROS-free.
+
+Source level: each transmission's level is the modem profile's for the sender's
+`pwramp.txlevel` in its band (185/181/179/167 dB at 25 kHz for levels 0-3), unless the backend
+was given a fixed `source_level_db`.
 """
 
 from __future__ import annotations
 
 import collections
+import math
 import threading
 import time
 from collections.abc import Callable
 
 from acomms_sim.emulator.micromodem_model import (
+    PROFILE,
     AcousticBackend,
     AcousticTransmission,
     MicromodemModel,
@@ -23,6 +29,7 @@ from acomms_sim.emulator.micromodem_model import (
 )
 from acomms_sim.physics.ambient_noise import AmbientNoise
 from acomms_sim.physics.channel import ReceiverChannel, Transmission
+from acomms_sim.physics.fading import FadingModel
 from acomms_sim.physics.geodesy import check_position
 from acomms_sim.physics.packet_performance import PacketPerformance
 from acomms_sim.physics.transmission_loss import Propagation
@@ -34,8 +41,11 @@ class SimChannelBackend(AcousticBackend):
     """Carries emulator transmissions through the simulated channel (see module docstring)."""
 
     def __init__(self, propagation: Propagation, noise: AmbientNoise, *,
-                 source_level_db: float = 185.0, detection_threshold_db: float = -10.0,
-                 seed: int = 0, clock: Callable[[], float] = time.time):
+                 source_level_db: float | None = None, detection_threshold_db: float = -10.0,
+                 seed: int = 0, clock: Callable[[], float] = time.time,
+                 fading: FadingModel | None = None, capture_margin_db: float = math.inf):
+        self.fading = fading or FadingModel()
+        self.capture_margin_db = capture_margin_db
         self.propagation = propagation
         self.noise = noise
         self.source_level_db = source_level_db
@@ -64,7 +74,8 @@ class SimChannelBackend(AcousticBackend):
             self._channels[src] = ReceiverChannel(
                 self.propagation, self.noise, PacketPerformance([self.seed, src]),
                 float(modem.config.get("FC0", 25000)), float(modem.config.get("BW0", 5000)),
-                self.detection_threshold_db)
+                self.detection_threshold_db, capture_margin_db=self.capture_margin_db,
+                fading=self.fading)
 
     def detach(self, modem: MicromodemModel) -> None:
         with self._lock:
@@ -78,7 +89,8 @@ class SimChannelBackend(AcousticBackend):
             if position is None:
                 self.counters["tx_without_position"] += 1
                 raise ValueError(f"SRC {sender.src} has no position on the simulated channel")
-            tx = _channel_transmission(transmission, position, self.source_level_db)
+            tx = _channel_transmission(transmission, position, self._source_level_db(
+                sender, transmission))
             self._channels[sender.src].add_own_transmission(tx.start_s, tx.end_s)
             self.counters["transmissions"] += 1
             planned = []
@@ -96,6 +108,18 @@ class SimChannelBackend(AcousticBackend):
                 self._timers = {t for t in self._timers if t.is_alive()}
                 self._timers.add(timer)
             timer.start()
+
+    def _source_level_db(self, sender: MicromodemModel,
+                         transmission: AcousticTransmission) -> float:
+        """The fixed level if one was given, else the profile's for pwramp.txlevel and band."""
+        if self.source_level_db is not None:
+            return float(self.source_level_db)
+        level = sender.config.get("pwramp.txlevel", str(PROFILE.default_tx_level))
+        try:
+            return PROFILE.source_level_db(int(level), float(transmission.carrier_hz))
+        except ValueError:
+            self.counters["bad_txlevel"] += 1
+            raise ValueError(f"SRC {sender.src}: pwramp.txlevel {level!r} is not 0-3") from None
 
     def _evaluate(self, src: int, end_s: float) -> None:
         with self._lock:

@@ -15,11 +15,14 @@ half duplex, frame errors. Network file:
 
     channel:                      # all optional; defaults shown
       sound_speed_mps: 1500.0
-      spreading: spherical        # spherical | practical | cylindrical
-      absorption_model: thorp     # thorp | francois_garrison
+      spreading: practical        # spherical | practical | cylindrical
+      absorption_model: francois_garrison   # thorp | francois_garrison
       ambient_noise_db: 70.0      # band noise level, dB re 1 uPa
-      source_level_db: 185.0
+      source_level_db: null       # null: per modem from its pwramp.txlevel and band (profile)
       seed: 0
+      fading_model: none          # none | rayleigh | rician (seeded per link and packet)
+      fading_k_factor: 0.0        # Rician K
+      coherence_time_s: 0.0       # 0: one fading gain per packet
     modems:
       - {src: 1, tcp_port: 4001, latitude: 41.52, longitude: -70.67, depth: 10.0}
       - {src: 2, link: /tmp/modem2, latitude: 41.53, longitude: -70.67, depth: 50.0}
@@ -44,6 +47,7 @@ import yaml
 from acomms_sim.emulator.channel_backend import SimChannelBackend
 from acomms_sim.emulator.micromodem_model import LoopbackBackend, MicromodemModel
 from acomms_sim.physics.ambient_noise import AmbientNoise
+from acomms_sim.physics.fading import FadingModel
 from acomms_sim.physics.sound_speed import SoundSpeedProfile
 from acomms_sim.physics.transmission_loss import Propagation, SpreadingModel
 
@@ -206,9 +210,10 @@ def _parse_config(items: list[str]) -> dict:
     return config
 
 
-CHANNEL_DEFAULTS = {"sound_speed_mps": 1500.0, "spreading": "spherical",
-                    "absorption_model": "thorp", "ambient_noise_db": 70.0,
-                    "source_level_db": 185.0, "seed": 0}
+CHANNEL_DEFAULTS = {"sound_speed_mps": 1500.0, "spreading": SpreadingModel().spreading,
+                    "absorption_model": SpreadingModel().absorption_model,
+                    "ambient_noise_db": 70.0, "source_level_db": None, "seed": 0,
+                    "fading_model": "none", "fading_k_factor": 0.0, "coherence_time_s": 0.0}
 MODEM_KEYS = {"src", "tcp_port", "host", "link", "latitude", "longitude", "depth", "config"}
 
 
@@ -221,14 +226,19 @@ def channel_backend_from_spec(channel: dict | None, source: str = "network") -> 
         raise ValueError(f"{source}: channel: unknown keys {sorted(unknown)}")
     model = SpreadingModel(channel["spreading"], channel["absorption_model"])
     try:
+        fading = FadingModel(str(channel["fading_model"]), float(channel["fading_k_factor"]),
+                             float(channel["coherence_time_s"]))
         model.validate()
+        fading.validate()
         sound_speed_mps = float(channel["sound_speed_mps"])
-        noise_db, level_db = float(channel["ambient_noise_db"]), float(channel["source_level_db"])
+        noise_db = float(channel["ambient_noise_db"])
+        level_db = None if channel["source_level_db"] is None else float(channel["source_level_db"])
         seed = int(channel["seed"])
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{source}: channel: {exc}") from None
     return SimChannelBackend(Propagation(model, SoundSpeedProfile.constant(sound_speed_mps)),
-                             AmbientNoise("fixed", noise_db), source_level_db=level_db, seed=seed)
+                             AmbientNoise("fixed", noise_db), source_level_db=level_db, seed=seed,
+                             fading=fading)
 
 
 class EmulatorNetwork:

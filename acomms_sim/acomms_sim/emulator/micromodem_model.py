@@ -415,7 +415,8 @@ class MicromodemModel(_SessionSentences, _ReceptionSentences):
             return
         self._legacy = None
         info = PROFILE.rate_info(cycle["rate"])
-        duration = info.dataframe_duration_s * len(cycle["frames"]) / info.frames
+        duration = PROFILE.packet_duration_s(False, 0, cycle["rate"], 0,
+                                             len(cycle["frames"]) * info.frame_bytes)
         self._transmit(AcousticTransmission(
             "legacy", cycle["src"], cycle["dest"], 0.0, duration, 0, cycle["rate"],
             frames=cycle["frames"], dataframe_bytes=b"".join(cycle["frames"]),

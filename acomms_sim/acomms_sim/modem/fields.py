@@ -66,6 +66,7 @@ class CstFields:
     data_rate: int
     num_data_frames: int
     num_bad_data_frames: int
+    dop: float = 0.0  # Doppler: closing speed of the two modems along the path, m/s
 
 
 @dataclasses.dataclass

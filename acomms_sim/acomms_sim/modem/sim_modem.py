@@ -31,6 +31,7 @@ import dataclasses
 import math
 
 from acomms_core.modems.micromodem2 import MICROMODEM2
+from acomms_core.modems.modem_rates import DEFAULT_TX_LEVEL
 from acomms_core.modems.profile import PACKET_TYPE_FDP, ModemProfile
 from acomms_sim.modem.fields import (
     PING_TYPE_NONE,
@@ -54,6 +55,7 @@ from acomms_sim.modem.fields import (
 from acomms_sim.physics import geodesy
 from acomms_sim.physics.ambient_noise import AmbientNoise
 from acomms_sim.physics.channel import ReceiverChannel, Reception, Transmission
+from acomms_sim.physics.fading import FadingModel
 from acomms_sim.physics.packet_performance import PacketPerformance
 from acomms_sim.physics.transmission_loss import Propagation
 
@@ -67,9 +69,18 @@ class SimModemConfig:
     src: int
     center_frequency_hz: float = 10000.0
     bandwidth_hz: float = 5000.0
-    source_level_db: float = 185.0  # used when a request gives none (<= 0)
-    detection_threshold_db: float = -10.0
+    source_level_db: float = 0.0  # used when a request gives none (<= 0); <= 0: the profile's
+    detection_threshold_db: float = -10.0  # level for tx_level in this band
     ping_turnaround_s: float = 0.25
+    tx_level: int = DEFAULT_TX_LEVEL  # pwramp.txlevel 0 (loudest) .. 3
+    capture_margin_db: float = math.inf  # capture rule of the receiver (channel module)
+    fading: FadingModel = FadingModel()
+    doppler_tolerance_mps: float = math.inf  # frames fail beyond this closing speed
+
+    def default_source_level_db(self, profile: ModemProfile) -> float:
+        if self.source_level_db > 0:
+            return float(self.source_level_db)
+        return profile.source_level_db(self.tx_level, self.center_frequency_hz)
 
 
 @dataclasses.dataclass
@@ -110,9 +121,14 @@ class SimModem:
         self.profile = profile
         self.channel = ReceiverChannel(propagation, noise, PacketPerformance([seed, config.src]),
                                        config.center_frequency_hz, config.bandwidth_hz,
-                                       config.detection_threshold_db)
+                                       config.detection_threshold_db,
+                                       capture_margin_db=config.capture_margin_db,
+                                       fading=config.fading,
+                                       doppler_tolerance_mps=config.doppler_tolerance_mps)
         self.counters = counters if counters is not None else collections.Counter()
         self.position: tuple[float, float, float] | None = None
+        self.velocity_mps: tuple[float, float, float] | None = None  # from timed positions
+        self._position_time_s: float | None = None
         self._queue: collections.deque[_QueuedTx] = collections.deque()
         self._busy_until_s = -math.inf
         self._pings: dict[int, _Ping] = {}
@@ -125,11 +141,24 @@ class SimModem:
         self.channel.center_frequency_hz = config.center_frequency_hz
         self.channel.bandwidth_hz = config.bandwidth_hz
         self.channel.detection_threshold_db = config.detection_threshold_db
+        self.channel.capture_margin_db = config.capture_margin_db
+        self.channel.fading = config.fading
+        self.channel.doppler_tolerance_mps = config.doppler_tolerance_mps
 
-    def set_position(self, latitude: float, longitude: float, depth_m: float) -> None:
-        """ValueError for an impossible position (the old one stays)."""
+    def set_position(self, latitude: float, longitude: float, depth_m: float,
+                     time_s: float | None = None) -> None:
+        """ValueError for an impossible position (the old one stays). With time_s, the velocity
+        (for Doppler) is the displacement since the previous timed position over the time."""
         geodesy.check_position(latitude, longitude, depth_m)
+        previous, self._position_time_s = (self.position, self._position_time_s), time_s
         self.position = (latitude, longitude, depth_m)
+        (old, old_time) = previous
+        if time_s is None or old is None or old_time is None or time_s <= old_time:
+            return
+        east, north, up = geodesy.geodetic_to_enu(
+            latitude, longitude, depth_m, geodesy.EnuOrigin(old[0], old[1], -old[2]))
+        dt = time_s - old_time
+        self.velocity_mps = (east / dt, north / dt, up / dt)
 
     def check_packet(self, packet: ModemPacket) -> bool:
         """Whether the packet goes out FDP-style; PacketRefused with the reason when it cannot."""
@@ -144,8 +173,9 @@ class SimModem:
                      insert_at_head: bool = False) -> QueueResult:
         """Queue a packet (its src becomes this modem's); ValueError with the reason if refused.
 
-        source_level_db <= 0 means the configured level. A packet that can start now starts at
-        once: its TransmissionStarted is in the result's events."""
+        source_level_db <= 0 means the configured level (or the profile's for tx_level). A
+        packet that can start now starts at once: its TransmissionStarted is in the result's
+        events."""
         try:
             fdp = self.check_packet(packet)
         except ValueError:
@@ -154,7 +184,8 @@ class SimModem:
         if self.position is None:
             self.counters["tx_refused_no_position"] += 1
             raise ValueError("position not known yet")
-        level = float(source_level_db if source_level_db > 0 else self.config.source_level_db)
+        level = float(source_level_db if source_level_db > 0
+                      else self.config.default_source_level_db(self.profile))
         item = _QueuedTx(dataclasses.replace(packet, src=int(self.config.src)), level, fdp,
                          not_before_s=now_s)
         if insert_at_head:
@@ -183,7 +214,8 @@ class SimModem:
         ping_id = self._next_ping_id
         self._next_ping_id += 1
         self._pings[ping_id] = _Ping(max(1.0, float(timeout_s)))
-        self._queue.appendleft(_QueuedTx(packet, float(self.config.source_level_db), True, now_s,
+        level = self.config.default_source_level_db(self.profile)
+        self._queue.appendleft(_QueuedTx(packet, level, True, now_s,
                                          PING_TYPE_REQUEST, ping_id=ping_id))
         return ping_id, self._start_queued(now_s)
 
@@ -204,7 +236,8 @@ class SimModem:
                  len(packet.dataframe_bytes))
         tx = Transmission(int(config.src), start_s, lat, lon, depth, item.source_level_db,
                           config.center_frequency_hz, config.bandwidth_hz, item.fdp, *sizes,
-                          duration_s=self.profile.packet_duration_s(item.fdp, *sizes))
+                          duration_s=self.profile.packet_duration_s(item.fdp, *sizes),
+                          velocity_mps=self.velocity_mps)
         self._busy_until_s = tx.end_s
         self.channel.add_own_transmission(tx.start_s, tx.end_s)
         if item.ping_type == PING_TYPE_REQUEST:
@@ -244,7 +277,7 @@ class SimModem:
                               packet.dataframe_rate, len(packet.miniframe_bytes),
                               len(packet.dataframe_bytes), duration_s=sim_packet.duration_s,
                               payload=sim_packet)
-            self.channel.add_transmission(tx, self.position)
+            self.channel.add_transmission(tx, self.position, self.velocity_mps)
         except Exception:
             self.counters["rx_bad_sim_packet"] += 1
             raise
@@ -311,7 +344,7 @@ class SimModem:
             fields = PingReplyFields(me, request.src, tat, cst.snr_in, cst.snr_out, cst=cst)
             # reply tat seconds after the request has fully arrived
             self._queue.appendleft(_QueuedTx(
-                reply, float(self.config.source_level_db), True,
+                reply, self.config.default_source_level_db(self.profile), True,
                 reception.arrival.end_s + tat, PING_TYPE_REPLY,
                 sim_packet.ping_transaction_start_s, fields))
             self.counters["ping_replies_sent"] += 1
@@ -352,7 +385,8 @@ def cst_fields(reception: Reception) -> CstFields:
         noise=int(round(reception.noise_db)),
         carrier=int(arrival.transmission.center_frequency_hz),
         bandwidth=int(arrival.transmission.bandwidth_hz), data_rate=packet.dataframe_rate,
-        num_data_frames=len(data_ok), num_bad_data_frames=bad_data)
+        num_data_frames=len(data_ok), num_bad_data_frames=bad_data,
+        dop=float(arrival.doppler_mps))
 
 
 def reception_event(reception: Reception, receiver_src: int) -> ReceptionEvent:

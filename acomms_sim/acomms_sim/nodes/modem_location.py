@@ -68,7 +68,8 @@ class ModemLocation:
             node.counters["location_messages"] += 1
             node.counters["location_above_surface"] += int(position.above_surface)
             if node.modem is not None:
-                node.modem.set_position(position.latitude, position.longitude, position.depth_m)
+                node.modem.set_position(position.latitude, position.longitude, position.depth_m,
+                                        self.time_s)
 
     def poll(self) -> None:
         node = self._node
@@ -89,7 +90,7 @@ class ModemLocation:
             with node._lock:
                 if node.modem is not None:
                     node.modem.set_position(response.latitude, response.longitude,
-                                            float(response.depth))
+                                            float(response.depth), now_s(node))
         except ValueError as exc:
             node.counters["location_invalid"] += 1
             node.get_logger().warning(f"read_location gave a bad position: {exc}")

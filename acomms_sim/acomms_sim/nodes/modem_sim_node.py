@@ -31,6 +31,7 @@ transmit and its /diagnostics status is WARN.
 from __future__ import annotations
 
 import collections
+import math
 import sys
 import threading
 
@@ -39,6 +40,7 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallb
 from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.task import Future
 
+from acomms_core.modems.modem_rates import DEFAULT_TX_LEVEL
 from acomms_core.modems.registry import (
     MODEM_PROFILE_PARAMETER,
     check_modem_profile,
@@ -85,10 +87,12 @@ from acomms_sim.modem.sim_modem import SimModem, SimModemConfig
 from acomms_sim.nodes import sim_modem_messages as messages
 from acomms_sim.nodes.modem_location import ModemLocation
 from acomms_sim.nodes.sim_node_support import (
+    FADING_SPECS,
     NOISE_NAMES,
     NOISE_SPECS,
     PROPAGATION_NAMES,
     PROPAGATION_SPECS,
+    build_fading,
     build_noise,
     build_propagation,
     profile_from_msg,
@@ -100,9 +104,20 @@ SPECS = [
                   0, 255),
     ParameterSpec("center_frequency_hz", 10000.0, "carrier centre frequency, Hz", 100.0, 1e6),
     ParameterSpec("bandwidth_hz", 5000.0, "signal bandwidth, Hz", 10.0, 1e5),
-    ParameterSpec("source_level_db", 185.0,
+    ParameterSpec("source_level_db", 0.0,
                   "source level when a request gives none (requested_src_level_db <= 0), "
-                  "dB re 1 uPa @ 1 m", 100.0, 240.0),
+                  "dB re 1 uPa @ 1 m; 0: the modem profile's level for tx_level in this band",
+                  0.0, 240.0),
+    ParameterSpec("tx_level", DEFAULT_TX_LEVEL,
+                  "transmit power setting (Micromodem pwramp.txlevel): 0 loudest .. 3 quietest",
+                  0, 3),
+    ParameterSpec("capture_margin_db", 0.0,
+                  "capture rule: a packet arriving while the receiver is locked takes it over "
+                  "when this much stronger, dB; 0: never (the receiver stays locked)",
+                  0.0, 100.0),
+    ParameterSpec("doppler_tolerance_mps", 0.0,
+                  "frames fail when the closing speed of the two modems exceeds this, m/s "
+                  "(0: no limit); velocities come from timed positions", 0.0, 100.0),
     ParameterSpec("location_source", "static",
                   "'static' (latitude/longitude/depth parameters), 'service' (poll "
                   "read_location with platform_name) or 'topic' (follow modem_location_topic)"),
@@ -125,6 +140,7 @@ SPECS = [
     MODEM_PROFILE_PARAMETER,
     *PROPAGATION_SPECS,
     *NOISE_SPECS,
+    *FADING_SPECS,
 ]
 NAMES = [spec.name for spec in SPECS]
 CHOICES = {"location_source": ("static", "service", "topic")}
@@ -143,9 +159,12 @@ def validate(values: dict) -> str | None:
 
 
 def modem_config(values: dict) -> SimModemConfig:
+    capture = values["capture_margin_db"]
     return SimModemConfig(int(values["SRC"]), values["center_frequency_hz"],
                           values["bandwidth_hz"], values["source_level_db"],
-                          values["detection_threshold_db"], values["ping_turnaround_s"])
+                          values["detection_threshold_db"], values["ping_turnaround_s"],
+                          int(values["tx_level"]), capture if capture > 0 else math.inf,
+                          build_fading(values), values["doppler_tolerance_mps"] or math.inf)
 
 
 def static_position(values: dict) -> tuple[float, float, float]:

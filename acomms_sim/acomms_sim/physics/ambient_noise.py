@@ -13,6 +13,7 @@ The band noise level (dB re 1 µPa) is the power integral of the spectrum over t
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -36,7 +37,12 @@ def thermal_psd_db(f_khz):
     return -15.0 + 20.0 * np.log10(f_khz)
 
 
-def wenz_psd_db(f_khz, shipping_activity: float = 0.5, wind_speed_mps: float = 0.0):
+DEFAULT_SHIPPING_ACTIVITY = 0.5
+DEFAULT_WIND_SPEED_MPS = 5.0  # one default for the library, the nodes and the scenarios
+
+
+def wenz_psd_db(f_khz, shipping_activity: float = DEFAULT_SHIPPING_ACTIVITY,
+                wind_speed_mps: float = DEFAULT_WIND_SPEED_MPS):
     """Total ambient noise power spectral density, dB re 1 µPa²/Hz (f in kHz)."""
     f = np.asarray(f_khz, dtype=float)
     total = (10.0 ** (turbulence_psd_db(f) / 10.0)
@@ -46,8 +52,10 @@ def wenz_psd_db(f_khz, shipping_activity: float = 0.5, wind_speed_mps: float = 0
     return 10.0 * np.log10(total)
 
 
+@functools.lru_cache(maxsize=256)
 def wenz_band_level_db(center_frequency_hz: float, bandwidth_hz: float,
-                       shipping_activity: float = 0.5, wind_speed_mps: float = 0.0,
+                       shipping_activity: float = DEFAULT_SHIPPING_ACTIVITY,
+                       wind_speed_mps: float = DEFAULT_WIND_SPEED_MPS,
                        samples: int = 129) -> float:
     """Noise power in the band, dB re 1 µPa (trapezoid integral of the PSD over the band)."""
     if bandwidth_hz <= 0 or center_frequency_hz - bandwidth_hz / 2.0 <= 0:
@@ -68,8 +76,8 @@ class AmbientNoise:
 
     model: str = "wenz"
     fixed_band_level_db: float = 70.0
-    shipping_activity: float = 0.5
-    wind_speed_mps: float = 5.0
+    shipping_activity: float = DEFAULT_SHIPPING_ACTIVITY
+    wind_speed_mps: float = DEFAULT_WIND_SPEED_MPS
 
     MODELS = ("fixed", "wenz")
 

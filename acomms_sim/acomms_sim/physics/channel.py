@@ -1,17 +1,35 @@
-"""One receiver's view of the shared acoustic channel: arrivals, half duplex, collisions.
+"""One receiver's view of the shared acoustic channel: arrivals, locking, interference, fading.
 
 Times are seconds on the simulation clock (floats). A transmission announced on the channel
-becomes an `Arrival` at this receiver that starts at transmit time + propagation delay (slant
-range / sound speed) and ends one packet duration later; it is evaluated once the clock passes
-its end. Rules:
-- out of band: a transmission whose band [f_c ± B/2] does not overlap ours is ignored (counted);
-- half duplex: an arrival that overlaps any of our own transmissions is lost;
-- collisions: every other in-band arrival overlapping a frame's time slot adds its level to the
-  noise of that frame (the weaker packet sees the stronger as noise, and vice versa);
-- detection: the packet is detected only if the SINR of its first segment (the miniframe, or the
-  first dataframe frame) is at least `detection_threshold_db`; otherwise nothing is reported;
-- frames: each frame is drawn with the FER at its own SINR (packet_performance), giving partial
-  packets with valid-byte ranges.
+becomes an `Arrival` at this receiver that starts at transmit time + propagation delay and ends
+one packet duration later; it is evaluated once the clock passes its end. Rules (ns-3 UAN
+`UanPhyGen` style receiver):
+- band: a transmission whose band [f_c ± B/2] does not overlap ours is ignored (`out_of_band`);
+  one that overlaps only partly, with its carrier outside our band, is interference only
+  (`interference_only`); one whose carrier lies in our band can be decoded.
+- half duplex: the receiver is deaf while it transmits; an arrival overlapping any of our own
+  transmissions is lost (`half_duplex`), and a transmission ends any lock.
+- locking: arrivals are considered in order of their first sound (ties: lower SRC first). An
+  idle receiver detects an arrival when its SINR over the detection window (its first
+  `DETECTION_WINDOW_S`, the probe; noise + the other arrivals overlapping that window, weighted as
+  below; the arrival's first fading block) reaches `detection_threshold_db`, and locks onto it
+  for its whole duration (else `undetected`). An arrival that starts while the receiver is
+  locked is not decoded (`busy`): it is only interference. Capture rule: if its level at the
+  receiver exceeds the locked packet's by at least `capture_margin_db` (default infinite: no
+  capture, as UanPhyGen), it takes the receiver: the locked packet is lost (`busy`, counted as
+  `captured`) and the new one is detected as above.
+- interference: every other arrival (decoded or not) adds its power to the noise of each frame
+  slot of a locked packet, weighted by the fraction of the slot's time it overlaps and by the
+  fraction of its band that falls in our band. `interference_db` of a reception is the same
+  weighting over the whole packet.
+- frames: each frame is drawn with the FER at its own SINR (packet_performance) and its own
+  fading gain, giving partial packets with valid-byte ranges.
+- Doppler: with velocities (east, north, up m/s) for the sender and/or this receiver, the
+  closing speed v along the path is the arrival's `doppler_mps` (CST `dop`), the packet arrives
+  compressed by (1 − v/c), and when |v| exceeds `doppler_tolerance_mps` every frame fails.
+- randomness: each arrival has its own random stream derived from the seed, the receiver, the
+  transmitter's SRC and the transmit time (µs): fading first, then the frame draws. The outcome of
+  one packet does not depend on what else was drawn before.
 The FDP on-air layout used for the frame slots: the miniframe first, then the dataframe frames
 sharing the dataframe time equally.
 """
@@ -22,18 +40,25 @@ import dataclasses
 import math
 from typing import Any
 
+import numpy as np
+
 from acomms_core.modems.modem_rates import frames_used, rate_info
+from acomms_sim.physics import geodesy
 from acomms_sim.physics.ambient_noise import AmbientNoise
+from acomms_sim.physics.fading import FadingModel
 from acomms_sim.physics.packet_performance import (
     FrameOutcome,
     PacketPerformance,
     packet_duration_s,
-    sum_levels_db,
     valid_byte_ranges,
 )
 from acomms_sim.physics.transmission_loss import Propagation
 
 HISTORY_S = 60.0  # arrivals / own transmissions older than this cannot overlap anything new
+# Detection looks at a packet's first 50 ms (the probe; an assumption, the Micromodem's probe
+# length is not published here): arrivals within it are interference to the detection, and a
+# packet's lock is decided once this window has passed.
+DETECTION_WINDOW_S = 0.05
 
 
 @dataclasses.dataclass
@@ -55,6 +80,7 @@ class Transmission:
     num_dataframe_bytes: int
     duration_s: float | None = None
     payload: Any = None  # carried through untouched (e.g. the SimPacket message)
+    velocity_mps: tuple[float, float, float] | None = None  # sender's (east, north, up)
 
     def __post_init__(self):
         if self.duration_s is None:
@@ -70,7 +96,8 @@ class Transmission:
         slots = []
         t = start_s
         if self.fdp:
-            mini_end = t + rate_info(self.miniframe_rate).miniframe_duration_s
+            mini_end = min(t + rate_info(self.miniframe_rate).miniframe_duration_s,
+                           start_s + self.duration_s)
             slots.append(("mini", t, mini_end))
             t = mini_end
         frames = frames_used(self.dataframe_rate, self.num_dataframe_bytes)
@@ -85,52 +112,102 @@ class Arrival:
     transmission: Transmission
     start_s: float
     end_s: float
-    receive_level_db: float
+    receive_level_db: float  # mean level (sonar equation), before fading
     transmission_loss_db: float
     delay_s: float
     slant_range_m: float
     evaluated: bool = False
+    band_fraction: float = 1.0  # share of the transmission's power inside our band
+    decodable: bool = True
+    status: str = ""  # "" unresolved, locked, busy, undetected, half_duplex, interference
+    gains_db: list[float] = dataclasses.field(default_factory=list)  # per fading block
+    rng: np.random.Generator | None = None
+    power: float = 0.0  # linear in-band power, mean over the fading blocks (set when planned)
+    delay_spread_s: float = 0.0  # multipath RMS delay spread of the path (Bellhop arrivals)
+    doppler_mps: float = 0.0  # closing speed along the path (positive: approaching)
 
 
 @dataclasses.dataclass
 class Reception:
-    """Result of one arrival: outcome 'received', 'half_duplex' or 'undetected'."""
+    """Result of one arrival: outcome 'received', 'half_duplex', 'busy' or 'undetected'."""
 
     arrival: Arrival
     outcome: str
     noise_db: float
     interference_db: float
-    snr_db: float  # SINR of the first segment (what the modem reports as snr_in)
+    snr_db: float  # SINR at detection (what the modem reports as snr_in)
     frames: FrameOutcome | None = None
     minibytes_valid: list[int] = dataclasses.field(default_factory=list)
     databytes_valid: list[int] = dataclasses.field(default_factory=list)
     segment_snrs_db: list[float] = dataclasses.field(default_factory=list)  # per frame slot
+    fading_db: float = 0.0  # fading gain of the first block
 
 
 @dataclasses.dataclass
 class ChannelCounters:
     arrivals: int = 0
     out_of_band: int = 0
+    interference_only: int = 0
     received: int = 0
     partial: int = 0
     half_duplex_lost: int = 0
     undetected: int = 0
+    busy: int = 0       # arrived while the receiver was locked onto another packet
+    captured: int = 0   # locked packets lost to a stronger one (capture rule)
     collisions: int = 0  # receptions that had at least one overlapping in-band arrival
+
+
+def band_overlap_fraction(tx_fc: float, tx_bw: float, rx_fc: float, rx_bw: float) -> float:
+    """Fraction of a transmission's band [tx_fc ± tx_bw/2] inside [rx_fc ± rx_bw/2]."""
+    low = max(tx_fc - tx_bw / 2.0, rx_fc - rx_bw / 2.0)
+    high = min(tx_fc + tx_bw / 2.0, rx_fc + rx_bw / 2.0)
+    return max(0.0, high - low) / tx_bw if tx_bw > 0 else 0.0
+
+
+def closing_speed_mps(src: tuple[float, float, float], rcv: tuple[float, float, float],
+                      src_velocity: tuple[float, float, float] | None,
+                      rcv_velocity: tuple[float, float, float] | None) -> float:
+    """Speed at which the two close in along the line between them (positive: approaching);
+    positions (lat, lon, depth), velocities (east, north, up) m/s; 0 without velocities."""
+    if src_velocity is None and rcv_velocity is None:
+        return 0.0
+    east, north, up = geodesy.geodetic_to_enu(rcv[0], rcv[1], rcv[2],
+                                              geodesy.EnuOrigin(src[0], src[1], -src[2]))
+    distance = math.sqrt(east * east + north * north + up * up)
+    if distance == 0.0:
+        return 0.0
+    relative = [r - s for r, s in zip(rcv_velocity or (0.0, 0.0, 0.0),
+                                      src_velocity or (0.0, 0.0, 0.0), strict=True)]
+    return -(relative[0] * east + relative[1] * north + relative[2] * up) / distance
+
+
+def _window(arrival: Arrival) -> float:
+    return min(DETECTION_WINDOW_S, arrival.end_s - arrival.start_s)
+
+
+def _db(power: float) -> float:
+    return 10.0 * math.log10(power) if power > 0 else -math.inf
 
 
 class ReceiverChannel:
     def __init__(self, propagation: Propagation, noise: AmbientNoise,
                  performance: PacketPerformance, center_frequency_hz: float,
-                 bandwidth_hz: float, detection_threshold_db: float = -10.0):
+                 bandwidth_hz: float, detection_threshold_db: float = -10.0, *,
+                 capture_margin_db: float = math.inf, fading: FadingModel | None = None,
+                 doppler_tolerance_mps: float = math.inf):
         self.propagation = propagation
         self.noise = noise
         self.performance = performance
         self.center_frequency_hz = center_frequency_hz
         self.bandwidth_hz = bandwidth_hz
         self.detection_threshold_db = detection_threshold_db
+        self.capture_margin_db = capture_margin_db
+        self.fading = fading or FadingModel()
+        self.doppler_tolerance_mps = doppler_tolerance_mps
         self.arrivals: list[Arrival] = []
         self.own_transmissions: list[tuple[float, float]] = []
         self.counters = ChannelCounters()
+        self._lock: Arrival | None = None
 
     def in_band(self, center_frequency_hz: float, bandwidth_hz: float) -> bool:
         half_sum = (self.bandwidth_hz + bandwidth_hz) / 2.0
@@ -139,9 +216,11 @@ class ReceiverChannel:
     def add_own_transmission(self, start_s: float, end_s: float) -> None:
         self.own_transmissions.append((start_s, end_s))
 
-    def add_transmission(self, tx: Transmission,
-                         receiver: tuple[float, float, float]) -> Arrival | None:
-        """Plan the arrival of tx at receiver (lat, lon, depth); None if out of band.
+    def add_transmission(self, tx: Transmission, receiver: tuple[float, float, float],
+                         receiver_velocity: tuple[float, float, float] | None = None
+                         ) -> Arrival | None:
+        """Plan the arrival of tx at receiver (lat, lon, depth), moving at receiver_velocity
+        (east, north, up m/s) if known; None if out of band.
 
         Raises ValueError for a bad position (the caller reports it).
         """
@@ -151,59 +230,148 @@ class ReceiverChannel:
         path = self.propagation.path((tx.latitude, tx.longitude, tx.depth_m), receiver,
                                      tx.center_frequency_hz)
         start = tx.start_s + path.delay_s
-        arrival = Arrival(tx, start, start + tx.duration_s,
+        doppler = closing_speed_mps((tx.latitude, tx.longitude, tx.depth_m), receiver,
+                                    tx.velocity_mps, receiver_velocity)
+        speed = path.slant_range_m / path.delay_s if path.delay_s > 0 else 1500.0
+        arrival = Arrival(tx, start, start + tx.duration_s * (1.0 - doppler / speed),
                           tx.source_level_db - path.transmission_loss_db,
-                          path.transmission_loss_db, path.delay_s, path.slant_range_m)
+                          path.transmission_loss_db, path.delay_s, path.slant_range_m,
+                          band_fraction=band_overlap_fraction(
+                              tx.center_frequency_hz, tx.bandwidth_hz, self.center_frequency_hz,
+                              self.bandwidth_hz),
+                          decodable=abs(tx.center_frequency_hz - self.center_frequency_hz)
+                          < self.bandwidth_hz / 2.0, delay_spread_s=path.delay_spread_s,
+                          doppler_mps=doppler)
+        self._draw_fading(arrival)
         self.arrivals.append(arrival)
-        self.counters.arrivals += 1
+        if arrival.decodable:
+            self.counters.arrivals += 1
+        else:
+            self.counters.interference_only += 1
+            arrival.status = "interference"
         return arrival
 
+    def _draw_fading(self, arrival: Arrival) -> None:
+        """The arrival's own random stream (seed, receiver, SRC, transmit µs): fading first."""
+        tx = arrival.transmission
+        arrival.rng = self.performance.stream(int(tx.src) & 0xFFFF,
+                                              int(round(tx.start_s * 1e6)) & (2**63 - 1))
+        blocks = self.fading.block_index(max(0.0, tx.duration_s - 1e-9)) + 1
+        arrival.gains_db = self.fading.draw_gains_db(arrival.rng, blocks)
+        mean_gain = sum(10.0 ** (g / 10.0) for g in arrival.gains_db) / blocks
+        arrival.power = 10.0 ** (arrival.receive_level_db / 10.0) * mean_gain * (
+            arrival.band_fraction)
+
     def next_due_s(self) -> float | None:
-        pending = [a.end_s for a in self.arrivals if not a.evaluated]
+        pending = [a.end_s for a in self.arrivals if not a.evaluated and a.decodable]
         return min(pending) if pending else None
 
     def pop_due(self, now_s: float) -> list[Reception]:
         """Evaluate every arrival that has ended by now_s, in order of end time."""
+        self._resolve_locks(now_s)
         due = sorted((a for a in self.arrivals if not a.evaluated and a.end_s <= now_s),
-                     key=lambda a: a.end_s)
+                     key=lambda a: (a.end_s, a.transmission.src))
         receptions = []
         for arrival in due:
             arrival.evaluated = True
-            receptions.append(self._evaluate(arrival))
+            if arrival.decodable:
+                receptions.append(self._evaluate(arrival))
         horizon = now_s - HISTORY_S
         self.arrivals = [a for a in self.arrivals if not a.evaluated or a.end_s > horizon]
         self.own_transmissions = [t for t in self.own_transmissions if t[1] > horizon]
         return receptions
 
-    def _interference_db(self, arrival: Arrival, start_s: float, end_s: float) -> float:
-        levels = [other.receive_level_db for other in self.arrivals
-                  if other is not arrival and other.start_s < end_s and other.end_s > start_s]
-        return sum_levels_db(levels)
+    # ---- locking ------------------------------------------------------------------------
+    def _resolve_locks(self, now_s: float) -> None:
+        pending = sorted((a for a in self.arrivals
+                          if not a.status and a.start_s + _window(a) <= now_s),
+                         key=lambda a: (a.start_s, a.transmission.src))
+        for arrival in pending:
+            self._resolve(arrival)
+
+    def _transmitting_at(self, t: float) -> bool:
+        return any(s <= t < e for s, e in self.own_transmissions)
+
+    def _lock_holds(self, t: float) -> bool:
+        lock = self._lock
+        if lock is None or lock.end_s <= t:
+            return False
+        return not any(lock.start_s <= s <= t for s, _ in self.own_transmissions)
+
+    def _resolve(self, arrival: Arrival) -> None:
+        if self._transmitting_at(arrival.start_s):
+            arrival.status = "half_duplex"
+            return
+        if self._lock_holds(arrival.start_s):
+            margin = arrival.receive_level_db + arrival.gains_db[0] - (
+                self._lock.receive_level_db + self._lock.gains_db[0])
+            if margin < self.capture_margin_db:
+                arrival.status = "busy"
+                return
+            if self._detection_snr(arrival) >= self.detection_threshold_db:
+                self._lock.status = "busy"
+                self.counters.captured += 1
+                arrival.status, self._lock = "locked", arrival
+            else:
+                arrival.status = "busy"
+            return
+        if self._detection_snr(arrival) >= self.detection_threshold_db:
+            arrival.status, self._lock = "locked", arrival
+        else:
+            arrival.status = "undetected"
+
+    def _noise_db(self) -> float:
+        return self.noise.band_level_db(self.center_frequency_hz, self.bandwidth_hz)
+
+    def _detection_snr(self, arrival: Arrival) -> float:
+        """SINR over the arrival's detection window (first fading block)."""
+        start = arrival.start_s
+        interference = self._interference_power(arrival, start, start + _window(arrival))
+        noise = 10.0 ** (self._noise_db() / 10.0)
+        return arrival.receive_level_db + arrival.gains_db[0] - _db(noise + interference)
+
+    # ---- evaluation ---------------------------------------------------------------------
+    def _interference_power(self, arrival: Arrival, start_s: float, end_s: float) -> float:
+        span = end_s - start_s
+        total = 0.0
+        for other in self.arrivals:
+            if other is arrival:
+                continue
+            overlap = min(end_s, other.end_s) - max(start_s, other.start_s)
+            if overlap > 0 and span > 0:
+                total += other.power * overlap / span
+        return total
 
     def _evaluate(self, arrival: Arrival) -> Reception:
         tx = arrival.transmission
-        noise = self.noise.band_level_db(self.center_frequency_hz, self.bandwidth_hz)
-        whole_interference = self._interference_db(arrival, arrival.start_s, arrival.end_s)
-        if whole_interference > -math.inf:
+        noise = self._noise_db()
+        whole = _db(self._interference_power(arrival, arrival.start_s, arrival.end_s))
+        if whole > -math.inf:
             self.counters.collisions += 1
-        if any(s < arrival.end_s and e > arrival.start_s for s, e in self.own_transmissions):
+        if arrival.status == "half_duplex" or any(
+                s < arrival.end_s and e > arrival.start_s for s, e in self.own_transmissions):
             self.counters.half_duplex_lost += 1
-            return Reception(arrival, "half_duplex", noise, whole_interference, math.nan)
+            return Reception(arrival, "half_duplex", noise, whole, math.nan)
+        if arrival.status in ("busy", "undetected"):
+            setattr(self.counters, arrival.status, getattr(self.counters, arrival.status) + 1)
+            return Reception(arrival, arrival.status, noise, whole, self._detection_snr(arrival),
+                             fading_db=arrival.gains_db[0])
         slots = tx.segments(arrival.start_s)
+        noise_power = 10.0 ** (noise / 10.0)
         sinrs = []
         for _kind, start, end in slots:
-            noise_plus = sum_levels_db([noise, self._interference_db(arrival, start, end)])
-            sinrs.append(arrival.receive_level_db - noise_plus)
-        first_snr = sinrs[0] if sinrs else arrival.receive_level_db - noise
-        if first_snr < self.detection_threshold_db:
-            self.counters.undetected += 1
-            return Reception(arrival, "undetected", noise, whole_interference, first_snr,
-                             segment_snrs_db=sinrs)
+            gain = arrival.gains_db[self.fading.block_index(start - arrival.start_s)
+                                    if arrival.gains_db else 0]
+            interference = self._interference_power(arrival, start, end)
+            sinrs.append(arrival.receive_level_db + gain - _db(noise_power + interference))
+        first_snr = self._detection_snr(arrival)
         mini_snrs = [s for (kind, _, _), s in zip(slots, sinrs, strict=True) if kind == "mini"]
         data_snrs = [s for (kind, _, _), s in zip(slots, sinrs, strict=True) if kind == "data"]
+        if abs(arrival.doppler_mps) > self.doppler_tolerance_mps:  # beyond the modem's tracking
+            mini_snrs, data_snrs = [-math.inf] * len(mini_snrs), [-math.inf] * len(data_snrs)
         frames = self.performance.draw_packet(
             tx.miniframe_rate, tx.dataframe_rate, tx.num_miniframe_bytes, tx.num_dataframe_bytes,
-            mini_snrs[0] if mini_snrs else first_snr, data_snrs)
+            mini_snrs[0] if mini_snrs else first_snr, data_snrs, rng=arrival.rng)
         mini_valid = (valid_byte_ranges(frames.miniframe_success, tx.num_miniframe_bytes,
                                         tx.num_miniframe_bytes) if tx.num_miniframe_bytes else [])
         data_valid = valid_byte_ranges(frames.frame_success,
@@ -212,5 +380,5 @@ class ReceiverChannel:
         self.counters.received += 1
         if not frames.packet_success:
             self.counters.partial += 1
-        return Reception(arrival, "received", noise, whole_interference, first_snr, frames,
-                         mini_valid, data_valid, sinrs)
+        return Reception(arrival, "received", noise, whole, first_snr, frames,
+                         mini_valid, data_valid, sinrs, fading_db=arrival.gains_db[0])

@@ -1,7 +1,7 @@
-"""Distances between geographic positions (spherical Earth, haversine) and local ENU frames.
+"""Distances between geographic positions (WGS84 geodesics, geographiclib) and local ENU frames.
 
-Spherical-Earth error is below 0.5 % of the range, far less than the uncertainty of any acoustic
-model here; acoustic ranges are short so no ellipsoid is needed.
+Horizontal distances are WGS84 geodesic lengths (Karney's algorithm, geographiclib): a sphere
+would be off by up to 0.5 % (7.5 m at 1.5 km, i.e. 5 ms of travel time at 41° N).
 """
 
 from __future__ import annotations
@@ -9,7 +9,12 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from geographiclib.geodesic import Geodesic
+
 EARTH_MEAN_RADIUS_M = 6371008.8  # IUGG mean radius
+WGS84 = Geodesic.WGS84
+_DISTANCE = Geodesic.DISTANCE
+_AZIMUTH_DISTANCE = Geodesic.DISTANCE | Geodesic.AZIMUTH
 
 
 def check_position(latitude: float, longitude: float, depth_m: float) -> None:
@@ -26,6 +31,14 @@ def check_position(latitude: float, longitude: float, depth_m: float) -> None:
 
 
 def horizontal_distance_m(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
+    """WGS84 geodesic distance, m."""
+    if lat1 == lat2 and lon1 == lon2:
+        return 0.0
+    return float(WGS84.Inverse(lat1, lon1, lat2, lon2, _DISTANCE)["s12"])
+
+
+def haversine_distance_m(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
+    """Great-circle distance on the mean-radius sphere (for comparison only)."""
     phi1, phi2 = math.radians(lat1), math.radians(lat2)
     dphi = phi2 - phi1
     dlmb = math.radians(lon2 - lon1)
@@ -38,19 +51,22 @@ def slant_range_m(horizontal_m: float, depth1_m: float, depth2_m: float) -> floa
 
 
 def offset_position(latitude: float, longitude: float, north_m: float, east_m: float):
-    """Position north_m / east_m away (small offsets; used for scenarios and tests)."""
-    dlat = math.degrees(north_m / EARTH_MEAN_RADIUS_M)
-    dlon = math.degrees(east_m / (EARTH_MEAN_RADIUS_M * math.cos(math.radians(latitude))))
-    return latitude + dlat, longitude + dlon
+    """Position at the geodesic distance hypot(north_m, east_m) in the direction of the offset
+    (used for scenarios and tests: horizontal_distance_m gives the offset's length back)."""
+    distance = math.hypot(north_m, east_m)
+    if distance == 0.0:
+        return latitude, longitude
+    line = WGS84.Direct(latitude, longitude, math.degrees(math.atan2(east_m, north_m)), distance)
+    return line["lat2"], line["lon2"]
 
 
 # ---- local ENU frames -----------------------------------------------------------------------
 # External simulators (Gazebo, the MBARI WEC sim) publish positions in a local East-North-Up
 # frame with a flat sea surface. Its origin is a geodetic point; z is up, so a depth is
-# -(origin altitude + z). Horizontally the frame is the azimuthal equidistant projection of the
-# same sphere as horizontal_distance_m: distance and bearing from the origin are exact, and
-# ranges between points within tens of kilometres of the origin match the ENU distances to
-# better than 1e-6 — the acoustic ranges are the ones the external simulator sees.
+# -(origin altitude + z). Horizontally the frame is the (ellipsoidal) azimuthal equidistant
+# projection on WGS84, like horizontal_distance_m: geodesic distance and azimuth from the origin
+# are exact, and ranges between points within tens of kilometres of the origin match the ENU
+# distances to ~1e-5 — the acoustic ranges are the ones the external simulator sees.
 
 MAX_LOCAL_OFFSET_M = 1_000_000.0  # a "local" frame: farther offsets are refused as bad data
 
@@ -91,27 +107,19 @@ def enu_to_geodetic(east_m: float, north_m: float, up_m: float,
     if rho > MAX_LOCAL_OFFSET_M:
         raise ValueError(f"ENU point {rho:.0f} m from the origin (limit "
                          f"{MAX_LOCAL_OFFSET_M:.0f} m)")
-    delta = rho / EARTH_MEAN_RADIUS_M
-    bearing = math.atan2(east_m, north_m)
-    phi1, lmb1 = math.radians(origin.latitude), math.radians(origin.longitude)
-    sin_phi2 = (math.sin(phi1) * math.cos(delta)
-                + math.cos(phi1) * math.sin(delta) * math.cos(bearing))
-    phi2 = math.asin(max(-1.0, min(1.0, sin_phi2)))
-    lmb2 = lmb1 + math.atan2(math.sin(bearing) * math.sin(delta) * math.cos(phi1),
-                             math.cos(delta) - math.sin(phi1) * sin_phi2)
-    longitude = (math.degrees(lmb2) + 180.0) % 360.0 - 180.0
-    return math.degrees(phi2), longitude, -(origin.altitude_m + up_m)
+    latitude, longitude = offset_position(origin.latitude, origin.longitude, north_m, east_m)
+    longitude = (longitude + 180.0) % 360.0 - 180.0
+    return latitude, longitude, -(origin.altitude_m + up_m)
 
 
 def geodetic_to_enu(latitude: float, longitude: float, depth_m: float,
                     origin: EnuOrigin) -> tuple[float, float, float]:
     """(east_m, north_m, up_m) of a geodetic point: the inverse of enu_to_geodetic."""
-    rho = horizontal_distance_m(origin.latitude, origin.longitude, latitude, longitude)
-    phi1, phi2 = math.radians(origin.latitude), math.radians(latitude)
-    dlmb = math.radians(longitude - origin.longitude)
-    bearing = math.atan2(math.sin(dlmb) * math.cos(phi2),
-                         math.cos(phi1) * math.sin(phi2)
-                         - math.sin(phi1) * math.cos(phi2) * math.cos(dlmb))
+    if latitude == origin.latitude and longitude == origin.longitude:
+        return 0.0, 0.0, -depth_m - origin.altitude_m
+    line = WGS84.Inverse(origin.latitude, origin.longitude, latitude, longitude,
+                         _AZIMUTH_DISTANCE)
+    rho, bearing = line["s12"], math.radians(line["azi1"])
     return rho * math.sin(bearing), rho * math.cos(bearing), -depth_m - origin.altitude_m
 
 

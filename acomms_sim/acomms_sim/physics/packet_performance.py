@@ -7,13 +7,23 @@ noise power in the receiver band (dB re 1 µPa): the spectrum integrated over th
 N(f_c) + 10·log10(B_Hz) for a flat spectrum. Interference from overlapping in-band packets adds
 to NL_band as power (the SNR is then an SINR). This is the in-band input SNR a modem measures.
 
-Frame error rate (FER) vs SNR: the empirical Micromodem-2 tables that ros_acomms ships for rates
-1, 3 and 5, linearly interpolated and clamped at the ends, applied to the in-band SNR above.
-(ros_acomms' own simulator feeds them "rx level − ambient_noise_db" with a user-chosen noise
-level, so its SNR has no explicit band term; we state ours explicitly instead.) Measured tables
-for the legacy rates are not published; they borrow the table of the FDP rate with comparable
-coding/spreading gain: rates 2 and 6 (DSS 1/15) use rate 1's (BCH 128:8, ~1/16), rate 4
-(BCH 64:10) uses rate 3's (DSS 1/7), rate 0 (FH-FSK) uses rate 5's. These are assumptions.
+Frame error rate (FER) vs SNR, one table per rate (`FER_TABLES`), linearly interpolated and
+clamped at the ends; every table falls to exactly 0:
+- rates 1, 3, 5: the empirical Micromodem-2 tables ros_acomms ships, applied to the in-band SNR
+  above (ros_acomms' own simulator feeds them "rx level − ambient_noise_db" with a user-chosen
+  noise level, so its SNR has no explicit band term; we state ours explicitly instead). Rate 3's
+  table stops at FER 0.025 (0.0044 dB); it is extended by one more step of its own spacing
+  (0.832 dB) to FER 0 at 0.836 dB, as rates 1 and 5 end.
+- rate 0 and the legacy PSK rates 2, 4, 6 (no measured tables published): derived from the bit
+  error rate at the rate's Eb/N0 (Proakis, Digital Communications, ch. 4/5):
+      Eb/N0 = SNR + 10·log10(B / R_b)      (B = 5 kHz nominal band, R_b the rate's bit rate)
+      rate 0, non-coherent binary FSK:  P_b = ½·exp(−Eb/N0 / 2)
+      PSK rates, coherent BPSK/QPSK:    P_b = Q(√(2·Eb/N0)) = ½·erfc(√(Eb/N0))
+      FER = 1 − (1 − P_b)^(8 · frame bytes)
+  Spreading (DSS) gain is inside Eb/N0 (energy per information bit); the FEC coding gain is not
+  credited, so these rates are conservative (rate 2 needs ~4 dB more SNR than rate 1, which has
+  BCH coding). Each table is sampled every 0.1 dB and cut to 1 below FER 1e-9 of success and to 0
+  below FER 1e-6.
 
 Frames drawn per packet: one miniframe draw when the packet carries miniframe bytes (at the
 miniframe rate), plus one draw per dataframe frame the payload occupies
@@ -30,18 +40,56 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from acomms_core.modems.modem_rates import RATES, frames_used, rate_info
+from acomms_core.modems.modem_rates import (
+    NOMINAL_BANDWIDTH_HZ,
+    RATES,
+    frames_used,
+    rate_info,
+)
 from acomms_core.modems.registry import DEFAULT_MODEM_PROFILE, modem_profile
 
 # rate -> (SNR dB ascending, FER); from ros_acomms' empirical Micromodem-2 tables.
 MEASURED_FER_TABLES: dict[int, tuple[tuple[float, ...], tuple[float, ...]]] = {
     1: ((-7.957, -7.604, -7.234, -6.845, -6.444, -6.012), (1.0, 0.937, 0.727, 0.170, 0.020, 0.0)),
-    3: ((-2.9215, -2.2806, -1.5853, -0.8275, 0.0044), (1.0, 0.91, 0.57, 0.115, 0.025)),
+    3: ((-2.9215, -2.2806, -1.5853, -0.8275, 0.0044, 0.8363),
+        (1.0, 0.91, 0.57, 0.115, 0.025, 0.0)),
     5: ((3.097, 4.443, 6.015), (1.0, 0.135, 0.0)),
 }
-BORROWED_TABLE = {0: 5, 2: 1, 4: 3, 6: 1}  # legacy rate -> FDP rate whose table it uses
+
+
+def eb_n0_db(rate: int, snr: float) -> float:
+    """Eb/N0 (dB) of a rate's information bits at this in-band SNR (nominal 5 kHz band)."""
+    return snr + 10.0 * math.log10(NOMINAL_BANDWIDTH_HZ / rate_info(rate).bit_rate_bps)
+
+
+def bit_error_rate(rate: int, snr: float) -> float:
+    """P_b at this in-band SNR: non-coherent BFSK for FH-FSK rate 0, coherent PSK otherwise."""
+    gamma = 10.0 ** (eb_n0_db(rate, snr) / 10.0)
+    if rate_info(rate).noncoherent_fsk:
+        return 0.5 * math.exp(-gamma / 2.0)
+    return 0.5 * math.erfc(math.sqrt(gamma))
+
+
+def analytic_fer(rate: int, snr: float) -> float:
+    """FER of one frame from the bit error rate: 1 − (1 − P_b)^(frame bits)."""
+    bits = rate_info(rate).frame_bytes * 8
+    return float(-math.expm1(bits * math.log1p(-bit_error_rate(rate, snr))))
+
+
+def _analytic_table(rate: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    grid = np.round(np.arange(-30.0, 40.0, 0.1), 1)
+    fers = np.array([analytic_fer(rate, float(x)) for x in grid])
+    fers[fers < 1e-6] = 0.0
+    fers[fers > 1.0 - 1e-9] = 1.0
+    first = max(int(np.argmax(fers < 1.0)) - 1, 0)
+    last = int(np.argmax(fers == 0.0))
+    return tuple(float(x) for x in grid[first:last + 1]), tuple(float(f) for f in
+                                                              fers[first:last + 1])
+
+
+ANALYTIC_RATES = (0, 2, 4, 6)
 FER_TABLES = dict(MEASURED_FER_TABLES)
-FER_TABLES.update({rate: MEASURED_FER_TABLES[src] for rate, src in BORROWED_TABLE.items()})
+FER_TABLES.update({rate: _analytic_table(rate) for rate in ANALYTIC_RATES})
 assert set(FER_TABLES) == set(RATES)
 
 
@@ -95,25 +143,38 @@ class FrameOutcome:
 
 
 class PacketPerformance:
-    """Seeded frame-success draws: the same seed and the same calls give the same outcomes."""
+    """Seeded frame-success draws: the same seed and the same calls give the same outcomes.
+
+    `stream(*key)` gives an independent generator for one packet (the channel keys it by the
+    transmitter and the transmit time), so a packet's draws do not depend on other packets."""
 
     def __init__(self, seed: int | Sequence[int] | None = None):
         self.rng = np.random.default_rng(seed)
+        if seed is None:
+            self._entropy = [int(self.rng.integers(2**63))]
+        else:
+            self._entropy = [int(s) for s in (seed if np.ndim(seed) else [seed])]
 
-    def draw_frames(self, rate: int, count: int, snr: float | Sequence[float]) -> list[bool]:
+    def stream(self, *key: int) -> np.random.Generator:
+        return np.random.default_rng([*self._entropy, *(int(k) for k in key)])
+
+    def draw_frames(self, rate: int, count: int, snr: float | Sequence[float],
+                    rng: np.random.Generator | None = None) -> list[bool]:
         """count frame draws at this rate; snr is one value or one per frame."""
         snrs = [snr] * count if np.ndim(snr) == 0 else list(snr)
         if len(snrs) != count:
             raise ValueError(f"{len(snrs)} SNR values for {count} frames")
-        return [bool(self.rng.random() >= frame_error_rate(rate, s)) for s in snrs]
+        rng = rng or self.rng
+        return [bool(rng.random() >= frame_error_rate(rate, s)) for s in snrs]
 
     def draw_packet(self, miniframe_rate: int, dataframe_rate: int, num_miniframe_bytes: int,
                     num_dataframe_bytes: int, miniframe_snr_db: float,
-                    frame_snrs_db: float | Sequence[float]) -> FrameOutcome:
+                    frame_snrs_db: float | Sequence[float],
+                    rng: np.random.Generator | None = None) -> FrameOutcome:
         frames = frames_used(dataframe_rate, num_dataframe_bytes)
-        mini = (self.draw_frames(miniframe_rate, 1, miniframe_snr_db)
+        mini = (self.draw_frames(miniframe_rate, 1, miniframe_snr_db, rng)
                 if num_miniframe_bytes > 0 else [])
-        data = self.draw_frames(dataframe_rate, frames, frame_snrs_db)
+        data = self.draw_frames(dataframe_rate, frames, frame_snrs_db, rng)
         if frames:
             first = frame_snrs_db if np.ndim(frame_snrs_db) == 0 else frame_snrs_db[0]
             fer = frame_error_rate(dataframe_rate, first)

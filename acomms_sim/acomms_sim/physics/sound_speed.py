@@ -95,6 +95,17 @@ class SoundSpeedProfile:
     def constant(cls, speed_mps: float, max_depth_m: float = 11000.0) -> SoundSpeedProfile:
         return cls([0.0, max_depth_m], [speed_mps, speed_mps])
 
+    @classmethod
+    def mackenzie(cls, temperature_c: float, salinity_ppt: float,
+                  max_depth_m: float = 1000.0, samples: int = 33) -> SoundSpeedProfile:
+        """Mackenzie (1981) at a uniform temperature and salinity, sampled 0..max_depth_m (the
+        pressure term makes it vary with depth); used when no profile is given."""
+        depths = np.linspace(0.0, max(float(max_depth_m), 1.0), samples)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ValidityWarning)
+            speeds = [mackenzie(temperature_c, salinity_ppt, float(d)) for d in depths]
+        return cls(depths, speeds)
+
     @property
     def is_constant(self) -> bool:
         return bool(np.all(self.speeds_mps == self.speeds_mps[0]))

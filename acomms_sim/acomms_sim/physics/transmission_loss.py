@@ -5,14 +5,18 @@ Models, selectable per scenario:
   1 (cylindrical), r the slant range in m (at least 1 m), α the volume absorption in dB/km
   (Thorp or Francois–Garrison at the mean depth of the path). Microseconds per call.
 - `BellhopModel`: incoherent TL from the Bellhop Gaussian-beam tracer (bellhopcxx, shipped by
-  whoi-uwapm) with the current sound speed profile and water depth. whoi-uwapm's environment file
-  selects Thorp volume attenuation, so Bellhop's TL includes Thorp absorption. Each run takes
-  ~20 ms, so results are cached per quantised geometry (depths, horizontal range, frequency);
-  the TL of a geometry is the TL at the centre of its quantisation cell.
+  whoi-uwapm) with the current sound speed profile and water depth, plus an arrivals run for the
+  delay of the strongest eigenray and the RMS delay spread of all arrivals (power-weighted).
+  whoi-uwapm's environment file always selects Thorp volume attenuation; the configured
+  absorption model (default Francois–Garrison at the configured temperature, as the spreading
+  model) replaces it: TL = TL_bellhop − α_Thorp·r + α_model·r over the slant range r. Each run
+  takes ~20 ms, so results are cached per quantised geometry (depths, horizontal range,
+  frequency); the values of a geometry are those at the centre of its quantisation cell.
+  `runs` and `cache_hits` count both.
 
 `Propagation` combines a TL model with a sound speed profile to give TL and delay between two
-geographic positions: delay = slant range / harmonic-mean sound speed between the two depths
-(straight path).
+geographic positions: delay = the model's eigenray delay when it has one (Bellhop), else slant
+range / harmonic-mean sound speed between the two depths (straight path).
 """
 
 from __future__ import annotations
@@ -45,8 +49,10 @@ def spreading_loss_db(range_m: float, spreading: str = "spherical") -> float:
 
 @dataclasses.dataclass
 class SpreadingModel:
+    """Defaults here are the defaults of the nodes and the scenarios too (one source)."""
+
     spreading: str = "practical"
-    absorption_model: str = "thorp"
+    absorption_model: str = "francois_garrison"
     temperature_c: float = 10.0
     salinity_ppt: float = 35.0
     ph: float = 8.0
@@ -69,15 +75,27 @@ class BellhopError(RuntimeError):
     """Bellhop could not compute a result; the message says why."""
 
 
+BELLHOPCXX_MEMORY_OPTION = "-mem=64MiB"  # one source/receiver pair needs far less than 4 GiB
 _UWAPM_LOCK = threading.Lock()  # whoi-uwapm uses module-level state (mkstemp); one run at a time
+
+
+@dataclasses.dataclass(frozen=True)
+class BellhopResult:
+    raw_transmission_loss_db: float  # as Bellhop computed it (with Thorp attenuation)
+    delay_s: float | None             # strongest eigenray's travel time (None: no arrivals)
+    delay_spread_s: float             # RMS delay spread of the arrivals, power-weighted
 
 
 @dataclasses.dataclass
 class BellhopModel:
-    """Incoherent Bellhop TL with a cache keyed on quantised geometry."""
+    """Incoherent Bellhop TL and eigenray timing with a cache keyed on quantised geometry."""
 
     profile: SoundSpeedProfile
     water_depth_m: float
+    absorption_model: str = "francois_garrison"
+    temperature_c: float = 10.0
+    salinity_ppt: float = 35.0
+    ph: float = 8.0
     bottom_soundspeed_mps: float = 1600.0
     bottom_density_kg_m3: float = 1600.0
     bottom_absorption_db_per_wavelength: float = 0.1
@@ -107,6 +125,25 @@ class BellhopModel:
 
     def transmission_loss_db(self, src_depth_m: float, rcv_depth_m: float,
                              horizontal_range_m: float, frequency_hz: float) -> float:
+        result = self.result(src_depth_m, rcv_depth_m, horizontal_range_m, frequency_hz)
+        if result.raw_transmission_loss_db >= MAX_TRANSMISSION_LOSS_DB:
+            return MAX_TRANSMISSION_LOSS_DB
+        slant = geodesy.slant_range_m(horizontal_range_m, src_depth_m, rcv_depth_m)
+        khz = frequency_hz / 1000.0
+        configured = absorption_db_per_km(self.absorption_model, khz, self.temperature_c,
+                                          self.salinity_ppt, (src_depth_m + rcv_depth_m) / 2.0,
+                                          self.ph)
+        correction = (configured - absorption_db_per_km("thorp", khz)) * slant / 1000.0
+        return min(result.raw_transmission_loss_db + correction, MAX_TRANSMISSION_LOSS_DB)
+
+    def timing(self, src_depth_m: float, rcv_depth_m: float, horizontal_range_m: float,
+               frequency_hz: float) -> tuple[float | None, float]:
+        """(strongest eigenray delay or None, RMS delay spread), seconds."""
+        result = self.result(src_depth_m, rcv_depth_m, horizontal_range_m, frequency_hz)
+        return result.delay_s, result.delay_spread_s
+
+    def result(self, src_depth_m: float, rcv_depth_m: float, horizontal_range_m: float,
+               frequency_hz: float) -> BellhopResult:
         for name, depth in (("source", src_depth_m), ("receiver", rcv_depth_m)):
             if not 0.0 <= depth <= self.water_depth_m:
                 raise ValueError(f"{name} depth {depth} m is outside the water column "
@@ -123,7 +160,8 @@ class BellhopModel:
             self._cache.move_to_end(key)
             self.cache_hits += 1
             return cached
-        value = self.run_bellhop(depths[0], depths[1], rng, freq)
+        value = BellhopResult(self.run_bellhop(depths[0], depths[1], rng, freq),
+                              *self.run_arrivals(depths[0], depths[1], rng, freq))
         self._cache[key] = value
         if len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
@@ -131,7 +169,38 @@ class BellhopModel:
 
     def run_bellhop(self, src_depth_m: float, rcv_depth_m: float, horizontal_range_m: float,
                     frequency_hz: float) -> float:
-        """One bellhopcxx run (incoherent TL) in a private temporary directory."""
+        """One bellhopcxx run (incoherent TL, Thorp attenuation) in a private directory."""
+        result = self._run(src_depth_m, rcv_depth_m, horizontal_range_m, frequency_hz,
+                           lambda uwapm, env: uwapm.compute_transmission_loss(
+                               env, mode=uwapm.incoherent, model="bellhopcxx"))
+        pressure = abs(complex(result.values.flat[0]))
+        if pressure <= 0.0 or not math.isfinite(pressure):
+            return MAX_TRANSMISSION_LOSS_DB
+        return min(-20.0 * math.log10(pressure), MAX_TRANSMISSION_LOSS_DB)
+
+    def run_arrivals(self, src_depth_m: float, rcv_depth_m: float, horizontal_range_m: float,
+                     frequency_hz: float) -> tuple[float | None, float]:
+        """One bellhopcxx arrivals run: (strongest eigenray delay, RMS delay spread)."""
+        def compute(uwapm, env):
+            # whoi-uwapm builds one pandas frame per arrival (seconds for thousands of
+            # arrivals): read the .arr file ourselves
+            original = uwapm._Bellhop._load_arrivals
+            uwapm._Bellhop._load_arrivals = lambda _self, base: read_arrivals(base + ".arr")
+            try:
+                return uwapm.compute_arrivals(env, model="bellhopcxx")
+            finally:
+                uwapm._Bellhop._load_arrivals = original
+
+        try:
+            amplitudes, delays = self._run(src_depth_m, rcv_depth_m, horizontal_range_m,
+                                           frequency_hz, compute)
+        except BellhopError:  # no eigenray reaches the receiver (the TL run already worked)
+            return None, 0.0
+        return arrival_timing(amplitudes, delays)
+
+    def _run(self, src_depth_m: float, rcv_depth_m: float, horizontal_range_m: float,
+             frequency_hz: float, compute):
+        """compute(env) with whoi-uwapm in a private temporary directory; BellhopError."""
         try:
             from whoi_uwapm import uwapm
         except ImportError as exc:
@@ -142,8 +211,11 @@ class BellhopModel:
                 return tempfile.mkstemp(suffix=suffix, prefix=prefix, dir=workdir, text=text)
 
             printed = io.StringIO()
-            original = uwapm._mkstemp
+            original, original_run = uwapm._mkstemp, uwapm._Bellhop._bellhop
             uwapm._mkstemp = mkstemp_in_workdir
+            # bellhopcxx reserves 4 GiB by default (seconds per run just to set it up)
+            uwapm._Bellhop._bellhop = lambda model, *args: original_run(
+                model, BELLHOPCXX_MEMORY_OPTION, *args)
             try:
                 with contextlib.redirect_stdout(printed):
                     env = uwapm.create_env2d(
@@ -157,20 +229,47 @@ class BellhopModel:
                         bottom_absorption=self.bottom_absorption_db_per_wavelength,
                         tx_depth=src_depth_m, rx_depth=rcv_depth_m,
                         rx_range=horizontal_range_m)
-                    result = uwapm.compute_transmission_loss(env, mode=uwapm.incoherent,
-                                                             model="bellhopcxx")
+                    result = compute(uwapm, env)
             except (AssertionError, ValueError, KeyError, OSError) as exc:
                 raise BellhopError(f"Bellhop environment rejected: {exc}") from exc
             finally:
-                uwapm._mkstemp = original
+                uwapm._mkstemp, uwapm._Bellhop._bellhop = original, original_run
             leftovers = sorted(os.listdir(workdir))
         if result is None:
             detail = printed.getvalue().strip() or "no output file"
             raise BellhopError(f"bellhopcxx failed ({detail}); work files: {leftovers}")
-        pressure = abs(complex(result.values.flat[0]))
-        if pressure <= 0.0 or not math.isfinite(pressure):
-            return MAX_TRANSMISSION_LOSS_DB
-        return min(-20.0 * math.log10(pressure), MAX_TRANSMISSION_LOSS_DB)
+        return result
+
+
+def read_arrivals(path: str) -> tuple[list[float], list[float]]:
+    """(|amplitude|, delay s) of every arrival in a Bellhop .arr file for one source, receiver
+    depth and range (both the '2D' and the older header formats)."""
+    with open(path) as stream:
+        lines = [line.strip() for line in stream if line.strip()]
+    header = 5 if "2D" in lines[0] else 4  # title, freq, tx, rx, ranges | freq+counts, 3 lines
+    rows = lines[header + 1:]  # after the source's "max arrivals" line
+    count = int(rows[0].split()[0])
+    amplitudes, delays = [], []
+    for row in rows[1:count + 1]:
+        fields = row.split()
+        amplitudes.append(abs(float(fields[0])))
+        delays.append(float(fields[2]))
+    return amplitudes, delays
+
+
+def arrival_timing(amplitudes: list[float], delays_s: list[float]) -> tuple[float | None, float]:
+    """(delay of the strongest arrival, power-weighted RMS delay spread); (None, 0) for none."""
+    if not amplitudes:
+        return None, 0.0
+    powers = [a * a for a in amplitudes]
+    total = sum(powers)
+    strongest = delays_s[max(range(len(powers)), key=powers.__getitem__)]
+    if total <= 0:
+        return strongest, 0.0
+    mean = sum(p * t for p, t in zip(powers, delays_s, strict=True)) / total
+    spread = math.sqrt(max(0.0, sum(p * (t - mean) ** 2 for p, t in zip(powers, delays_s,
+                                                                        strict=True)) / total))
+    return strongest, spread
 
 
 @dataclasses.dataclass(frozen=True)
@@ -179,6 +278,7 @@ class PathResult:
     delay_s: float
     horizontal_range_m: float
     slant_range_m: float
+    delay_spread_s: float = 0.0  # multipath RMS delay spread (Bellhop arrivals), 0 otherwise
 
 
 class Propagation:
@@ -195,6 +295,10 @@ class Propagation:
         geodesy.check_position(*rcv)
         horizontal = geodesy.horizontal_distance_m(src[0], src[1], rcv[0], rcv[1])
         slant = geodesy.slant_range_m(horizontal, src[2], rcv[2])
-        speed = self.profile.mean_speed_between(src[2], rcv[2])
         loss = self.model.transmission_loss_db(src[2], rcv[2], horizontal, frequency_hz)
-        return PathResult(loss, slant / speed, horizontal, slant)
+        timing = getattr(self.model, "timing", None)
+        delay, spread = (timing(src[2], rcv[2], horizontal, frequency_hz) if timing
+                         else (None, 0.0))
+        if delay is None:
+            delay = slant / self.profile.mean_speed_between(src[2], rcv[2])
+        return PathResult(loss, delay, horizontal, slant, spread)
