@@ -29,7 +29,7 @@ from acomms_core.nodes.message_queue_node import MessageQueueNode
 
 CONFIG = pathlib.Path(__file__).resolve().parents[1] / "config"
 DURATION_S = 25.0  # the auv's nav_status and science go out in slot 0; the topside's command
-# (published at 15 s) waits in its queue for slot 2 (40 s)
+# (published at 15 s) waits in its queue for slot 2 (50 s)
 
 
 def run_demo(out: pathlib.Path) -> dict:
@@ -175,7 +175,7 @@ def check_outputs_carry_reception_physics_positions_and_the_map(demo_run):
     assert {p["vehicle"] for p in positions} == {"auv", "gateway", "topside"}
     assert (out / "map.png").read_bytes()[:4] == b"\x89PNG"
     windows = demo_run["record"].slot_windows
-    assert windows["auv"][0][1] - windows["auv"][0][0] == pytest.approx(20.0, abs=1.0)
+    assert windows["auv"][0][1] - windows["auv"][0][0] == pytest.approx(25.0, abs=1.0)
 
 
 def test_timeline_bars_are_at_least_min_pixels_wide(tmp_path):
@@ -221,6 +221,6 @@ def test_default_output_folder_is_one_per_run(tmp_path):
 def test_slot_windows_follow_the_tdma_schedule():
     scenario = load_scenario(CONFIG / "demo.yaml")
     windows = {v.name: run_facts.slot_windows(v, 0.0, 130.0) for v in scenario.vehicles}
-    assert windows["auv"] == [(0.0, 20.0), (60.0, 80.0), (120.0, 130.0)]
-    assert windows["gateway"] == [(20.0, 40.0), (80.0, 100.0)]
-    assert windows["topside"][0] == (40.0, 60.0)
+    assert windows["auv"] == [(0.0, 25.0), (75.0, 100.0)]  # 3 slots of 25 s
+    assert windows["gateway"] == [(25.0, 50.0), (100.0, 125.0)]
+    assert windows["topside"] == [(50.0, 75.0), (125.0, 130.0)]  # cut at the end

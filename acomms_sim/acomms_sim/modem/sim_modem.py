@@ -374,7 +374,7 @@ def cst_fields(reception: Reception) -> CstFields:
     mini_ok = frames.miniframe_success if frames else []
     bad_data = sum(not ok for ok in data_ok)
     bad = bad_data + sum(not ok for ok in mini_ok)
-    level = int(round(arrival.receive_level_db))
+    level = int(round(arrival.faded_level_db))
     return CstFields(
         version_number=CST_VERSION, mode=0 if bad == 0 else 1, toa_s=arrival.start_s,
         rate_num=packet.miniframe_rate, src=packet.src, dest=packet.dest,
@@ -407,7 +407,7 @@ def reception_event(reception: Reception, receiver_src: int) -> ReceptionEvent:
         dest=int(sim_packet.packet.dest), outcome=outcome,
         collided=reception.interference_db > -math.inf, ping_type=int(sim_packet.ping_type),
         transmit_time_s=tx.start_s, arrival_time_s=arrival.start_s, duration_s=tx.duration_s,
-        snr_db=float(reception.snr_db), receive_level_db=float(arrival.receive_level_db),
+        snr_db=float(reception.snr_db), receive_level_db=float(arrival.faded_level_db),
         noise_db=float(reception.noise_db), interference_db=float(reception.interference_db),
         transmission_loss_db=float(arrival.transmission_loss_db),
         slant_range_m=float(arrival.slant_range_m), num_frames=num_frames, num_bad_frames=bad,

@@ -126,6 +126,12 @@ class Arrival:
     delay_spread_s: float = 0.0  # multipath RMS delay spread of the path (Bellhop arrivals)
     doppler_mps: float = 0.0  # closing speed along the path (positive: approaching)
 
+    @property
+    def faded_level_db(self) -> float:
+        """The level the receiver measured at the start (first fading block): what CST and the
+        reception event report, so SNR = level - noise without interference."""
+        return self.receive_level_db + (self.gains_db[0] if self.gains_db else 0.0)
+
 
 @dataclasses.dataclass
 class Reception:
