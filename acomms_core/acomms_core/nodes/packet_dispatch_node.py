@@ -17,6 +17,7 @@ from __future__ import annotations
 import sys
 import threading
 
+from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Header
@@ -41,11 +42,17 @@ from acomms_interfaces.msg import DispatchStatus, ReceivedPacket
 PARAMETERS = CODEC_CONFIG_PARAMETERS
 
 COUNTERS = ("packets_received", "packets_unmatched", "messages_published", "unknown_ids",
-            "checksum_failures", "invalid_bytes", "decode_errors", "no_publish_topic")
+            "checksum_failures", "invalid_bytes", "decode_errors", "no_publish_topic",
+            "packets_lost_on_arrival")
+# packet_rx history: packets arrive seconds apart, but a burst (a replay, a flood) must queue
+# rather than be lost; what the middleware still loses is counted (packets_lost_on_arrival).
+PACKET_RX_DEPTH = 100
 
 
 class PacketDispatchNode(ManagedNode):
     """Lifecycle node: packet_rx -> decoded messages on their publish topics."""
+
+    EXECUTOR = "single"   # run_node: one thread; dispatch is serial (one lock) anyway
 
     def __init__(self, node_name: str = "packet_dispatch_node", **kwargs):
         super().__init__(node_name, **kwargs)
@@ -80,10 +87,22 @@ class PacketDispatchNode(ManagedNode):
         return TransitionCallbackReturn.SUCCESS
 
     def on_activate(self, state) -> TransitionCallbackReturn:
-        self.activated.subscription(
-            ReceivedPacket, "packet_rx", self.on_packet_rx,
-            QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE))
+        try:
+            self.activated.subscription(
+                ReceivedPacket, "packet_rx", self.on_packet_rx,
+                QoSProfile(depth=PACKET_RX_DEPTH, reliability=ReliabilityPolicy.RELIABLE),
+                event_callbacks=SubscriptionEventCallbacks(message_lost=self._on_packet_lost))
+        except Exception as exc:
+            self.get_logger().error(f"activate refused: {type(exc).__name__}: {exc}")
+            self.activated.release()
+            return TransitionCallbackReturn.FAILURE
         return super().on_activate(state)
+
+    def _on_packet_lost(self, info) -> None:
+        with self._dispatch_lock:
+            self._problem("packets_lost_on_arrival", f"{info.total_count_change} packets lost "
+                                                     "before dispatch took them")
+            self.counts["packets_lost_on_arrival"] += info.total_count_change - 1
 
     def on_release(self) -> None:
         """Drop references to what configure made (ManagedNode releases the entities)."""

@@ -111,6 +111,8 @@ class QueueCounts:
     encode_failures: int = 0
     ignored_inactive: int = 0
     packet_requests: int = 0
+    non_ascii_replaced: int = 0     # characters sent as '?' by 7-bit string codecs
+    dropped_on_arrival: int = 0     # messages lost before the node took them (middleware)
     last_error: str = ""
 
 
@@ -261,9 +263,14 @@ class MessageQueues:
             with self.lock:
                 return self._fail("encode_failures", f"{topic}: cannot encode: {exc}")
         dest = queue.dest
-        if metadata and "dest" in metadata:
+        metadata = metadata or {}
+        if "dest" in metadata:
             dest = metadata["dest"]
         with self.lock:
+            if metadata.get("non_ascii_replaced"):
+                self.counts.non_ascii_replaced += metadata["non_ascii_replaced"]
+                self.counts.last_error = (f"{topic}: {metadata['non_ascii_replaced']} non-ASCII "
+                                          "characters sent as '?'")
             if self.never_fits(queue, len(bits)):
                 return self._fail("rejected_too_large",
                                   f"{topic}: message is {len(bits)} bits "
