@@ -32,10 +32,11 @@ The file is a list of packet codecs:
                                # strings/arrays) | refuse (the message is an encode failure)
           fields: {x: {codec: float, min_value: -100, max_value: 100, precision: 1}}
 
-The file is read by `config_yaml.read_codec_yaml`: duplicate keys refused; `!include`-style tags of
-rospy_yaml_include resolve relative to the including file and must stay inside the config's
+The file is read by `config_yaml.read_codec_yaml`: duplicate keys refused; `!include`-style tags
+of rospy_yaml_include resolve relative to the including file and must stay inside the config's
 directory tree (parameter `codec_include_paths` adds trees); environment substitution only with
-`codec_allow_env_substitution`. Topic names must be valid ROS names. Keys we do not know are kept and reported as warnings, so a config written for ros_acomms loads as it is.
+`codec_allow_env_substitution`. Topic names must be valid ROS names. Keys we do not know are
+kept and reported as warnings, so a config written for ros_acomms loads as it is.
 A bad config raises CodecConfigError naming the file, the packet codec, the message codec and the
 field.
 """

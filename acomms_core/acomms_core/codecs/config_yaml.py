@@ -128,8 +128,10 @@ class _Reader:
 
         for tag in INCLUDE_TAGS:
             Loader.add_constructor(tag, include)
-        Loader.add_constructor("!variable_substitute",
-                               lambda loader, node: reader.substitute(loader.construct_scalar(node)))
+        def substitute(loader, node):
+            return reader.substitute(loader.construct_scalar(node))
+
+        Loader.add_constructor("!variable_substitute", substitute)
         Loader.add_constructor("!variable_include", env_include)
         for tag in UNSUPPORTED_TAGS:
             Loader.add_constructor(tag, unsupported)

@@ -28,11 +28,11 @@ from __future__ import annotations
 import sys
 
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.executors import (
     MultiThreadedExecutor,
     SingleThreadedExecutor,
 )
-from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Header
