@@ -1,6 +1,6 @@
 """get_next_packet_data latency with 50 topics x 100 queued messages.
 
-A MessageQueueNode (the real node, on its main's executor, `make_executor()`) runs in its own process
+A MessageQueueNode (the real node, on its main's executor) runs in its own process
 with 50 queues (mixed priorities, fifo and lifo, std_msgs/Header with a tuned codec); a publisher
 fills each with 100 messages; then a client process (the MAC's role) calls
 get_next_packet_data repeatedly and times each call end to end (request -> response through DDS).
