@@ -93,8 +93,9 @@ def test_case2_and_5_dispatch_counts_a_wrapped_stamp_and_publishes_nothing(tmp_p
         valid = Bits(uint=1, length=8) + Bits(uint=1_700_000_000 - epoch, length=num_bits)
         for payload in (wrapped, valid):
             payload += Bits(uint=0, length=3)  # frame_id '' (varint 0..4)
+            seen = len(status)
             rx.publish(received_packet(1, 2, b"\xac" + payload.tobytes(), b""))
-            assert ros.spin_until(lambda n=len(status): len(status) > n, timeout=10.0)
+            assert ros.spin_until(lambda n=seen: len(status) > n, timeout=10.0)
         ros.spin_for(0.3)
         assert [h.stamp.sec for h in out] == [1_700_000_000]
         assert status[-1].decode_errors == 1 and status[-1].messages_published == 1
