@@ -102,8 +102,9 @@ def test_case4_lzma_output_is_bounded_by_the_declared_maximum():
     bomb = lzma.compress(bytes(10_000), format=lzma.FORMAT_RAW, filters=field.filter)
     assert len(bomb) <= 64
     bits = Bits(uint=len(bomb), length=7) + Bits(bytes=bomb)
-    with pytest.raises(DecodeError, match="inflates past max_decompressed_length 1024"):
+    with pytest.raises(DecodeError, match="inflates past max_decompressed_length 1024") as info:
         _decode(codec, bits)
+    assert info.value.position_known  # every compressed byte was read
     with pytest.raises(EncodeError, match="max_decompressed_length"):
         codec.encode(ByteMultiArray(data=[b"a"] * 2000))
     small = ByteMultiArray(data=[bytes([b]) for b in b"hello hello hello"])
@@ -182,8 +183,9 @@ def test_case5_bcd_latlon_with_minutes_past_60_is_refused():
     codec = MessageCodec("sensor_msgs/NavSatFix", {"latitude": {"codec": "ccl_latlon_bcd"}})
     good = codec.encode(NavSatFix(latitude=41.5))[0]
     assert _decode(codec, good).latitude == pytest.approx(41.5)
-    with pytest.raises(DecodeError, match="minutes"):
+    with pytest.raises(DecodeError, match="minutes") as info:
         _decode(codec, Bits(hex="041a700000"))
+    assert info.value.position_known
     with pytest.raises(DecodeError, match="malformed"):
         _decode(codec, Bits(hex="04fa300000"))
 

@@ -246,6 +246,14 @@ def _checked(name: str, check, value):
     return value
 
 
+def _read(name: str, decode, stream):
+    """decode(stream), with an OutOfBounds of a bounded decoder (lzma, BCD) as a DecodeError."""
+    try:
+        return decode(stream)
+    except OutOfBounds as exc:
+        raise DecodeError(f"field '{name}': {exc}", position_known=exc.framing_intact) from None
+
+
 def _refuse_on_encode(name: str, check, value) -> None:
     try:
         check(value)
@@ -285,7 +293,8 @@ class _LeafField:
         return bits
 
     def decode(self, stream, packet, out):
-        out[self.name] = _checked(self.name, self.check, self.codec.decode(stream))
+        out[self.name] = _checked(self.name, self.check,
+                                  _read(self.name, self.codec.decode, stream))
 
     def assign(self, msg, raw):
         if self.has_slot and self.name in raw and raw[self.name] is not None:
