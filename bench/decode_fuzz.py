@@ -37,8 +37,8 @@ def main() -> int:
     print(f"seed {args.seed}: {stats.packets} packets, {stats.published} messages published "
           f"(all equal to the reference decode), {stats.refused} refused/skipped; "
           f"{cpu_s:.1f} s CPU ({1e3 * cpu_s / max(stats.packets, 1):.2f} ms/packet)")
-    print("published per codec id: " + ", ".join(f"{k}: {v}" for k, v in
-                                                   sorted(stats.per_codec.items())))
+    print("published per codec id (of which from noise or mutated packets): " + ", ".join(
+        f"{k}: {v} ({stats.from_noise[k]})" for k, v in sorted(stats.per_codec.items())))
     return 0
 
 

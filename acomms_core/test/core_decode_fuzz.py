@@ -49,6 +49,7 @@ class FuzzStats:
     published: int = 0
     refused: int = 0          # decode errors + checksum failures + unknown ids + invalid bytes
     per_codec: dict = dataclasses.field(default_factory=dict)
+    from_noise: dict = dataclasses.field(default_factory=dict)  # published from noise/mutation
 
 
 def differences(expected, actual, quantum=None) -> list:
@@ -76,7 +77,8 @@ class DecodeFuzzer:
         for codec_id, (_, sent, _, _) in sample_messages().items():
             if codec_id in self.pool:
                 self.pool[codec_id].append(sent)
-        self.stats = FuzzStats(per_codec={codec_id: 0 for codec_id in self.ids})
+        self.stats = FuzzStats(per_codec=dict.fromkeys(self.ids, 0),
+                               from_noise=dict.fromkeys(self.ids, 0))
 
     # -- packets ------------------------------------------------------------------------------
     def _random_bytes(self, count: int) -> bytes:
@@ -119,7 +121,7 @@ class DecodeFuzzer:
                                + result.unknown_ids + result.invalid_bytes)
         return result
 
-    def check_published(self, codec_id: int, message) -> None:
+    def check_published(self, codec_id: int, message, from_noise: bool = False) -> None:
         """The oracle for one published message (module doc)."""
         received = deserialize_message(serialize_message(message), type(message))
         problems = differences(message, received)
@@ -137,6 +139,7 @@ class DecodeFuzzer:
                               f"decode of its valid encoding: {problems}")
         self.stats.published += 1
         self.stats.per_codec[codec_id] += 1
+        self.stats.from_noise[codec_id] += from_noise
         pool = self.pool[codec_id]
         if len(pool) < 64:
             pool.append(received)
@@ -164,7 +167,7 @@ class DecodeFuzzer:
                 packet = self.mutate(built[0])
         codecs = self.open if self.random.random() < 0.5 else self.codecs
         for codec_id, message in self.decode(packet, codecs).messages:
-            self.check_published(codec_id, message)
+            self.check_published(codec_id, message, from_noise=True)
 
     def run(self, packets: int) -> FuzzStats:
         for _ in range(packets):
