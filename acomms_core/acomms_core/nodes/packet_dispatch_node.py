@@ -19,7 +19,7 @@ import threading
 
 from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.lifecycle import TransitionCallbackReturn
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Header
 
 from acomms_core.codecs import CodecConfigError
@@ -44,9 +44,10 @@ PARAMETERS = CODEC_CONFIG_PARAMETERS
 COUNTERS = ("packets_received", "packets_unmatched", "messages_published", "unknown_ids",
             "checksum_failures", "invalid_bytes", "decode_errors", "no_publish_topic",
             "packets_lost_on_arrival")
-# packet_rx history: packets arrive seconds apart, but a burst (a replay, a flood) must queue
-# rather than be lost; what the middleware still loses is counted (packets_lost_on_arrival).
-PACKET_RX_DEPTH = 100
+# packet_rx: packets arrive seconds apart, but a burst (a replay, a flood) waits in the
+# middleware (KEEP_ALL) rather than being overwritten unseen; what the middleware reports lost
+# (message_lost) is counted as packets_lost_on_arrival.
+PACKET_RX_QOS = QoSProfile(history=HistoryPolicy.KEEP_ALL, reliability=ReliabilityPolicy.RELIABLE)
 
 
 class PacketDispatchNode(ManagedNode):
@@ -89,20 +90,18 @@ class PacketDispatchNode(ManagedNode):
     def on_activate(self, state) -> TransitionCallbackReturn:
         try:
             self.activated.subscription(
-                ReceivedPacket, "packet_rx", self.on_packet_rx,
-                QoSProfile(depth=PACKET_RX_DEPTH, reliability=ReliabilityPolicy.RELIABLE),
+                ReceivedPacket, "packet_rx", self.on_packet_rx, PACKET_RX_QOS,
                 event_callbacks=SubscriptionEventCallbacks(message_lost=self._on_packet_lost))
-        except Exception as exc:
-            self.get_logger().error(f"activate refused: {type(exc).__name__}: {exc}")
-            self.activated.release()
-            return TransitionCallbackReturn.FAILURE
+        except Exception as exc:  # e.g. QoS the middleware refuses
+            return self.activate_failed(exc)
         return super().on_activate(state)
 
     def _on_packet_lost(self, info) -> None:
         with self._dispatch_lock:
-            self._problem("packets_lost_on_arrival", f"{info.total_count_change} packets lost "
-                                                     "before dispatch took them")
-            self.counts["packets_lost_on_arrival"] += info.total_count_change - 1
+            self.counts["packets_lost_on_arrival"] += info.total_count_change
+            self.last_error = (f"{info.total_count_change} packets lost before dispatch took "
+                               "them")
+            self.get_logger().warning(self.last_error, throttle_duration_sec=2.0)
 
     def on_release(self) -> None:
         """Drop references to what configure made (ManagedNode releases the entities)."""

@@ -298,3 +298,9 @@ class ManagedNode(LifecycleNode):
 
     def on_release(self) -> None:
         """Hook: the node's own clean-up between releasing `activated` and `configured`."""
+
+    def activate_failed(self, exc: Exception) -> TransitionCallbackReturn:
+        """For on_activate's `except`: log the reason, release what activate made, FAILURE."""
+        self.get_logger().error(f"activate refused: {type(exc).__name__}: {exc}")
+        self.activated.release()
+        return TransitionCallbackReturn.FAILURE
