@@ -222,6 +222,16 @@ def _string_checker(slot_type) -> Checker:
 
 
 def _basic_checker(typename: str) -> Checker:
+    if typename == "char":
+        integer = range_checker(*INTEGER_RANGES["char"], "char range")
+
+        def check_char(value) -> None:
+            if isinstance(value, str):
+                if len(value) != 1 or ord(value) > 255:
+                    raise OutOfBounds(f"{value!r} is not one 8-bit character")
+                return
+            integer(value)
+        return check_char
     if typename in INTEGER_RANGES:
         low, high = INTEGER_RANGES[typename]
         return range_checker(low, high, f"{typename} range")
