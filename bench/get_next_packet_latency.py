@@ -1,6 +1,6 @@
 """get_next_packet_data latency with 50 topics x 100 queued messages.
 
-A MessageQueueNode (the real node, its main's MultiThreadedExecutor) runs in its own process
+A MessageQueueNode (the real node, on its main's executor) runs in its own process
 with 50 queues (mixed priorities, fifo and lifo, std_msgs/Header with a tuned codec); a publisher
 fills each with 100 messages; then a client process (the MAC's role) calls
 get_next_packet_data repeatedly and times each call end to end (request -> response through DDS).
@@ -51,16 +51,15 @@ def _percentile(values, fraction):
 
 def role_queue(config: str) -> None:
     import rclpy
-    from rclpy.executors import MultiThreadedExecutor
     from rclpy.parameter import Parameter
 
-    from acomms_core.nodes.message_queue_node import MessageQueueNode
+    from acomms_core.nodes.message_queue_node import MessageQueueNode, make_executor
 
     rclpy.init()
     node = MessageQueueNode(parameter_overrides=[Parameter("codec_config_file", value=config)])
     node.trigger_configure()
     node.trigger_activate()
-    executor = MultiThreadedExecutor()
+    executor = make_executor()
     executor.add_node(node)
     threading.Thread(target=executor.spin, daemon=True).start()
     # Report when full, then serve until the benchmark closes stdin.

@@ -111,14 +111,15 @@ def message_to_dict(value):
     return value
 
 
-def _compare(expected, actual, tolerances, path, problems):
+def _compare(expected, actual, tolerances, path, problems, relative=1e-9):
     if isinstance(expected, dict):
         if set(expected) == {"sec", "nanosec"}:
             expected = expected["sec"] + expected["nanosec"] * 1e-9
             actual = actual["sec"] + actual["nanosec"] * 1e-9
         else:
             for key in expected:
-                _compare(expected[key], actual.get(key), tolerances, f"{path}.{key}", problems)
+                _compare(expected[key], actual.get(key), tolerances, f"{path}.{key}", problems,
+                         relative)
             return
     if isinstance(expected, (list, tuple, bytes)) and not isinstance(expected, str):
         expected, actual = list(expected), list(actual or [])
@@ -126,20 +127,24 @@ def _compare(expected, actual, tolerances, path, problems):
             problems.append(f"{path}: {len(actual)} elements, expected {len(expected)}")
             return
         for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
-            _compare(e, a, tolerances, f"{path}[{i}]", problems)
+            _compare(e, a, tolerances, f"{path}[{i}]", problems, relative)
         return
     if isinstance(expected, float) or isinstance(actual, float):
+        if math.isnan(expected) and math.isnan(actual):
+            return
         name = path.split(".")[-1].split("[")[0]
-        tolerance = tolerances.get(name, 1e-9 * max(1.0, abs(expected)))
-        if not math.isclose(expected, actual, abs_tol=tolerance, rel_tol=0):
+        tolerance = tolerances.get(name, 0.0) + relative * max(1.0, abs(expected))
+        if not (expected == actual
+                or math.isclose(expected, actual, abs_tol=tolerance, rel_tol=0)):
             problems.append(f"{path}: {actual!r} != {expected!r} (tolerance {tolerance})")
     elif expected != actual:
         problems.append(f"{path}: {actual!r} != {expected!r}")
 
 
-def differences(expected, actual, tolerances=None) -> list[str]:
-    """Field-by-field differences beyond the per-field tolerance (empty list: equal)."""
+def differences(expected, actual, tolerances=None, relative=1e-9) -> list[str]:
+    """Field-by-field differences beyond the per-field (absolute) tolerance plus `relative` times
+    the value (empty list: equal; NaN equals NaN)."""
     problems: list[str] = []
     _compare(message_to_dict(expected), message_to_dict(actual), tolerances or {},
-             "", problems)
+             "", problems, relative)
     return problems

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from std_msgs.msg import String, UInt8
+from std_msgs.msg import String, UInt8, UInt8MultiArray
 
 from acomms_core.codecs import RosPacketCodec, parse_codec_config
 from acomms_core.queue.message_queue import MessageQueues, PacketRequest
@@ -128,9 +128,14 @@ def test_message_that_can_never_fit_is_refused_on_arrival():
 
 
 def test_encode_failure_is_counted():
-    queues = MessageQueues(_config(_string(1, "text")))
-    assert queues.add("text", String(data="caf\u00e9"), 0.0) == "encode_failures"
-    assert queues.counts.encode_failures == 1
+    # A value the codec cannot encode (issue 12: non-ASCII is no longer one, it is sent as '?').
+    queues = MessageQueues(_config(_string(1, "text"), {
+        "id": 2, "ros_type": "std_msgs/UInt8MultiArray", "subscribe_topic": "three",
+        "fields": {"data": {"codec": "fixed_len_array", "element_type": "uint8", "length": 3}}}))
+    assert queues.add("three", UInt8MultiArray(data=[1, 2]), 0.0) == "encode_failures"
+    assert queues.counts.encode_failures == 1 and "fixed_len_array" in queues.counts.last_error
+    assert queues.add("text", String(data="caf\u00e9"), 0.0) == "queued"
+    assert queues.counts.encode_failures == 1 and queues.counts.non_ascii_replaced == 1
 
 
 def test_status_snapshot():

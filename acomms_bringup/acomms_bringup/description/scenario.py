@@ -98,6 +98,7 @@ from typing import Any
 
 import yaml
 
+from acomms_core.codecs.config_yaml import CodecYamlError, read_codec_yaml
 from acomms_core.mac.policy import split_reason
 from acomms_core.mac.registry import MAC_KINDS
 from acomms_core.ros.parameter_spec import check_values, spec_table
@@ -807,11 +808,12 @@ def _check_parameter_value(ctx: _Context, path: str, value: Any) -> None:
 
 
 def _check_codec_config(ctx: _Context, path: str, codec_config: pathlib.Path) -> list:
-    """Cheap shape check (a YAML list of packet codecs); the codec loader does the rest."""
+    """Cheap shape check (a YAML list of packet codecs) of the file as the nodes read it (the
+    codec loader's own reader: includes, duplicate keys); the codec loader does the rest."""
     try:
-        data = yaml.safe_load(codec_config.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise ctx.error(path, f"codec config {codec_config} is not readable YAML: {exc}") from None
+        data = read_codec_yaml(str(codec_config))
+    except CodecYamlError as exc:
+        raise ctx.error(path, f"codec config {codec_config}: {exc}") from None
     if not isinstance(data, list) or not data or not all(isinstance(p, dict) for p in data):
         raise ctx.error(path, f"codec config {codec_config} must be a non-empty YAML list of "
                               "packet codecs")

@@ -31,10 +31,15 @@ The file is a list of packet codecs:
           ttl_seconds: 60      # acomms extension: queued messages expire (0/omitted: never)
           checksum: crc8       # acomms extension: crc8 | crc32 appended to the message
           accept_src: [1, 2]   # acomms extension: dispatch publishes only from these sources
+          on_out_of_range: clamp  # acomms extension: clamp (ltcodecs: clamp numbers, truncate
+                               # strings/arrays) | refuse (the message is an encode failure)
           fields: {x: {codec: float, min_value: -100, max_value: 100, precision: 1}}
 
-`!include`-style tags of rospy_yaml_include resolve relative to the file's directory. Keys we do
-not know are kept and reported as warnings, so a config written for ros_acomms loads as it is.
+The file is read by `config_yaml.read_codec_yaml`: duplicate keys refused; `!include`-style tags
+of rospy_yaml_include resolve relative to the including file and must stay inside the config's
+directory tree (parameter `codec_include_paths` adds trees); environment substitution only with
+`codec_allow_env_substitution`. Topic names must be valid ROS names. Keys we do not know are
+kept and reported as warnings, so a config written for ros_acomms loads as it is.
 A bad config raises CodecConfigError naming the file, the packet codec, the message codec and the
 field.
 """
@@ -43,9 +48,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 
-import yaml
-
+from acomms_core.codecs.config_yaml import CodecYamlError, read_codec_yaml
 from acomms_core.codecs.message_codec import CodecBuildError, MessageCodec
 from acomms_core.codecs.packet_codec import PacketCodec
 from acomms_core.codecs.registry import (
@@ -64,7 +69,36 @@ PACKET_KEYS = {"codec_name", "match_src", "match_dest", "except_src", "except_de
 MESSAGE_KEYS = {"id", "message_codec", "subscribe_topic", "publish_topic", "ros_type",
                 "default_dest", "queue_order", "queue_maxsize", "is_active",
                 "allow_fragmentation", "priority", "tags", "fields", "ttl_seconds", "checksum",
-                "dynamic_queue_service", "dynamic_update_topic", "accept_src"}
+                "dynamic_queue_service", "dynamic_update_topic", "on_out_of_range",
+                "accept_src"}
+
+# Largest queue_maxsize (the queue node's subscription history is as deep as its queue).
+MAX_QUEUE_MAXSIZE = 100_000
+_TOPIC_TOKEN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def topic_name_problem(topic: str) -> str | None:
+    """Why topic is not a valid ROS 2 topic name (rcl's rules, after '{src}', '{name}' and
+    rcl's own substitutions are expanded), or None. Relative and '~/' names are valid."""
+    name = topic
+    for substitution in ("{src}", "{name}", "{node}", "{ns}", "{namespace}"):
+        name = name.replace(substitution, "x")
+    if not name:
+        return "is empty"
+    if name == "~":
+        return None
+    if name.endswith("/"):
+        return "ends with '/'"
+    if "~" in name[1:] or (name.startswith("~") and name != "~" and name[1] != "/"):
+        return "uses '~' other than as a leading '~/'"
+    tokens = name.lstrip("~").lstrip("/").split("/")
+    for token in tokens:
+        if not token:
+            return "holds an empty token ('//')"
+        if not _TOPIC_TOKEN.match(token):
+            return (f"token '{token}' must start with a letter or '_' and hold only letters, "
+                    "digits and '_'")
+    return None
 
 
 # The parameters of every node that reads a codec config (message_queue_node,
@@ -76,6 +110,11 @@ CODEC_CONFIG_PARAMETERS = (
     ParameterSpec("custom_packet_codec_paths", "", "Python files, directories (every "
                   "*_packet_codec.py) or module names that register packet codecs, one string "
                   "or a list (as in ros_acomms); loaded at configure", dynamic_typing=True),
+    ParameterSpec("codec_include_paths", [""], "Directories whose files the codec config's "
+                  "!include tags may read besides the config file's own directory tree",
+                  parameter_type="string_array"),
+    ParameterSpec("codec_allow_env_substitution", False, "Allow !variable_substitute / "
+                  "!variable_include (environment variables) in the codec config"),
 )
 
 
@@ -91,7 +130,10 @@ def check_codec_config_parameters(values: dict) -> str | None:
 def codec_config_from_parameters(values: dict) -> CodecConfig:
     """The codec config CODEC_CONFIG_PARAMETERS' values name; CodecConfigError with the reason."""
     return load_codec_config(values["codec_config_file"],
-                             values.get("custom_packet_codec_paths"))
+                             values.get("custom_packet_codec_paths"),
+                             include_paths=values.get("codec_include_paths") or (),
+                             allow_env_substitution=bool(
+                                 values.get("codec_allow_env_substitution")))
 
 
 class CodecConfigError(ValueError):
@@ -185,40 +227,22 @@ def _expand(topic, src_names) -> list[str]:
     return [topic]
 
 
-def _yaml_loader(base_directory: str):
-    # libyaml's parser when PyYAML has it: every queue and dispatch node parses its codec
-    # config at configure, and the pure-Python parser made that most of their start-up time.
-    class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-        pass
-
-    try:
-        from rospy_yaml_include.yaml_include import RospyYamlInclude
-
-        from acomms_core.codecs import _ltcodecs  # noqa: F401  (sets ARMW_MIDDLEWARE first)
-
-        return RospyYamlInclude(loader=Loader, base_directory=base_directory).add_constructor()
-    except Exception:  # includes are optional; plain YAML still loads
-        return Loader
-
-
-def load_codec_config(path: str, custom_packet_codec_paths=()) -> CodecConfig:
+def load_codec_config(path: str, custom_packet_codec_paths=(), include_paths=(),
+                      allow_env_substitution: bool = False) -> CodecConfig:
     """Read and validate a codec config file; CodecConfigError says what and where.
 
     custom_packet_codec_paths: the node parameter (one string or a list; files, directories or
     module names, relative to the working directory), loaded before the config's packet codecs
-    are resolved.
+    are resolved. include_paths / allow_env_substitution: see `config_yaml.read_codec_yaml`.
     """
     if not path:
         raise CodecConfigError("no codec config file given (parameter codec_config_file)")
     try:
-        with open(path, encoding="utf-8") as stream:
-            data = yaml.load(stream, Loader=_yaml_loader(os.path.dirname(os.path.abspath(path))))
-    except OSError as exc:
-        raise CodecConfigError(f"{path}: cannot read codec config: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise CodecConfigError(f"{path}: not valid YAML: {exc}") from None
-    except Exception as exc:  # include errors
-        raise CodecConfigError(f"{path}: cannot load: {exc}") from None
+        data = read_codec_yaml(path, include_paths, allow_env_substitution)
+    except CodecYamlError as exc:
+        message = str(exc)
+        raise CodecConfigError(message if message.startswith(path) else
+                               f"{path}: {message}") from None
     return parse_codec_config(data, path, custom_packet_codec_paths)
 
 
@@ -373,7 +397,8 @@ def _parse_message_codec(params, where: str, index: int, warnings: list,
         return isinstance(v, int) and not isinstance(v, bool)
 
     order = check("queue_order", lambda v: v in ("fifo", "lifo"), "fifo or lifo", "fifo")
-    maxsize = check("queue_maxsize", lambda v: is_int(v) and v >= 1, "an integer >= 1", 10)
+    maxsize = check("queue_maxsize", lambda v: is_int(v) and 1 <= v <= MAX_QUEUE_MAXSIZE,
+                    f"an integer 1..{MAX_QUEUE_MAXSIZE}", 10)
     priority = check("priority", lambda v: is_int(v) and 0 <= v <= 32767,
                      "an integer 0..32767")
     dest = check("default_dest", lambda v: is_int(v) and -1 <= v <= 255, "an integer 0..255")
@@ -385,8 +410,12 @@ def _parse_message_codec(params, where: str, index: int, warnings: list,
     checksum = check("checksum", lambda v: v in ("crc8", "crc32"), "crc8 or crc32")
     for key in ("subscribe_topic", "publish_topic"):
         check(key, lambda v: isinstance(v, str) and v.strip(), "a non-empty topic name")
+        if params.get(key) is not None and topic_name_problem(params[key]):
+            raise CodecConfigError(f"{here}: '{key}' {params[key]!r} is not a valid ROS topic "
+                                   f"name: {topic_name_problem(params[key])}")
     try:
-        codec = MessageCodec(ros_type, params.get("fields"), checksum=checksum)
+        codec = MessageCodec(ros_type, params.get("fields"), checksum=checksum,
+                             on_out_of_range=params.get("on_out_of_range", "clamp"))
     except CodecBuildError as exc:
         raise CodecConfigError(f"{here}: {exc}") from None
     return MessageCodecConfig(

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import array
 import inspect
+import threading
 
 import numpy as np
 from bitstring import BitArray, Bits, ConstBitStream
@@ -39,6 +40,13 @@ from acomms_core.codecs._ltcodecs import (
     MultipleFieldCodec,
     ltcodecs,
 )
+from acomms_core.codecs.field_bounds import (
+    FIELD_CODEC_OVERRIDES,
+    OutOfBounds,
+    codec_checker,
+    ros_value_checker,
+    target_checkers,
+)
 from acomms_core.codecs.ros_types import (
     UnknownRosType,
     default_field_params,
@@ -52,6 +60,11 @@ CHECKSUM_BITS = {"crc8": 8, "crc32": 32}
 MESSAGE_CODEC_NAMES = ("msg", "ros_msg")
 ARRAY_CODEC_NAMES = ("fixed_len_array", "variable_len_array", "variable_len_array_optional")
 TIME_CODEC_NAMES = ("time", "rostime")
+# What the encoder does with a value outside its field codec's bounds: ltcodecs' behaviour
+# (clamp numbers, truncate strings and arrays) or refuse the message (EncodeError).
+ON_OUT_OF_RANGE = ("clamp", "refuse")
+NON_ASCII_REPLACEMENT = "?"
+_encode_notes = threading.local()   # per-thread tallies of the message being encoded
 
 
 class CodecBuildError(ValueError):
@@ -109,17 +122,33 @@ def _prepare_generic(value):
     return value
 
 
+def ascii_only(text: str) -> str:
+    """text with every non-ASCII character replaced by '?', tallied for the message's encode."""
+    if text.isascii():
+        return text
+    replaced = sum(1 for c in text if not c.isascii())
+    _encode_notes.non_ascii_replaced = getattr(_encode_notes, "non_ascii_replaced", 0) + replaced
+    return "".join(c if c.isascii() else NON_ASCII_REPLACEMENT for c in text)
+
+
 def _make_prepare(codec):
     bytes_like = isinstance(codec, (ltcodecs.BytesCodec, ltcodecs.LzmaCodec))
     string_like = isinstance(codec, (ltcodecs.AsciiStringCodec, ltcodecs.StringEnumCodec))
+    ascii_codec = isinstance(codec, ltcodecs.AsciiStringCodec)
+    ascii_elements = isinstance(getattr(codec, "element_field_codec", None),
+                                ltcodecs.AsciiStringCodec)
 
     def prepare(value):
         if isinstance(value, bytes) and not bytes_like:
             if string_like:
-                return value.decode("ascii", "replace")
-            if len(value) == 1:
+                value = value.decode("ascii", "replace")
+            elif len(value) == 1:
                 return value[0]  # octet scalar
+        if ascii_codec and isinstance(value, str):
+            return ascii_only(value)
         value = _prepare_generic(value)
+        if ascii_elements and isinstance(value, list):
+            return [ascii_only(v) if isinstance(v, str) else v for v in value]
         if bytes_like:
             if isinstance(value, str):
                 return value.encode("latin-1")
@@ -144,8 +173,26 @@ def _time_parts(value):
     return total_ns // 1_000_000_000, total_ns % 1_000_000_000
 
 
-def _make_convert(slot_type):
-    """A function that turns a decoded value into what the rclpy field setter accepts."""
+def _make_convert(slot_type, convert=None):
+    """A function that turns a decoded value into what the rclpy field setter accepts, refusing
+    (OutOfBounds) what the field's ROS type cannot hold (ints wider than the field, ...)."""
+    if slot_type is None:
+        return lambda value: value
+    convert = convert or _make_raw_convert(slot_type)
+    is_time = (isinstance(slot_type, NamespacedType)
+               and set(namespaced_class(slot_type).get_fields_and_field_types())
+               == {"sec", "nanosec"})
+    check = ros_value_checker(slot_type, is_time=is_time)
+
+    def checked(value):
+        converted = convert(value)
+        check(converted)
+        return converted
+
+    return checked
+
+
+def _make_raw_convert(slot_type):
     if slot_type is None:
         return lambda value: value
     if isinstance(slot_type, BasicType):
@@ -155,7 +202,7 @@ def _make_convert(slot_type):
         if name in ("float", "double"):
             return float
         if name == "octet":
-            return lambda v: v if isinstance(v, bytes) else bytes([_to_int(v) & 0xFF])
+            return lambda v: v if isinstance(v, bytes) else bytes([_to_int(v)])
         if name in ("char", "wchar"):
             return lambda v: chr(v) if isinstance(v, int) and name == "wchar" else v
         return _to_int
@@ -174,7 +221,7 @@ def _make_convert(slot_type):
             return to_time
         return lambda v: v
     if isinstance(slot_type, AbstractNestedType):
-        element = _make_convert(slot_type.value_type)
+        element = _make_raw_convert(slot_type.value_type)
         is_bytes_field = (isinstance(slot_type.value_type, BasicType)
                           and slot_type.value_type.typename == "uint8")
 
@@ -190,26 +237,64 @@ def _make_convert(slot_type):
 # ---------------------------------------------------------------------------------------------
 # Fields of a message codec.
 
-class _LeafField:
-    """A field encoded by one ltcodecs FieldCodec (also arrays of messages, via an adapter)."""
+def _checked(name: str, check, value):
+    """check(value) with an OutOfBounds turned into a DecodeError naming the field."""
+    try:
+        check(value)
+    except OutOfBounds as exc:
+        raise DecodeError(f"field '{name}': {exc}", position_known=exc.framing_intact) from None
+    return value
 
-    def __init__(self, name, codec, slot_type, convert=None):
+
+def _read(name: str, decode, stream):
+    """decode(stream), with an OutOfBounds of a bounded decoder (lzma, BCD) as a DecodeError."""
+    try:
+        return decode(stream)
+    except OutOfBounds as exc:
+        raise DecodeError(f"field '{name}': {exc}", position_known=exc.framing_intact) from None
+
+
+def _refuse_on_encode(name: str, check, value) -> None:
+    try:
+        check(value)
+    except OutOfBounds as exc:
+        raise EncodeError(f"field '{name}': {exc}") from None
+
+
+class _LeafField:
+    """A field encoded by one ltcodecs FieldCodec (also arrays of messages, via an adapter).
+
+    Decoded values are checked against the codec's bounds (`field_bounds.codec_checker`);
+    `refuse` (on_out_of_range: refuse) applies the same check before encoding. A fixed_len_array
+    refuses a value with another element count (ltcodecs would encode fewer elements)."""
+
+    def __init__(self, name, codec, slot_type, convert=None, refuse=False):
         self.name = name
         self.codec = codec
         self.has_slot = slot_type is not None
         self.needs_value = getattr(codec, "requires_encode_value", True)
         self.prepare = _make_prepare(codec)
-        self.convert = convert or _make_convert(slot_type)
+        self.convert = _make_convert(slot_type, convert)
+        self.check = codec_checker(codec)
+        self.refuse = refuse
+        self.fixed_count = (codec.length if isinstance(codec, ltcodecs.FixedLenArrayCodec)
+                            else None)
         self.min_bits = _length_bits(codec, "min_length_bits")
         self.max_bits = _length_bits(codec, "max_length_bits")
 
     def encode(self, msg, message_dict):
         value = self.prepare(getattr(msg, self.name)) if self.needs_value else None
+        if self.fixed_count is not None and len(value) != self.fixed_count:
+            raise EncodeError(f"field '{self.name}': {len(value)} elements, fixed_len_array "
+                              f"length is {self.fixed_count}")
+        if self.refuse:
+            _refuse_on_encode(self.name, self.check, value)
         bits, _ = self.codec.encode(value)
         return bits
 
     def decode(self, stream, packet, out):
-        out[self.name] = self.codec.decode(stream)
+        out[self.name] = _checked(self.name, self.check,
+                                  _read(self.name, self.codec.decode, stream))
 
     def assign(self, msg, raw):
         if self.has_slot and self.name in raw and raw[self.name] is not None:
@@ -219,22 +304,34 @@ class _LeafField:
 class _MultiField:
     """An ltcodecs MultipleFieldCodec (optional, variable_len_bit_array, ...): sets extra fields."""
 
-    def __init__(self, name, codec, slot_type, slot_types):
+    def __init__(self, name, codec, slot_type, slot_types, refuse=False):
         self.name = name
         self.codec = codec
         self.prepare = _make_prepare(codec)
         self.converts = {n: _make_convert(t) for n, t in slot_types.items()}
+        self.check = codec_checker(codec)
+        self.target_checks = target_checkers(codec)
+        self.refuse = refuse
         self.min_bits = _length_bits(codec, "min_length_bits")
         self.max_bits = _length_bits(codec, "max_length_bits")
 
     def encode(self, msg, message_dict):
-        bits, _, _ = self.codec.encode_multiple(self.prepare(getattr(msg, self.name)),
-                                                message_dict(msg))
+        value = self.prepare(getattr(msg, self.name))
+        values = message_dict(msg)
+        if self.refuse:
+            _refuse_on_encode(self.name, self.check, value)
+            for target, check in self.target_checks.items():
+                if target in values:
+                    _refuse_on_encode(target, check, values[target])
+        bits, _, _ = self.codec.encode_multiple(value, values)
         return bits
 
     def decode(self, stream, packet, out):
         value, extras = self.codec.decode_multiple(stream)
-        out[self.name] = value
+        out[self.name] = _checked(self.name, self.check, value)
+        for target, target_value in extras.items():
+            if target in self.target_checks:
+                _checked(target, self.target_checks[target], target_value)
         out.update(extras)
 
     def assign(self, msg, raw):
@@ -348,8 +445,9 @@ def _check_codec_params(codec_name: str, params: dict, path: str, what: str = ""
 
 
 def _construct(codec_name: str, params: dict, path: str):
+    cls = FIELD_CODEC_OVERRIDES.get(codec_name, FIELD_CODEC_CLASSES[codec_name])
     try:
-        return FIELD_CODEC_CLASSES[codec_name](**params)
+        return cls(**params)
     except CodecBuildError:
         raise
     except Exception as exc:  # ltcodecs raises TypeError/ValueError/KeyError/ZeroDivision...
@@ -357,11 +455,27 @@ def _construct(codec_name: str, params: dict, path: str):
                                     f"{type(exc).__name__}: {exc}") from None
 
 
+def _names_latitude(field_name: str) -> bool:
+    """ccl_latlon's bound without lat_not_lon: ±90 for a field named like a latitude."""
+    name = field_name.lower()
+    return "lat" in name and "lon" not in name
+
+
+def _slot_name(slot_type) -> str:
+    return getattr(slot_type, "typename", None) or type(slot_type).__name__
+
+
 class MessageCodec:
-    """Encode/decode one rclpy message type with a ros_acomms field config (or defaults)."""
+    """Encode/decode one rclpy message type with a ros_acomms field config (or defaults).
+
+    Every decoded value is checked against its field codec's bounds and its ROS field type
+    (`field_bounds`); a violation is a DecodeError (position_known when the framing around it
+    is intact), never a published value. on_out_of_range: 'clamp' (ltcodecs' encoding: values
+    clamped, strings and arrays truncated) or 'refuse' (EncodeError instead).
+    """
 
     def __init__(self, ros_type, fields: dict | None = None, checksum: str | None = None,
-                 _path: str = ""):
+                 _path: str = "", on_out_of_range: str = "clamp"):
         try:
             self.msg_class = resolve_message_class(ros_type)
         except UnknownRosType as exc:
@@ -371,6 +485,11 @@ class MessageCodec:
             raise CodecBuildError(_path, f"checksum must be one of {sorted(CHECKSUM_BITS)}, "
                                          f"got {checksum!r}")
         self.checksum = checksum
+        if on_out_of_range not in ON_OUT_OF_RANGE:
+            raise CodecBuildError(_path, f"on_out_of_range must be one of "
+                                         f"{', '.join(ON_OUT_OF_RANGE)}, got {on_out_of_range!r}")
+        self.on_out_of_range = on_out_of_range
+        self.refuse = on_out_of_range == "refuse"
         self.slot_types = message_fields(self.msg_class)
         if fields is not None and not isinstance(fields, dict):
             raise CodecBuildError(_path, f"'fields' must be a mapping, got {type(fields).__name__}")
@@ -413,11 +532,12 @@ class MessageCodec:
             element = (codec.array_codec if codec_name == "variable_len_array_optional"
                        else codec).element_field_codec.codec
             if codec_name == "variable_len_array_optional":
-                field = _MultiField(name, codec, slot_type, self.slot_types)
+                field = _MultiField(name, codec, slot_type, self.slot_types, self.refuse)
                 field.converts[name] = lambda raw: [element.build(v) for v in raw]
                 return field
             return _LeafField(name, codec, slot_type,
-                              convert=lambda raw: [element.build(v) for v in raw])
+                              convert=lambda raw: [element.build(v) for v in raw],
+                              refuse=self.refuse)
         if codec_name in ARRAY_CODEC_NAMES:
             element_type = params.get("element_type")
             element_params = dict(params.get("element_params") or {})
@@ -432,9 +552,11 @@ class MessageCodec:
                     _check_codec_params(target_params["codec"], target_params,
                                         f"{path}.{target}")
         codec = _construct(codec_name, params, path)
+        if codec_name == "ccl_latlon":  # the codec cannot tell; the bound check needs to
+            codec.lat_not_lon = bool(params.get("lat_not_lon", _names_latitude(name)))
         if isinstance(codec, MultipleFieldCodec):
-            return _MultiField(name, codec, slot_type, self.slot_types)
-        return _LeafField(name, codec, slot_type)
+            return _MultiField(name, codec, slot_type, self.slot_types, self.refuse)
+        return _LeafField(name, codec, slot_type, refuse=self.refuse)
 
     def _nested_codec(self, params, slot_type, path) -> MessageCodec:
         element_slot = slot_type
@@ -454,7 +576,11 @@ class MessageCodec:
             cls = namespaced_class(element_slot)
         else:
             raise CodecBuildError(path, "codec 'msg' needs a message-typed field or a 'ros_type'")
-        return MessageCodec(cls, params.get("fields"), _path=path)
+        if element_slot is not None and not isinstance(element_slot, NamespacedType):
+            raise CodecBuildError(path, f"codec 'msg' on a field of type {_slot_name(slot_type)}, "
+                                        "which is not a message")
+        return MessageCodec(cls, params.get("fields"), _path=path,
+                            on_out_of_range=self.on_out_of_range)
 
     @staticmethod
     def _is_message_element(params, slot_type) -> bool:
@@ -510,16 +636,20 @@ class MessageCodec:
         return bits
 
     def encode(self, msg) -> tuple[BitArray, dict | None]:
-        """(bits including checksum, metadata); metadata {'dest': n} when a field sets the dest."""
+        """(bits including checksum, metadata); metadata {'dest': n} when a field sets the dest,
+        {'non_ascii_replaced': n} when n non-ASCII characters were sent as '?'."""
         if not isinstance(msg, self.msg_class):
             raise EncodeError(f"expected {self.type_name}, got {type(msg).__name__}")
+        _encode_notes.non_ascii_replaced = 0
         bits = self.encode_body(msg)
         if self.checksum:
             bits.append(Bits(uint=checksum_of(self.checksum, bits), length=self.checksum_bits))
-        metadata = None
+        metadata = {}
         if self.dest_field is not None:
-            metadata = {"dest": int(getattr(msg, self.dest_field))}
-        return bits, metadata
+            metadata["dest"] = int(getattr(msg, self.dest_field))
+        if _encode_notes.non_ascii_replaced:
+            metadata["non_ascii_replaced"] = _encode_notes.non_ascii_replaced
+        return bits, metadata or None
 
     # -- decode -----------------------------------------------------------------------------------
     def decode_values(self, stream: ConstBitStream, packet=None) -> dict:
@@ -549,6 +679,8 @@ class MessageCodec:
             if self.checksum:
                 body = stream[start:stream.pos]
                 received = stream.read(f"uint:{self.checksum_bits}")
+        except DecodeError:
+            raise
         except Exception as exc:
             raise DecodeError(f"{self.type_name}: bits end or are invalid "
                               f"({type(exc).__name__}: {exc})") from None

@@ -1,12 +1,19 @@
 """Resolve ROS type names of a codec config to rclpy message classes and describe their fields.
 
 Accepts ROS 1 names (`pkg/Msg`, as in ros_acomms configs) and ROS 2 names (`pkg/msg/Msg`), plus
-service halves (`pkg/srv/Svc_Request`, or ROS 1 style `pkg/SvcRequest`).
+service halves (`pkg/srv/Svc_Request`, or ROS 1 style `pkg/SvcRequest`). Only installed ROS
+interface packages are imported (a package whose directory holds rosidl's generated type
+support), so a config cannot make a node import an arbitrary module.
 """
 
 from __future__ import annotations
 
+import functools
+import glob
 import importlib
+import importlib.util
+import os
+import re
 
 from rosidl_parser.definition import (
     AbstractNestedType,
@@ -22,6 +29,23 @@ from rosidl_parser.definition import (
 
 class UnknownRosType(ValueError):
     """A type name that does not name an importable ROS 2 message class."""
+
+
+_IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+
+
+@functools.lru_cache(maxsize=256)
+def is_interface_package(pkg: str) -> bool:
+    """Whether pkg is an installed ROS interface package, found without importing it."""
+    if not _IDENTIFIER.match(pkg):
+        return False
+    try:
+        spec = importlib.util.find_spec(pkg)   # a top-level name: located, not executed
+    except (ImportError, ValueError):
+        return False
+    locations = (spec.submodule_search_locations or []) if spec is not None else []
+    return any(glob.glob(os.path.join(glob.escape(location), f"{pkg}_s__rosidl_typesupport_c*"))
+               for location in locations)
 
 
 def normalize_type_name(type_name: str) -> str:
@@ -41,6 +65,11 @@ def resolve_message_class(type_name) -> type:
     parts = type_name.strip().split("/")
     pkg, name = parts[0], parts[-1]
     kind = parts[1] if len(parts) == 3 else "msg"
+    if not _IDENTIFIER.match(name) or kind not in ("msg", "srv"):
+        raise UnknownRosType(f"'{type_name}' is not a ROS type name (pkg/Msg or pkg/msg/Msg)")
+    if not is_interface_package(pkg):
+        raise UnknownRosType(f"unknown ROS type '{type_name}': '{pkg}' is not an installed ROS "
+                             "interface package")
     candidates = []
     if kind == "msg":
         candidates.append((f"{pkg}.msg", name, None))

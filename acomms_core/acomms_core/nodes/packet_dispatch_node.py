@@ -20,8 +20,9 @@ from __future__ import annotations
 import sys
 import threading
 
+from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.lifecycle import TransitionCallbackReturn
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Header
 
 from acomms_core.codecs import CodecConfigError
@@ -51,12 +52,18 @@ from acomms_interfaces.msg import DispatchStatus, ReceivedPacket
 PARAMETERS = CODEC_CONFIG_PARAMETERS + SECURITY_PARAMETERS
 
 COUNTERS = ("packets_received", "packets_unmatched", "messages_published", "unknown_ids",
-            "checksum_failures", "invalid_bytes", "decode_errors",
-            "no_publish_topic") + SECURITY_COUNTERS
+            "checksum_failures", "invalid_bytes", "decode_errors", "no_publish_topic",
+            "packets_lost_on_arrival") + SECURITY_COUNTERS
+# packet_rx: packets arrive seconds apart, but a burst (a replay, a flood) waits in the
+# middleware (KEEP_ALL) rather than being overwritten unseen; what the middleware reports lost
+# (message_lost) is counted as packets_lost_on_arrival.
+PACKET_RX_QOS = QoSProfile(history=HistoryPolicy.KEEP_ALL, reliability=ReliabilityPolicy.RELIABLE)
 
 
 class PacketDispatchNode(ManagedNode):
     """Lifecycle node: packet_rx -> decoded messages on their publish topics."""
+
+    EXECUTOR = "single"   # run_node: one thread; dispatch is serial (one lock) anyway
 
     def __init__(self, node_name: str = "packet_dispatch_node", **kwargs):
         super().__init__(node_name, **kwargs)
@@ -93,10 +100,20 @@ class PacketDispatchNode(ManagedNode):
         return TransitionCallbackReturn.SUCCESS
 
     def on_activate(self, state) -> TransitionCallbackReturn:
-        self.activated.subscription(
-            ReceivedPacket, "packet_rx", self.on_packet_rx,
-            QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE))
+        try:
+            self.activated.subscription(
+                ReceivedPacket, "packet_rx", self.on_packet_rx, PACKET_RX_QOS,
+                event_callbacks=SubscriptionEventCallbacks(message_lost=self._on_packet_lost))
+        except Exception as exc:  # e.g. QoS the middleware refuses
+            return self.activate_failed(exc)
         return super().on_activate(state)
+
+    def _on_packet_lost(self, info) -> None:
+        with self._dispatch_lock:
+            self.counts["packets_lost_on_arrival"] += info.total_count_change
+            self.last_error = (f"{info.total_count_change} packets lost before dispatch took "
+                               "them")
+            self.get_logger().warning(self.last_error, throttle_duration_sec=2.0)
 
     def on_release(self) -> None:
         """Drop references to what configure made (ManagedNode releases the entities)."""

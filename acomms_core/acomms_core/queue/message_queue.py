@@ -115,6 +115,8 @@ class QueueCounts:
     encode_failures: int = 0
     ignored_inactive: int = 0
     packet_requests: int = 0
+    non_ascii_replaced: int = 0     # characters sent as '?' by 7-bit string codecs
+    dropped_on_arrival: int = 0     # messages lost before the node took them (middleware)
     last_error: str = ""
 
 
@@ -272,9 +274,14 @@ class MessageQueues:
                 self._observe("refused", topic=topic, msg=msg, reason="encode_failures")
                 return self._fail("encode_failures", f"{topic}: cannot encode: {exc}")
         dest = queue.dest
-        if metadata and "dest" in metadata:
+        metadata = metadata or {}
+        if "dest" in metadata:
             dest = metadata["dest"]
         with self.lock:
+            if metadata.get("non_ascii_replaced"):
+                self.counts.non_ascii_replaced += metadata["non_ascii_replaced"]
+                self.counts.last_error = (f"{topic}: {metadata['non_ascii_replaced']} non-ASCII "
+                                          "characters sent as '?'")
             if self.never_fits(queue, len(bits)):
                 self._observe("refused", topic=topic, msg=msg, reason="rejected_too_large")
                 return self._fail("rejected_too_large",

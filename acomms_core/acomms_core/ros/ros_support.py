@@ -97,7 +97,9 @@ def parameter_values(node, names: Iterable[str]) -> dict[str, Any]:
 def run_node(node_factory: Callable[[], Any], args: list[str] | None = None) -> int:
     """Console-script body shared by every acomms node: init, spin, clean shutdown.
 
-    The node is spun by a MultiThreadedExecutor (services answered in parallel). A node whose
+    The node is spun by the executor its class names in `EXECUTOR` ("single": one thread, the
+    fastest for nodes whose callbacks are short, e.g. the queue and dispatch under a message
+    flood; default "multi": a MultiThreadedExecutor, services answered in parallel). A node whose
     initial parameters are refused (out of range, wrong type, or a validator's reason) exits with
     status 1 and the reason on stderr, not a traceback.
     """
@@ -105,7 +107,11 @@ def run_node(node_factory: Callable[[], Any], args: list[str] | None = None) -> 
 
     import rclpy
     from rclpy.exceptions import ParameterException
-    from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+    from rclpy.executors import (
+        ExternalShutdownException,
+        MultiThreadedExecutor,
+        SingleThreadedExecutor,
+    )
 
     rclpy.init(args=args)
     try:
@@ -115,7 +121,8 @@ def run_node(node_factory: Callable[[], Any], args: list[str] | None = None) -> 
             name = getattr(node_factory, "__name__", "node")
             print(f"{name}: refused parameters: {exc}", file=sys.stderr)
             return 1
-        executor = MultiThreadedExecutor()
+        single = getattr(node_factory, "EXECUTOR", "multi") == "single"
+        executor = SingleThreadedExecutor() if single else MultiThreadedExecutor()
         executor.add_node(node)
         try:
             executor.spin()
@@ -312,3 +319,9 @@ class ManagedNode(LifecycleNode):
 
     def on_release(self) -> None:
         """Hook: the node's own clean-up between releasing `activated` and `configured`."""
+
+    def activate_failed(self, exc: Exception) -> TransitionCallbackReturn:
+        """For on_activate's `except`: log the reason, release what activate made, FAILURE."""
+        self.get_logger().error(f"activate refused: {type(exc).__name__}: {exc}")
+        self.activated.release()
+        return TransitionCallbackReturn.FAILURE
