@@ -5,7 +5,6 @@ import os
 import shutil
 import signal
 import subprocess
-import time
 
 import pytest
 
@@ -27,11 +26,20 @@ def test_refused_parameters_exit_with_reason(command):
     assert "Traceback" not in result.stderr
 
 
+def wait_for_node(name: str, timeout_s: float) -> bool:
+    """True once a node called `name` is on this domain's graph (bounded wait)."""
+    from acomms_core.ros.testing import RosHarness
+
+    with RosHarness() as harness:
+        return harness.spin_until(lambda: name in harness.helper.get_node_names(), timeout_s)
+
+
 @NEEDS_INSTALL
 def test_sigint_stops_node_cleanly():
     process = subprocess.Popen(["message_queue_node"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
-    time.sleep(2.0)
+    # SIGINT once the node runs (under load its imports alone can take seconds)
+    assert wait_for_node("message_queue_node", 60.0) or process.poll() is not None
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 0, stderr

@@ -119,13 +119,13 @@ class MacNode(ManagedNode):
     def last_tick_time(self) -> float | None:
         """Node-clock time of the latest tick; a tick slept through because nothing could
         happen in it (see `_schedule_tick`) counts as done."""
-        last = self._last_tick_time
-        if last is None or self._wake_ns is None or self._grid is None:
+        last, wake_ns, grid = self._last_tick_time, self._wake_ns, self._grid  # read once: the
+        if last is None or wake_ns is None or grid is None:  # executor thread may clear them
             return last
         now_ns = self.get_clock().now().nanoseconds
-        if now_ns >= self._wake_ns:
+        if now_ns >= wake_ns:
             return last
-        return max(last, ns_to_seconds(self._grid.latest_at_or_before(now_ns)))
+        return max(last, ns_to_seconds(grid.latest_at_or_before(now_ns)))
 
     @last_tick_time.setter
     def last_tick_time(self, value: float | None) -> None:
