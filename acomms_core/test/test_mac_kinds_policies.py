@@ -77,7 +77,7 @@ def test_aloha_backoff_rate_matches_the_probability_and_prediction_agrees():
     assert abs(used / 3000 - 0.3) < 0.03  # binomial sigma 0.008
     assert p.counters["aloha_slots_backed_off"] == 3000 - used
     # The wake-up prediction skips exactly the backed-off slots.
-    decision = p.next_decision_time_s(0.1, None, 0.1)
+    decision = p.next_decision_time_s(6.5, None, 0.5)  # too late for slot 0
     first_used = next(k for k in range(1, 100) if p.aloha_draw_allows(10.0 * k))
     assert decision == pytest.approx(10.0 * first_used)
 
@@ -90,7 +90,7 @@ def test_carrier_sense_waits_quiet_time_plus_seeded_backoff():
     backoff = p.backoff_s
     assert 0.0 <= backoff <= 4.0 and p.ready_at() == pytest.approx(12.0 + backoff)
     assert p.next_action(11.9 + backoff, None) is None
-    assert p.next_action(12.0 + backoff, object()) is SEND_HELD
+    assert p.next_action(12.0 + backoff, p.config.frames) is SEND_HELD
     again = make(CarrierSensePolicy, sense_quiet_seconds=2.0, backoff_max_seconds=4.0,
                  random_seed=5)
     again.channel_heard(7, 10.0)
@@ -106,17 +106,19 @@ def test_carrier_sense_refuses_an_unknown_source():
 
 
 def test_polled_entries_rates_and_refusals():
-    p = make(PolledPolicy, poll_list="1:10, 2:5, 1:10:1", src=1, cycle_start_time=0,
+    p = make(PolledPolicy, poll_list="1:10, 2:6, 1:10:2", src=1, cycle_start_time=0,
              packet_length_seconds=-1.0)
     config = p.config
-    assert config.cycle_seconds == 25.0
+    assert config.cycle_seconds == 26.0
     assert [e.src for e in config.entries] == [1, 2, 1]
-    assert config.entries[2].frames.dataframe_rate == 1
+    assert config.entries[2].frames.dataframe_rate == 2
+    assert config.entries[2].frames.packet_duration_s == 6.5  # the entry's own rate
     assert p.next_action(12.0, None) is None  # src 2's entry
-    assert p.next_action(15.0, None).frames.dataframe_rate == 1
-    assert config.time_to_next_own(12.0) == 3.0
-    assert p.boundary_after(12.0) == 15.0
+    assert p.next_action(16.0, None).frames.dataframe_rate == 2
+    assert config.time_to_next_own(12.0) == 4.0
+    assert p.boundary_after(12.0) == 16.0
+    assert p.status(12.0)["current_src"] == 2 and not p.status(12.0)["we_are_active"]
     kind = mac_kind("polled")
-    for bad in ("", "1", "1:x", "300:5", "1:0.5"):
+    for bad in ("", "1", "1:x", "300:5", "1:0.5", "1:10:9"):
         reason = kind.check({"poll_list": bad})
         assert reason is not None and reason.startswith("poll_list: "), (bad, reason)

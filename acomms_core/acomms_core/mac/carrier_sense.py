@@ -17,7 +17,13 @@ from typing import Any
 
 from acomms_core.mac.policy import SEND_HELD, Action, RequestData, blame
 from acomms_core.mac.seeded_random import RANDOM_SEED_PARAMETER, seeded_uniform
-from acomms_core.mac.tdma import TDMA_PARAMETERS, TdmaPolicy, frames_from_values
+from acomms_core.mac.tdma import (
+    SOFTWARE_MUTE_PARAMETER,
+    TDMA_PARAMETERS,
+    SoftwareMute,
+    TdmaPolicy,
+    frames_from_values,
+)
 from acomms_core.mac.tdma_schedule import TIME_EPSILON, ScheduleError
 from acomms_core.modems.profile import FrameBudget, ModemProfile
 from acomms_core.modems.registry import modem_profile
@@ -39,7 +45,7 @@ CARRIER_SENSE_PARAMETERS = COMMON_PARAMETERS + (
     ParameterSpec("backoff_max_seconds", 4.0,
                   "Largest random backoff added after each arrival heard or packet sent, s",
                   0.0, 3600.0),
-    ParameterSpec("software_mute", False, "True: never transmit (applies at once)"),
+    SOFTWARE_MUTE_PARAMETER,
     ParameterSpec("sense_source", "cst",
                   "What the node hears the channel from: 'cst' (the modem's detections, real "
                   "or simulated) or 'reception_events' (the simulator's arrivals, exact times)",
@@ -75,15 +81,10 @@ def build_carrier_sense_config(values: Mapping[str, Any]) -> CarrierSenseConfig:
                               float(values["backoff_max_seconds"]), int(values["random_seed"]))
 
 
-class CarrierSensePolicy(TdmaPolicy):
+class CarrierSensePolicy(SoftwareMute, TdmaPolicy):
     """Listen before talk with seeded random backoff."""
 
     PARAMETERS = CARRIER_SENSE_PARAMETERS
-    IMMEDIATE_PARAMETERS = TdmaPolicy.IMMEDIATE_PARAMETERS | {"software_mute"}
-
-    def __init__(self, logger, counters=None):
-        self.software_mute = False
-        super().__init__(logger, counters)
 
     @classmethod
     def build_config(cls, values: Mapping[str, Any]):
@@ -95,13 +96,6 @@ class CarrierSensePolicy(TdmaPolicy):
         self.last_heard_src = -1
         self.attempt = 0
         self.backoff_s = 0.0
-
-    def apply_immediate(self, values: Mapping[str, Any]) -> None:
-        super().apply_immediate(values)
-        self.software_mute = bool(values["software_mute"])
-
-    def software_muted(self) -> bool:
-        return self.software_mute
 
     def boundary_after(self, now: float) -> float:
         return now  # no slots: a change applies at the next tick

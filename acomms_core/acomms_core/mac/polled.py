@@ -18,7 +18,7 @@ from typing import Any
 
 from acomms_core.mac.carrier_sense import COMMON_PARAMETERS, build_frames
 from acomms_core.mac.policy import SEND_HELD, Action, RequestData, blame
-from acomms_core.mac.tdma import TDMA_PARAMETERS, TdmaPolicy
+from acomms_core.mac.tdma import SOFTWARE_MUTE_PARAMETER, TDMA_PARAMETERS, SoftwareMute, TdmaPolicy
 from acomms_core.mac.tdma_schedule import (
     TIME_EPSILON,
     ScheduleError,
@@ -36,7 +36,7 @@ POLLED_PARAMETERS = COMMON_PARAMETERS + (
     ParameterSpec("src", 1, "This vehicle's modem address (set by the stack from the vehicle)",
                   0, 255),
     spec_table(TDMA_PARAMETERS)["cycle_start_time"],
-    ParameterSpec("software_mute", False, "True: never transmit (applies at once)"),
+    SOFTWARE_MUTE_PARAMETER,
 )
 
 
@@ -131,26 +131,14 @@ def build_polled_config(values: Mapping[str, Any]) -> PolledConfig:
                         float(values["guard_time_seconds"]))
 
 
-class PolledPolicy(TdmaPolicy):
+class PolledPolicy(SoftwareMute, TdmaPolicy):
     """Transmit in the poll-list entries of this vehicle's src."""
 
     PARAMETERS = POLLED_PARAMETERS
-    IMMEDIATE_PARAMETERS = TdmaPolicy.IMMEDIATE_PARAMETERS | {"software_mute"}
-
-    def __init__(self, logger, counters=None):
-        self.software_mute = False
-        super().__init__(logger, counters)
 
     @classmethod
     def build_config(cls, values: Mapping[str, Any]):
         return build_polled_config(values)
-
-    def apply_immediate(self, values: Mapping[str, Any]) -> None:
-        super().apply_immediate(values)
-        self.software_mute = bool(values["software_mute"])
-
-    def software_muted(self) -> bool:
-        return self.software_mute
 
     def boundary_after(self, now: float) -> float:
         return now + self.config.position(now).remaining_seconds

@@ -144,6 +144,11 @@ class TdmaSlottedAlohaPolicy(TdmaAdvancedPolicy):
             return self.data_action(now, held)
         return super().next_action(now, held)
 
+    def scan_horizon_s(self) -> float:
+        """Backed-off slots can repeat: look further ahead than one cycle."""
+        cycles = 1 if self.config.transmit_probability >= 1.0 else 50
+        return cycles * self.config.schedule.cycle_duration_seconds
+
     def predictable(self) -> bool:
         config: AlohaConfig = self.config
         return not (config.nav_slots and (config.pings.modem_pings

@@ -74,7 +74,8 @@ class MacSwitcher:
         default = values["default_mac_namespace"]
         others = tuple(n for n in values["managed_mac_namespaces"] if n and n != default)
         return cls(default, (default, *others), float(values["managed_mac_heartbeat_timeout_sec"]),
-                   bool(values["revert_on_deselect"]), counters or Counter())
+                   bool(values["revert_on_deselect"]),
+                   counters if counters is not None else Counter())
 
     def __post_init__(self):
         self.active = self.default

@@ -75,6 +75,10 @@ TDMA_PARAMETERS = (
 )
 
 
+SOFTWARE_MUTE_PARAMETER = ParameterSpec("software_mute", False,
+                                        "True: never transmit (applies at once)")
+
+
 @dataclasses.dataclass(frozen=True)
 class TdmaConfig:
     """Everything the MAC needs from its parameters, validated; swapped at slot boundaries."""
@@ -321,3 +325,21 @@ class TdmaPolicy:
             "time_to_next_dedicated_slot": schedule.time_to_next_in(now, config.untagged_slots),
             "slot_duration_seconds": schedule.slot_duration_seconds,
         }
+
+
+class SoftwareMute:
+    """Mixin for policies with the software_mute parameter: applied at once, and no
+    transmission while it is true (next_action checks `software_mute`)."""
+
+    software_mute = False
+    IMMEDIATE_PARAMETERS = TdmaPolicy.IMMEDIATE_PARAMETERS | {"software_mute"}
+
+    def apply_immediate(self, values: Mapping[str, Any]) -> None:
+        super().apply_immediate(values)
+        muted = bool(values["software_mute"])
+        if muted != self.software_mute:
+            self.log.warning(f"software_mute is now {muted}")
+        self.software_mute = muted
+
+    def software_muted(self) -> bool:
+        return self.software_mute
