@@ -90,7 +90,8 @@ def scenario(mac: str, load: float, duration_s: float, seed: int) -> dict:
                          "start_seconds": START_S, "arrivals": "poisson",
                          "fields": {"latitude": round(lat, 5), "longitude": round(lon, 5),
                                     "altitude": -20.0}}]})
-    return {"name": f"mac_{mac}_{load:g}", "duration_seconds": START_S + duration_s,
+    return {"name": f"mac_{mac}_{load:g}".replace(".", "p"),
+            "duration_seconds": START_S + duration_s,
             "seed": seed, "clock": {"use_sim_time": True, "warp_factor": 10.0},
             "channel": {"sound_speed_m_s": 1500.0, "water_depth_m": 100.0,
                         "noise": {"model": "fixed", "level_db": 60.0},

@@ -150,8 +150,10 @@ class CarrierSensePolicy(SoftwareMute, TdmaPolicy):
         return ready is None or now + TIME_EPSILON >= ready
 
     def begin_tick(self, now: float) -> None:
-        if self.heard_until is not None and self.heard_until - now > 3600.0:
-            self.heard_until = None  # the clock jumped back: old arrivals say nothing
+        if self.heard_until is not None and self.heard_until > now + 1.0:
+            # Arrivals are reported once they ended: one "in the future" means the clock
+            # jumped back (sim time restarted), and old arrivals say nothing about the channel.
+            self.heard_until = None
         super().begin_tick(now)
 
     # ----- decisions ----------------------------------------------------------------------
