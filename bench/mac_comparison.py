@@ -108,7 +108,8 @@ def run(mac: str, load: float, args, tmp: pathlib.Path) -> dict:
                ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
     started = time.monotonic()
     result = subprocess.run(["acomms_run", str(path), "--warp", "max", "--out", str(out),
-                             "--quiet"], env=env, capture_output=True, text=True)
+                             "--quiet", "--step-timeout", str(args.step_timeout)],
+                            env=env, capture_output=True, text=True)
     if result.returncode != 0:
         raise RuntimeError(f"{mac} G={load}: acomms_run exited {result.returncode}:\n"
                            f"{(result.stdout + result.stderr)[-2000:]}")
@@ -195,7 +196,9 @@ def main() -> int:
                         default=[0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0])
     parser.add_argument("--duration", type=float, default=3600.0, help="simulated s per point")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--domain", type=int, default=77, help="ROS_DOMAIN_ID of the runs")
+    parser.add_argument("--domain", type=int, default=201, help="ROS_DOMAIN_ID of the runs")
+    parser.add_argument("--step-timeout", type=float, default=300.0,
+                        help="acomms_run --step-timeout, wall s (a loaded machine is slow)")
     parser.add_argument("--png", default="acomms_demo_out/mac_comparison.png")
     parser.add_argument("--json", default=None, help="also write the numbers here")
     args = parser.parse_args()
