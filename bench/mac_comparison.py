@@ -209,7 +209,11 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for mac in args.macs:
             for load in args.loads:
-                row = run(mac, load, args, pathlib.Path(tmp))
+                try:
+                    row = run(mac, load, args, pathlib.Path(tmp))
+                except RuntimeError as exc:  # one failed point must not lose the others
+                    print(f"{mac} G={load}: FAILED: {str(exc).splitlines()[0]}", flush=True)
+                    continue
                 results.setdefault(mac, {})[load] = row
                 expected = analytic(row["g_att"])
                 check = "-"
