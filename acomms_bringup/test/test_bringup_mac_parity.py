@@ -79,6 +79,28 @@ CASES = [
     ("plan_file", "tdma_scripted", {"tdma_scripted_test_plan_file": "{tmp}/plan.yaml"}, ACCEPT),
     ("plan_entry_too_long", "tdma_scripted",
      {"tdma_scripted_test_plan_file": "{tmp}/long_plan.yaml"}, REFUSE),
+    # Slotted ALOHA (issue 19): ros_acomms' rules on shared slots.
+    ("aloha_shared_slot", "tdma_slotted_aloha", {"num_slots": 4, "active_slots": 0,
+                                                 "aloha_slots": "2:3"}, ACCEPT),
+    ("aloha_only_refused", "tdma_slotted_aloha", {"num_slots": 4, "active_slots": 2,
+                                                  "aloha_slots": "2:3"}, REFUSE),
+    ("aloha_only_allowed", "tdma_slotted_aloha", {"num_slots": 4, "active_slots": 2,
+                                                  "aloha_slots": "2:3",
+                                                  "allow_aloha_slots_only": True}, ACCEPT),
+    ("aloha_priority_above_99", "tdma_slotted_aloha", {"aloha_slot_priority": 100}, REFUSE),
+    ("aloha_probability_above_1", "tdma_slotted_aloha",
+     {"aloha_transmit_probability": 1.5}, REFUSE),
+    ("aloha_nav_in_shared_slot_with_pings", "tdma_slotted_aloha",
+     {"num_slots": 4, "active_slots": 0, "aloha_slots": 1, "nav_slots": 1, "pings_per_slot": 1,
+      "slot_duration_seconds": 20.0}, REFUSE),
+    ("polled_list", "polled", {"poll_list": "1:10, 2:10:1"}, ACCEPT),
+    ("polled_entry_too_short", "polled", {"poll_list": "1:3"}, REFUSE),
+    ("polled_garbage", "polled", {"poll_list": "one:ten"}, REFUSE),
+    ("carrier_sense_defaults", "carrier_sense", {}, ACCEPT),
+    ("carrier_sense_source", "carrier_sense", {"sense_source": "reception_events",
+                                               "backoff_max_seconds": 2}, ACCEPT),
+    ("carrier_sense_bad_source", "carrier_sense", {"sense_source": "sonar"}, REFUSE),
+    ("carrier_sense_negative_quiet", "carrier_sense", {"sense_quiet_seconds": -1.0}, REFUSE),
 ]
 
 
@@ -123,8 +145,8 @@ def node_verdict(ros, kind: str, values: dict, name: str) -> str | None:
     """None when the node starts with these values, else the ValueError's reason."""
     module_name, class_name = NODE_TYPES[MAC_KINDS[kind].executable][1].split(":")
     node_class = getattr(__import__(module_name, fromlist=[class_name]), class_name)
-    overrides = [Parameter(key, value=value)
-                 for key, value in MAC_KINDS[kind].ros_values(values).items()]
+    overrides = [Parameter(key, value=value) for key, value in {
+        **MAC_KINDS[kind].fixed_parameters, **MAC_KINDS[kind].ros_values(values)}.items()]
     try:
         node = node_class(node_name=name, namespace="/parity", context=ros.context,
                           parameter_overrides=overrides)

@@ -56,12 +56,17 @@ def test_node_declares_every_described_parameter(description):
 @pytest.mark.parametrize("kind", sorted(MAC_KINDS))
 def test_every_scenario_mac_parameter_is_declared_by_its_node(kind):
     """Every MAC key a scenario file accepts must be a parameter of that MAC node."""
+    from rclpy.parameter import Parameter
+
     from acomms_bringup.description.stack import MAC_EXECUTABLES, NODE_TYPES
 
     module_name, class_name = NODE_TYPES[MAC_EXECUTABLES[kind]][1].split(":")
     node_class = getattr(importlib.import_module(module_name), class_name)
     with RosHarness() as ros:
-        node = ros.add(node_class(context=ros.context, namespace="/contract"))
+        fixed = [Parameter(name, value=value)
+                 for name, value in MAC_KINDS[kind].fixed_parameters.items()]
+        node = ros.add(node_class(context=ros.context, namespace="/contract",
+                                  parameter_overrides=fixed))
         undeclared = sorted(spec.name for spec in MAC_KINDS[kind].parameters
                             if not node.has_parameter(spec.name))
     assert not undeclared, f"scenario accepts {kind} keys the node does not declare: {undeclared}"

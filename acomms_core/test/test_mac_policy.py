@@ -124,7 +124,8 @@ def test_frame_budget_comes_from_the_profile():
 
 def test_registry_checks_like_the_node_and_converts_like_the_stack():
     tdma = mac_kind("tdma")
-    assert set(MAC_KINDS) == {"tdma", "tdma_advanced", "tdma_scripted"}
+    assert set(MAC_KINDS) == {"tdma", "tdma_advanced", "tdma_scripted", "tdma_slotted_aloha",
+                              "carrier_sense", "polled"}
     assert tdma.check({"num_slots": "x"}) == "num_slots: expected integer, got str 'x'"
     assert tdma.check({"slot_duration_seconds": 9.9, "dataframe_rate": 5}) is None
     # a full legacy rate-2 packet is 4.072 s (profile rule) + 5 s guard > 9 s
@@ -133,5 +134,5 @@ def test_registry_checks_like_the_node_and_converts_like_the_stack():
     assert tdma.ros_values({"slot_duration_seconds": 11, "active_slots": ["0:1", 3],
                             "num_slots": 4}) == {"slot_duration_seconds": 11.0,
                                                  "active_slots": "0:1,3", "num_slots": 4}
-    with pytest.raises(ValueError, match="known: tdma"):
+    with pytest.raises(ValueError, match="known: carrier_sense, polled, tdma, "):
         mac_kind("aloha")

@@ -73,6 +73,8 @@ Schema (defaults in brackets)::
             type: sensor_msgs/msg/NavSatFix  # [the codec config's ros_type]; must match it
             period_seconds: 30.0        # one message every period (simulated time), > 0
             start_seconds: 5.0          # [0] first message at this simulated time
+            arrivals: periodic          # [periodic] or poisson: random (seeded by the scenario
+                                        # seed) with period_seconds as the mean interval
             fields: {latitude: 41.5, altitude: -20.0}  # message fields; nested messages as
                                         # mappings; strings may use {seq}, {vehicle}, {time}
         bridges:                        # bridge nodes started after the MAC, in this order
@@ -245,6 +247,9 @@ class BridgeNode:
     parameters: Mapping[str, Any]
 
 
+TRAFFIC_ARRIVALS = ("periodic", "poisson")
+
+
 @dataclasses.dataclass(frozen=True)
 class Traffic:
     """Synthetic messages published on one of a vehicle's subscribe topics (see module doc)."""
@@ -255,6 +260,7 @@ class Traffic:
     start_seconds: float
     fields: Mapping[str, Any]
     key_path: str  # where it is in the scenario file, for error messages
+    arrivals: str = "periodic"  # or "poisson" (period_seconds is then the mean interval)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -860,9 +866,10 @@ def _parse_traffic(ctx: _Context, path: str, data: Any, codec_data: list,
         raise ctx.error(section.key_path("period_seconds"), f"must be >= 0.01, got {period}")
     start = section.get("start_seconds", (float,), 0.0, minimum=0.0)
     fields = section.get("fields", (dict,), {})
+    arrivals = section.get("arrivals", (str,), "periodic", choices=TRAFFIC_ARRIVALS)
     section.finish()
     return Traffic(topic=topic, ros_type=codec_type, period_seconds=period, start_seconds=start,
-                   fields=fields, key_path=path)
+                   fields=fields, key_path=path, arrivals=arrivals)
 
 
 def _check_unique_topics(ctx: _Context, traffic: tuple[Traffic, ...]) -> None:
@@ -943,10 +950,14 @@ def _slot_overlap_warnings(vehicles: tuple[Vehicle, ...]):
     """Vehicles on one TDMA cycle whose active slots overlap will collide: say so."""
     cycles: dict[tuple, list[tuple[Vehicle, set[int]]]] = {}
     for vehicle in vehicles:
-        schedule = MAC_KINDS[vehicle.mac.kind].config(vehicle.mac.parameters).schedule
+        config = MAC_KINDS[vehicle.mac.kind].config(vehicle.mac.parameters)
+        schedule = getattr(config, "schedule", None)
+        if schedule is None:  # not a TDMA cycle (carrier sense, polled)
+            continue
         key = (schedule.num_slots, schedule.slot_duration_seconds,
                schedule.cycle_start_time + schedule.skew_seconds)
-        slots = set(schedule.active_slots)
+        # Shared (aloha) slots are meant to be shared: only a vehicle's own slots count.
+        slots = set(getattr(config, "exclusive_slots", schedule.active_slots))
         for other, other_slots in cycles.get(key, []):
             shared = sorted(slots & other_slots)
             if shared:

@@ -289,8 +289,10 @@ def describe_vehicle(scenario: Scenario, vehicle: Vehicle | str) -> NodeGroup:
 
     # The scenario holds the MAC parameters as ROS carries them (MacKind.ros_values).
     mac = MAC_KINDS[vehicle.mac.kind]
+    from_vehicle = {name: getattr(vehicle, name) for name in mac.vehicle_parameters}
     nodes.append(_with_overrides(_node(mac.executable, None, namespace, {
-        **common, **mac.fixed_parameters, **vehicle.mac.parameters}), overrides.get("mac")))
+        **common, **mac.fixed_parameters, **from_vehicle, **vehicle.mac.parameters}),
+        overrides.get("mac")))
     nodes += [_node(bridge.kind, None, namespace, {**common, **bridge.parameters})
               for bridge in vehicle.bridges]
 
@@ -349,7 +351,9 @@ def describe_stack(scenario: Scenario) -> StackDescription:
 
 def active_slots(vehicle: Vehicle) -> list[int]:
     """The vehicle's TDMA active slots as a sorted list (for summaries and checks)."""
-    return list(MAC_KINDS[vehicle.mac.kind].config(vehicle.mac.parameters).schedule.active_slots)
+    schedule = getattr(MAC_KINDS[vehicle.mac.kind].config(vehicle.mac.parameters), "schedule",
+                       None)
+    return [] if schedule is None else list(schedule.active_slots)
 
 
 def format_stack(stack: StackDescription) -> str:

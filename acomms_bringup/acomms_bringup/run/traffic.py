@@ -14,6 +14,7 @@ schedule (`TrafficPlan.due`).
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,6 +22,7 @@ from acomms_bringup.description.scenario import Scenario, Traffic, Vehicle
 from acomms_bringup.description.stack import StackDescription
 from acomms_bringup.run.matching import Stream, stamp_tolerance_s
 from acomms_core.codecs.ros_types import resolve_message_class
+from acomms_core.mac.seeded_random import seeded_uniform
 from acomms_core.ros.ros_support import seconds_to_time_msg, stamp_seconds
 
 
@@ -127,6 +129,8 @@ class TrafficPlan:
     destinations: tuple[str, ...]
     next_due_s: float = 0.0
     seq: int = 0
+    seed: int = 0  # the scenario seed: Poisson arrivals repeat run after run
+    draws: int = 0  # Poisson intervals drawn so far
 
     @property
     def label(self) -> str:
@@ -143,9 +147,19 @@ class TrafficPlan:
         if now_s < self.next_due_s:
             return False
         while self.next_due_s <= now_s:
-            self.next_due_s += self.traffic.period_seconds
+            self.next_due_s += self.interval_s()
         self.seq += 1
         return True
+
+    def interval_s(self) -> float:
+        """The time to the next message: the period, or a seeded exponential draw with the
+        period as its mean (arrivals: poisson; a function of seed, vehicle, topic and count)."""
+        if self.traffic.arrivals != "poisson":
+            return self.traffic.period_seconds
+        self.draws += 1
+        u = seeded_uniform(self.seed, f"{self.vehicle.name}/{self.traffic.topic}", "arrival",
+                           self.draws)
+        return -self.traffic.period_seconds * math.log1p(-u)
 
     def build(self, now_s: float):
         """Message number `seq`, published at now_s."""
@@ -185,9 +199,12 @@ def _plan_entry(scenario: Scenario, vehicle: Vehicle, traffic: Traffic, codecs,
     cls = message_class(traffic.ros_type, traffic.key_path)
     build_message(cls, traffic.fields, seq=0, vehicle=vehicle.name, time_s=0.0,
                   key_path=traffic.key_path)  # a bad field or template: TrafficError now
-    return TrafficPlan(vehicle, traffic, cls, codec.publish_topic.lstrip("~/"),
+    plan = TrafficPlan(vehicle, traffic, cls, codec.publish_topic.lstrip("~/"),
                        _destinations(scenario, vehicle, dest),
-                       next_due_s=traffic.start_seconds)
+                       next_due_s=traffic.start_seconds, seed=scenario.seed)
+    if traffic.arrivals == "poisson":
+        plan.next_due_s += plan.interval_s()
+    return plan
 
 
 def plan_traffic(scenario: Scenario, stack: StackDescription) -> list[TrafficPlan]:

@@ -12,6 +12,9 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from acomms_core.mac.carrier_sense import CarrierSensePolicy
+from acomms_core.mac.polled import PolledPolicy
+from acomms_core.mac.slotted_aloha import TdmaSlottedAlohaPolicy
 from acomms_core.mac.tdma import TdmaPolicy
 from acomms_core.mac.tdma_advanced import TdmaAdvancedPolicy
 from acomms_core.mac.tdma_scripted import TdmaScriptedPolicy
@@ -28,6 +31,8 @@ class MacKind:
     package: str = "acomms_core"
     # Parameters the stack always sets for this kind (e.g. mac_kind for the generic mac_node).
     fixed_parameters: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    # Parameters the stack fills from the vehicle when the scenario does not set them ("src").
+    vehicle_parameters: tuple[str, ...] = ()
 
     @property
     def parameters(self) -> tuple[ParameterSpec, ...]:
@@ -73,6 +78,16 @@ MAC_KINDS: dict[str, MacKind] = {
     "tdma_scripted": MacKind(TdmaScriptedPolicy, "acomms_interfaces/msg/TdmaScriptedStatus",
                              "tdma_scripted_status", "tdma_scripted_node",
                              "acomms_core.nodes.tdma_scripted_node:TdmaScriptedNode"),
+    "tdma_slotted_aloha": MacKind(
+        TdmaSlottedAlohaPolicy, "acomms_interfaces/msg/TdmaSlottedAlohaStatus",
+        "tdma_slotted_aloha_status", "tdma_slotted_aloha_node",
+        "acomms_core.nodes.tdma_slotted_aloha_node:TdmaSlottedAlohaNode"),
+    "carrier_sense": MacKind(CarrierSensePolicy, "acomms_interfaces/msg/CarrierSenseStatus",
+                             "carrier_sense_status", "carrier_sense_node",
+                             "acomms_core.nodes.carrier_sense_node:CarrierSenseNode"),
+    "polled": MacKind(PolledPolicy, "acomms_interfaces/msg/PolledStatus", "polled_status",
+                      "mac_node", "acomms_core.nodes.mac_node:MacNode",
+                      fixed_parameters={"mac_kind": "polled"}, vehicle_parameters=("src",)),
 }
 
 

@@ -75,6 +75,10 @@ TDMA_PARAMETERS = (
 )
 
 
+SOFTWARE_MUTE_PARAMETER = ParameterSpec("software_mute", False,
+                                        "True: never transmit (applies at once)")
+
+
 @dataclasses.dataclass(frozen=True)
 class TdmaConfig:
     """Everything the MAC needs from its parameters, validated; swapped at slot boundaries."""
@@ -89,7 +93,7 @@ class TdmaConfig:
 MAX_DECISION_SCAN_TICKS = 5000  # next_decision_time_s looks at most this many ticks ahead
 
 
-def _frames(values: Mapping[str, Any], profile: ModemProfile) -> FrameBudget:
+def frames_from_values(values: Mapping[str, Any], profile: ModemProfile) -> FrameBudget:
     rates = getattr(profile, "rates", {})
     culprit = "miniframe_rate" if values["miniframe_rate"] not in rates else "dataframe_rate"
     with blame(culprit):
@@ -103,7 +107,7 @@ def build_tdma_config(values: Mapping[str, Any]) -> TdmaConfig:
     """Validated configuration; ScheduleError('parameter: reason') says what is wrong."""
     with blame("modem_profile"):
         profile = modem_profile(values["modem_profile"])
-    frames = _frames(values, profile)
+    frames = frames_from_values(values, profile)
     num_slots = values["num_slots"]
     with blame("cycle_start_time"):
         parse_cycle_start_time(values["cycle_start_time"])
@@ -134,6 +138,7 @@ class TdmaPolicy:
     def __init__(self, logger, counters: Counter | None = None):
         self.log = logger  # rclpy-style: info/warning/error/debug(text, **throttle options)
         self.counters: Counter[str] = counters if counters is not None else Counter()
+        self.identity = ""  # the node's name: keys seeded random draws (seeded_random)
         self.config = None
         self.pending: tuple[Any, float, float] | None = None  # config, apply_at, set_at
         self.always_send_test_data = False
@@ -183,10 +188,14 @@ class TdmaPolicy:
         if not active or self.config is None:
             self.install(config, reason="parameters set")
             return
-        apply_at = now + self.config.schedule.position(now).remaining_slot_seconds
+        apply_at = self.boundary_after(now)
         self.pending = (config, apply_at, now)
         self.log.info(f"schedule change accepted ({', '.join(sorted(changed))}); takes effect "
                       f"at the next slot boundary, t={apply_at:.3f}")
+
+    def boundary_after(self, now: float) -> float:
+        """When a schedule change accepted at `now` takes effect: the end of the current slot."""
+        return now + self.config.schedule.position(now).remaining_slot_seconds
 
     def apply_pending(self, reason: str = "applied on deactivate") -> None:
         if self.pending is not None:
@@ -196,17 +205,21 @@ class TdmaPolicy:
         self.config = config
         self.pending = None
         self.on_config_installed(config)
+        self.log.info(self.describe(config, reason))
+        for note in config.frames.notes:
+            self.counters["clipped_budgets"] += 1
+            self.log.warning(note)
+
+    def describe(self, config, reason: str) -> str:
+        """One log line for an installed configuration."""
         schedule, frames = config.schedule, config.frames
-        self.log.info(
+        return (
             f"schedule ({reason}): {schedule.num_slots} slots x "
             f"{schedule.slot_duration_seconds:g} s, active {format_slots(schedule.active_slots)}, "
             f"guard {schedule.guard_time_seconds:g} s, packet "
             f"{schedule.packet_length_seconds:g} s, rates {frames.miniframe_rate}/"
             f"{frames.dataframe_rate}, budget {frames.maximum_miniframe_bytes}+"
             f"{frames.maximum_dataframe_bytes} bytes")
-        for note in frames.notes:
-            self.counters["clipped_budgets"] += 1
-            self.log.warning(note)
 
     def on_config_installed(self, config) -> None:
         """Hook for extensions."""
@@ -249,19 +262,30 @@ class TdmaPolicy:
         a pending schedule takes effect), scanning ticks now + k·tick_s up to one cycle; None:
         tick as usual (a policy whose decisions this scan does not cover, e.g. pings). Ticks
         before it would only find nothing to do, so the node may sleep through them."""
-        if type(self).next_action is not TdmaPolicy.next_action or self.config is None:
+        if not self.predictable() or self.config is None:
             return None
         duration = (held or self.frames_for_next_packet()).packet_duration_s
-        schedule = self.config.schedule
-        horizon = max(1, min(MAX_DECISION_SCAN_TICKS, int(
-            schedule.num_slots * schedule.slot_duration_seconds / tick_s) + 1))
+        horizon = max(1, min(MAX_DECISION_SCAN_TICKS, int(self.scan_horizon_s() / tick_s) + 1))
         for k in range(1, horizon + 1):
             t = now + k * tick_s
             if self.pending is not None and t >= self.pending[1]:
                 return t
-            if self.may_send(t, duration):
+            if self.could_act(t, duration):
                 return t
         return now + horizon * tick_s
+
+    def scan_horizon_s(self) -> float:
+        """How far ahead next_decision_time_s looks: one cycle (every opportunity repeats)."""
+        return self.config.schedule.cycle_duration_seconds
+
+    def predictable(self) -> bool:
+        """Whether `could_act` covers every decision of next_action (extensions that add
+        actions the scan does not know about, e.g. pings, return False)."""
+        return type(self).next_action is TdmaPolicy.next_action
+
+    def could_act(self, t: float, duration_s: float) -> bool:
+        """Whether a tick at t could start a packet of this length (for next_decision_time_s)."""
+        return self.may_send(t, duration_s)
 
     def frames_for_next_packet(self) -> FrameBudget:
         return self.config.frames
@@ -301,3 +325,21 @@ class TdmaPolicy:
             "time_to_next_dedicated_slot": schedule.time_to_next_in(now, config.untagged_slots),
             "slot_duration_seconds": schedule.slot_duration_seconds,
         }
+
+
+class SoftwareMute:
+    """Mixin for policies with the software_mute parameter: applied at once, and no
+    transmission while it is true (next_action checks `software_mute`)."""
+
+    software_mute = False
+    IMMEDIATE_PARAMETERS = TdmaPolicy.IMMEDIATE_PARAMETERS | {"software_mute"}
+
+    def apply_immediate(self, values: Mapping[str, Any]) -> None:
+        super().apply_immediate(values)
+        muted = bool(values["software_mute"])
+        if muted != self.software_mute:
+            self.log.warning(f"software_mute is now {muted}")
+        self.software_mute = muted
+
+    def software_muted(self) -> bool:
+        return self.software_mute

@@ -14,13 +14,20 @@ from collections.abc import Mapping
 from typing import Any
 
 from acomms_core.mac.policy import WAIT, Action, Ping, blame
-from acomms_core.mac.tdma import TDMA_PARAMETERS, TdmaConfig, TdmaPolicy, build_tdma_config
+from acomms_core.mac.tdma import (
+    SOFTWARE_MUTE_PARAMETER,
+    TDMA_PARAMETERS,
+    SoftwareMute,
+    TdmaConfig,
+    TdmaPolicy,
+    build_tdma_config,
+)
 from acomms_core.mac.tdma_schedule import ScheduleError, format_slots, parse_slots
 from acomms_core.modems.profile import FrameBudget
 from acomms_core.ros.parameter_spec import ParameterSpec
 
 ADVANCED_PARAMETERS = (
-    ParameterSpec("software_mute", False, "True: never transmit (applies at once)"),
+    SOFTWARE_MUTE_PARAMETER,
     ParameterSpec("nav_slots", "",
                   "Active slots that carry navigation pings: int, list or range string; "
                   "'' = every active slot, 'none' = no slot", dynamic_typing=True),
@@ -114,29 +121,14 @@ def build_advanced_config(values: Mapping[str, Any]) -> AdvancedConfig:
                           pings=pings)
 
 
-class TdmaAdvancedPolicy(TdmaPolicy):
+class TdmaAdvancedPolicy(SoftwareMute, TdmaPolicy):
     """TDMA with mute, nav pings and comms/nav slot masks."""
 
     PARAMETERS = TDMA_PARAMETERS + ADVANCED_PARAMETERS
-    IMMEDIATE_PARAMETERS = TdmaPolicy.IMMEDIATE_PARAMETERS | {"software_mute"}
-
-    def __init__(self, logger, counters=None):
-        self.software_mute = False
-        super().__init__(logger, counters)
 
     @classmethod
     def build_config(cls, values: Mapping[str, Any]):
         return build_advanced_config(values)
-
-    def apply_immediate(self, values: Mapping[str, Any]) -> None:
-        super().apply_immediate(values)
-        muted = bool(values["software_mute"])
-        if muted != self.software_mute:
-            self.log.warning(f"software_mute is now {muted}")
-        self.software_mute = muted
-
-    def software_muted(self) -> bool:
-        return self.software_mute
 
     def reset(self) -> None:
         super().reset()

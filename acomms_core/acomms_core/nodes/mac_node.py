@@ -91,6 +91,7 @@ class MacNode(ManagedNode):
         self._lock = threading.RLock()
         self.counters: Counter[str] = Counter()
         self.policy = self.kind.policy(self.get_logger(), self.counters)
+        self.policy.identity = self.get_fully_qualified_name()  # keys seeded random draws
         self.pipeline = TransmitPipeline(self, self.policy)
         self._status_publisher = self._diagnostics_publisher = None
         self._last_tick_time: float | None = None  # node-clock time of the latest real tick
@@ -169,7 +170,24 @@ class MacNode(ManagedNode):
             DiagnosticArray, "/diagnostics")
         self.pipeline.create_clients(self.configured)
         self.create_interfaces(self.configured)
+        if "software_mute" in self._names:
+            self._subscribe_mute_switch()
         return TransitionCallbackReturn.SUCCESS
+
+    def _subscribe_mute_switch(self) -> None:
+        """`set_software_mute` (std_msgs/Bool, transient local): what mac_switcher_node sends;
+        it sets the software_mute parameter (validated and applied like any change)."""
+        from rclpy.parameter import Parameter
+        from std_msgs.msg import Bool
+
+        from acomms_core.nodes.mac_switcher_node import MUTE_QOS, MUTE_TOPIC
+
+        def on_mute(msg: Bool) -> None:
+            self.counters["mute_commands"] += 1
+            self.set_parameters([Parameter("software_mute", Parameter.Type.BOOL,
+                                           bool(msg.data))])
+
+        self.configured.subscription(Bool, MUTE_TOPIC, on_mute, MUTE_QOS)
 
     def create_interfaces(self, resources: NodeResources) -> None:
         """Hook: extra clients/publishers, created in on_configure through `resources`."""

@@ -65,6 +65,8 @@ from acomms_core.time_grid import seconds_to_ns
 from acomms_interfaces.msg import (
     NeighborReachability,
     QueueCounters,
+    QueueEnable,
+    QueuePriority,
     QueueStatus,
     QueueSummary,
     SummaryMessageCount,
@@ -109,6 +111,7 @@ class MessageQueueNode(ManagedNode):
         self._service_group = ReentrantCallbackGroup()
         self._subscription_group = MutuallyExclusiveCallbackGroup()
         self._status_pub = self._counters_pub = self._status_timer = None
+        self.control_errors = 0  # queue_priority / queue_enable for unknown queue ids
 
     # -- parameters -------------------------------------------------------------------------------
     def _apply(self, values: dict, changed: frozenset) -> None:
@@ -194,6 +197,32 @@ class MessageQueueNode(ManagedNode):
         self._status_timer = self.activated.timer(
             1.0 / self.get_parameter("update_rate").value, self.publish_status,
             callback_group=self._service_group)
+        self._subscribe_queue_controls()
+
+    def _subscribe_queue_controls(self) -> None:
+        """`queue_priority` / `queue_enable` topics beside the services (ros_acomms v8): the
+        queue is named by its message-codec id, so the command can travel acoustically."""
+        self.activated.subscription(QueuePriority, "queue_priority", self._on_queue_priority, 10,
+                                    callback_group=self._subscription_group)
+        self.activated.subscription(QueueEnable, "queue_enable", self._on_queue_enable, 10,
+                                    callback_group=self._subscription_group)
+
+    def _queue_topic_for(self, queue_id: int, what: str) -> str | None:
+        topic = None if self.queues is None else self.queues.topic_of_queue_id(queue_id)
+        if topic is None:
+            self.control_errors += 1
+            self.get_logger().warning(f"{what}: no queue with id {queue_id}; ignored")
+        return topic
+
+    def _on_queue_priority(self, msg: QueuePriority) -> None:
+        topic = self._queue_topic_for(msg.queue_id, "queue_priority")
+        if topic is not None:
+            self.queues.set_priority(topic, msg.priority)
+
+    def _on_queue_enable(self, msg: QueueEnable) -> None:
+        topic = self._queue_topic_for(msg.queue_id, "queue_enable")
+        if topic is not None:
+            self.queues.set_active(topic, msg.enable)
 
     def on_deactivate(self, state) -> TransitionCallbackReturn:
         self._status_timer = None

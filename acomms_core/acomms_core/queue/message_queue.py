@@ -239,6 +239,11 @@ class MessageQueues:
             queue.active = bool(active)
             return True
 
+    def topic_of_queue_id(self, queue_id: int) -> str | None:
+        """The subscribe topic of the queue whose message codec has this id (None: no such)."""
+        return next((topic for topic, queue in self.queues.items()
+                     if queue.codec_id == queue_id), None)
+
     def set_reachable(self, dest: int, reachable: bool) -> None:
         with self.lock:
             self.destination_reachable[int(dest)] = bool(reachable)

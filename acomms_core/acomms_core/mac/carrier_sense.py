@@ -1,0 +1,193 @@
+"""Carrier-sense MAC (ROS-free): transmit only after the channel has been quiet for a while.
+
+No slots: a packet may start when the modem has heard nothing for `sense_quiet_seconds` (the end
+of the latest arrival it detected: simulator reception events, or CST reports of a real modem),
+this vehicle's previous packet plus `guard_time_seconds` is over, and a random backoff has passed.
+The backoff, uniform in [0, `backoff_max_seconds`], is drawn anew after every arrival heard and
+every own transmission, from `seeded_uniform(random_seed, node name, "backoff", attempt)`, so a run
+on the deterministic clock repeats exactly and vehicles waiting for the same quiet channel spread
+out. Parameter changes apply at once (there is no slot boundary to wait for).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from acomms_core.mac.policy import SEND_HELD, Action, RequestData, blame
+from acomms_core.mac.seeded_random import RANDOM_SEED_PARAMETER, seeded_uniform
+from acomms_core.mac.tdma import (
+    SOFTWARE_MUTE_PARAMETER,
+    TDMA_PARAMETERS,
+    SoftwareMute,
+    TdmaPolicy,
+    frames_from_values,
+)
+from acomms_core.mac.tdma_schedule import TIME_EPSILON, ScheduleError
+from acomms_core.modems.profile import FrameBudget, ModemProfile
+from acomms_core.modems.registry import modem_profile
+from acomms_core.ros.parameter_spec import ParameterSpec, spec_table
+
+SENSE_SOURCES = ("cst", "reception_events")
+
+# What every unslotted MAC shares with TDMA: rates, budgets, guard, timing, modem profile.
+COMMON_PARAMETER_NAMES = (
+    "guard_time_seconds", "packet_length_seconds", "always_send_test_data", "miniframe_rate",
+    "dataframe_rate", "maximum_miniframe_bytes", "maximum_dataframe_bytes", "tick_period_seconds",
+    "status_period_seconds", "service_timeout_seconds", "modem_profile")
+COMMON_PARAMETERS = tuple(spec_table(TDMA_PARAMETERS)[name] for name in COMMON_PARAMETER_NAMES)
+
+CARRIER_SENSE_PARAMETERS = COMMON_PARAMETERS + (
+    ParameterSpec("sense_quiet_seconds", 2.0,
+                  "The channel must have been quiet (no arrival heard) this long before a packet "
+                  "starts, s", 0.0, 3600.0),
+    ParameterSpec("backoff_max_seconds", 4.0,
+                  "Largest random backoff added after each arrival heard or packet sent, s",
+                  0.0, 3600.0),
+    SOFTWARE_MUTE_PARAMETER,
+    ParameterSpec("sense_source", "cst",
+                  "What the node hears the channel from: 'cst' (the modem's detections, real "
+                  "or simulated) or 'reception_events' (the simulator's arrivals, exact times)",
+                  read_only=True),
+    RANDOM_SEED_PARAMETER,
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class CarrierSenseConfig:
+    frames: FrameBudget
+    profile: ModemProfile
+    guard_time_seconds: float
+    sense_quiet_seconds: float
+    backoff_max_seconds: float
+    random_seed: int
+
+
+def build_frames(values: Mapping[str, Any]) -> tuple[FrameBudget, ModemProfile]:
+    """The frame budget and modem profile of the common rate parameters; ScheduleError."""
+    with blame("modem_profile"):
+        profile = modem_profile(values["modem_profile"])
+    return frames_from_values(values, profile), profile
+
+
+def build_carrier_sense_config(values: Mapping[str, Any]) -> CarrierSenseConfig:
+    frames, profile = build_frames(values)
+    if values["sense_source"] not in SENSE_SOURCES:
+        raise ScheduleError(f"sense_source: {values['sense_source']!r} is not one of "
+                            f"{', '.join(SENSE_SOURCES)}")
+    return CarrierSenseConfig(frames, profile, float(values["guard_time_seconds"]),
+                              float(values["sense_quiet_seconds"]),
+                              float(values["backoff_max_seconds"]), int(values["random_seed"]))
+
+
+class CarrierSensePolicy(SoftwareMute, TdmaPolicy):
+    """Listen before talk with seeded random backoff."""
+
+    PARAMETERS = CARRIER_SENSE_PARAMETERS
+
+    @classmethod
+    def build_config(cls, values: Mapping[str, Any]):
+        return build_carrier_sense_config(values)
+
+    def reset(self) -> None:
+        super().reset()
+        self.heard_until: float | None = None  # end of the latest arrival heard
+        self.last_heard_src = -1
+        self.attempt = 0
+        self.backoff_s = 0.0
+
+    def boundary_after(self, now: float) -> float:
+        return now  # no slots: a change applies at the next tick
+
+    def describe(self, config: CarrierSenseConfig, reason: str) -> str:
+        frames = config.frames
+        return (f"carrier sense ({reason}): quiet {config.sense_quiet_seconds:g} s, backoff "
+                f"0..{config.backoff_max_seconds:g} s, guard {config.guard_time_seconds:g} s, "
+                f"packet {frames.packet_duration_s:g} s, rates {frames.miniframe_rate}/"
+                f"{frames.dataframe_rate}")
+
+    def scan_horizon_s(self) -> float:
+        config: CarrierSenseConfig = self.config
+        return (config.sense_quiet_seconds + config.backoff_max_seconds
+                + config.guard_time_seconds + config.frames.packet_duration_s + 1.0)
+
+    def predictable(self) -> bool:
+        return True
+
+    # ----- channel ------------------------------------------------------------------------
+
+    def _redraw(self) -> None:
+        self.attempt += 1
+        self.backoff_s = self.config.backoff_max_seconds * seeded_uniform(
+            self.config.random_seed, self.identity, "backoff", self.attempt)
+
+    def channel_heard(self, src: int, end_s: float) -> None:
+        """An arrival from `src` was detected; it occupied the channel until `end_s`."""
+        self.counters["arrivals_heard"] += 1
+        self.last_heard_src = src
+        if self.heard_until is None or end_s > self.heard_until:
+            self.heard_until = end_s
+        if self.config is not None:
+            self._redraw()
+
+    def ready_at(self) -> float | None:
+        """Earliest start of the next packet (None: at once)."""
+        config: CarrierSenseConfig = self.config
+        times = []
+        if self.heard_until is not None:
+            times.append(self.heard_until + config.sense_quiet_seconds)
+        if self.last_tx_start is not None:
+            times.append(self.last_tx_start + self.last_tx_length + config.guard_time_seconds)
+        if not times:
+            return None
+        return max(times) + self.backoff_s
+
+    def may_send(self, now: float, duration_s: float) -> bool:
+        if self.software_mute:
+            return False
+        ready = self.ready_at()
+        return ready is None or now + TIME_EPSILON >= ready
+
+    def begin_tick(self, now: float) -> None:
+        if self.heard_until is not None and self.heard_until > now + 1.0:
+            # Arrivals are reported once they ended: one "in the future" means the clock
+            # jumped back (sim time restarted), and old arrivals say nothing about the channel.
+            self.heard_until = None
+        super().begin_tick(now)
+
+    # ----- decisions ----------------------------------------------------------------------
+
+    def next_action(self, now: float, held: FrameBudget | None) -> Action:
+        if held is not None:
+            return SEND_HELD if self.may_send(now, held.packet_duration_s) else None
+        frames = self.config.frames
+        if not self.may_send(now, frames.packet_duration_s):
+            return None
+        return RequestData(frames)
+
+    def on_transmit(self, frames: FrameBudget, now: float) -> None:
+        super().on_transmit(frames, now)
+        self._redraw()
+
+    # ----- status -------------------------------------------------------------------------
+
+    def status(self, now: float) -> dict[str, Any]:
+        """CarrierSenseStatus fields."""
+        config: CarrierSenseConfig = self.config
+        ready = self.ready_at()
+        return {
+            "channel_clear": (self.heard_until is None
+                              or now >= self.heard_until + config.sense_quiet_seconds),
+            "we_are_active": self.may_send(now, config.frames.packet_duration_s),
+            "software_mute": self.software_mute,
+            "time_since_heard_seconds": (-1.0 if self.heard_until is None
+                                         else max(0.0, now - self.heard_until)),
+            "time_to_ready_seconds": 0.0 if ready is None else max(0.0, ready - now),
+            "backoff_seconds": self.backoff_s,
+            "sense_quiet_seconds": config.sense_quiet_seconds,
+            "backoff_max_seconds": config.backoff_max_seconds,
+            "last_heard_src": self.last_heard_src,
+            "arrivals_heard": self.counters["arrivals_heard"],
+        }
+
