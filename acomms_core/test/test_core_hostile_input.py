@@ -299,6 +299,18 @@ def test_case6_duplicate_yaml_keys_are_refused(tmp_path):
         load_codec_config(path)
 
 
+def test_yaml_merge_keys_load_and_may_be_overridden_but_duplicates_still_refused(tmp_path):
+    from acomms_core.codecs.config_yaml import CodecYamlError, read_codec_yaml
+
+    merged = tmp_path / "merged.yaml"
+    merged.write_text("base: &b {x: 1, y: 2}\na:\n  <<: *b\n  y: 3\n")
+    assert read_codec_yaml(str(merged))["a"] == {"x": 1, "y": 3}
+    twice = tmp_path / "twice.yaml"
+    twice.write_text("base: &b {x: 1}\na:\n  <<: *b\n  y: 3\n  y: 4\n")
+    with pytest.raises(CodecYamlError, match="duplicate key 'y'"):
+        read_codec_yaml(str(twice))
+
+
 def test_case6_missing_include_target_is_named(tmp_path):
     path = _write(tmp_path, HEAD + """\
     - id: 1

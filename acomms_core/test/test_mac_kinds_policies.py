@@ -112,7 +112,7 @@ def test_polled_entries_rates_and_refusals():
     assert config.cycle_seconds == 26.0
     assert [e.src for e in config.entries] == [1, 2, 1]
     assert config.entries[2].frames.dataframe_rate == 2
-    assert config.entries[2].frames.packet_duration_s == 6.5  # the entry's own rate
+    assert config.entries[2].frames.packet_duration_s == 4.072  # its own rate: the rate-2 FDP
     assert p.next_action(12.0, None) is None  # src 2's entry
     assert p.next_action(16.0, None).frames.dataframe_rate == 2
     assert config.time_to_next_own(12.0) == 4.0

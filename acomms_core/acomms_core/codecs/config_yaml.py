@@ -26,6 +26,7 @@ MAX_FILE_BYTES = 1 << 20
 INCLUDE_TAGS = ("!include", "!relative_include", "!path_include")
 ENV_TAGS = ("!variable_substitute", "!variable_include")
 UNSUPPORTED_TAGS = ("!ros_include", "!ros_param_substitute", "!ros_param_include")
+MERGE_TAG = "tag:yaml.org,2002:merge"  # YAML merge keys (`<<: *anchor`) stay allowed
 _VARIABLE = re.compile(r"\$\{(.*?)\}")
 
 
@@ -108,12 +109,15 @@ class _Reader:
             def construct_mapping(self, node, deep=False):
                 seen = set()
                 for key_node, _ in node.value:
+                    if key_node.tag == MERGE_TAG:  # `<<: *anchor`: merged keys may be overridden
+                        continue
                     key = self.construct_object(key_node, deep=True)
                     if isinstance(key, (str, int, float, bool)) or key is None:
                         if key in seen:
                             raise CodecYamlError(f"duplicate key {key!r} at line "
                                                  f"{key_node.start_mark.line + 1}")
                         seen.add(key)
+                self.flatten_mapping(node)
                 return super().construct_mapping(node, deep=deep)
 
         def include(loader, node):

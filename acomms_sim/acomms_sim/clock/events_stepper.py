@@ -29,7 +29,6 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import UInt64
 
 from acomms_sim.clock.executor_stepper import (
-    REMOTE_REPLY_POLL_S,
     CallbackFailed,
     node_name,
     pending_requests,
@@ -38,6 +37,7 @@ from acomms_sim.clock.executor_stepper import (
 from acomms_sim.clock.stepping import DEFAULT_STEP_TIMEOUT_S, StepTimeout, Watchdog
 
 FENCE_SPIN_TIMEOUT_S = 0.05  # a spin that finds the queue empty waits at most this (wall)
+WAIT_SPIN_S = 0.001  # wall wait for an event due from another thread (a timer, a remote reply)
 QUIET_ROUNDS = 2
 _WRAPPED = "_acomms_counted"
 
@@ -174,17 +174,21 @@ class EventsStepper:
         start_seen, start_bookkeeping = self.callbacks_seen, self.bookkeeping_seen
         quiet, last = 0, "the executor"
         self.watchdog.arm("draining", self._clock())
-        while quiet < QUIET_ROUNDS:
+        while True:
             before = self.callbacks_seen
             spins = self._fence_round(sim_s)
-            if spins == 1 and self.callbacks_seen == before:
-                waiting = self.remote_pending() or self._lagging(now_ns)
-                if not waiting:
-                    quiet += 1
-                    continue
-                last = waiting[0]
-                time.sleep(REMOTE_REPLY_POLL_S)
-            quiet = 0
+            if spins != 1 or self.callbacks_seen != before:
+                quiet = 0
+                self._check(last, sim_s)
+                continue
+            quiet += 1
+            if quiet < QUIET_ROUNDS:
+                continue
+            waiting = self.remote_pending() or self._lagging(now_ns)
+            if not waiting:
+                break
+            last, quiet = waiting[0], 0
+            self._spin(WAIT_SPIN_S)  # the awaited event (timer, reply) arrives from another thread
             self._check(last, sim_s)
         self.watchdog.disarm()
         ran = (self.callbacks_seen - start_seen) - (self.bookkeeping_seen - start_bookkeeping)
@@ -210,12 +214,16 @@ class EventsStepper:
         spins = 0
         while self._fence_seen != self._fence_sent:
             spins += 1
-            try:
-                self.executor.spin_once(timeout_sec=FENCE_SPIN_TIMEOUT_S)
-            except Exception as error:  # a node callback raised
-                raise CallbackFailed(self.failed_node or "a node", error) from None
+            self._spin(FENCE_SPIN_TIMEOUT_S)
             self._check("the executor", sim_s)
         return spins
+
+    def _spin(self, timeout_s: float) -> None:
+        """One event (or none within timeout_s); CallbackFailed naming the node if it raised."""
+        try:
+            self.executor.spin_once(timeout_sec=timeout_s)
+        except Exception as error:  # a node callback raised
+            raise CallbackFailed(self.failed_node or "a node", error) from None
 
     def _check(self, last: str, sim_s: float) -> None:
         if self.watchdog.expired(self._clock()):
