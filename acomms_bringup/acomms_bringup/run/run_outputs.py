@@ -69,13 +69,18 @@ class RunOutputs:
         import rclpy
         from rclpy.executors import SingleThreadedExecutor
 
+        from acomms_sim.clock.events_stepper import events_executor_available, make_events_executor
+
         self.sink = McapSink(self.mcap_path)
         self._node = rclpy.create_node("acomms_run_recording", context=runner.context)
         recorder = runner.recorder
         self.topics = TopicRecorder(self._node, self.sink,
                                     now_ns=lambda: recorder.get_clock().now().nanoseconds)
         self.topics.scan()
-        self._executor = SingleThreadedExecutor(context=runner.context)
+        # The EventsExecutor where rclpy has it: a Python executor rebuilds a wait set over every
+        # recorded topic per message and, on its own thread, slowed a stepped run several times.
+        self._executor = (make_events_executor(runner.context) if events_executor_available()
+                          else SingleThreadedExecutor(context=runner.context))
         self._executor.add_node(self._node)
         self._thread = threading.Thread(target=self._spin, name="acomms_run recording",
                                         daemon=True)
