@@ -37,6 +37,7 @@ from acomms_sim.clock.executor_stepper import (
 from acomms_sim.clock.stepping import DEFAULT_STEP_TIMEOUT_S, StepTimeout, Watchdog
 
 FENCE_SPIN_TIMEOUT_S = 0.05  # a spin that finds the queue empty waits at most this (wall)
+ENTITY_SCAN_EVERY = 32  # drains between scans for new entities to wrap (events are seen anyway)
 WAIT_SPIN_S = 0.001  # wall wait for an event due from another thread (a timer, a remote reply)
 QUIET_ROUNDS = 2
 _WRAPPED = "_acomms_counted"
@@ -103,6 +104,8 @@ def _counting(callback, node: str, stepper: EventsStepper, bookkeeping: bool):
                 raise
 
     setattr(counted, _WRAPPED, True)
+    # rclpy inspects a timer callback's signature at every call: answer from here, once
+    counted.__signature__ = inspect.signature(callback)
     return counted
 
 
@@ -121,6 +124,8 @@ class EventsStepper:
         self.failed_node = None  # whose callback raised last (the executor does not say)
         self._fence_sent = self._fence_seen = 0
         self._entity_count = -1
+        self._drains = 0
+        self._final_deadlines: list[int] | None = None  # timer deadlines at the end of a drain
         self._remote_clients: list = []
         self._wrapped: list = []  # (entity, original callback), restored by close()
         self.fence_node = Node(f"acomms_step_fence_{os.getpid()}", context=context,
@@ -142,6 +147,9 @@ class EventsStepper:
     def _wrap_new_entities(self) -> None:
         """Wrap the callbacks of entities created since the last drain, and note which clients
         call services served in another process (cheap when nothing was created)."""
+        self._drains += 1
+        if self._drains % ENTITY_SCAN_EVERY and self._entity_count >= 0:
+            return
         nodes = self.nodes
         count = sum(1 for node in nodes for kind in (node.subscriptions, node.services,
                                                      node.timers, node.clients) for _ in kind)
@@ -196,15 +204,22 @@ class EventsStepper:
         return ran
 
     def _lagging(self, now_ns: int | None) -> list[str]:
-        """Nodes whose sim-time clock has not reached now_ns yet, or with a timer due."""
+        """Nodes whose sim-time clock has not reached now_ns yet, or with a timer due; when
+        none, the timer deadlines are kept for `next_deadline_ns` (nothing ran since)."""
+        self._final_deadlines = None
         if now_ns is None:
             return []
-        for node in self.nodes:
+        nodes = self.nodes
+        for node in nodes:
             clock = node.get_clock()
             if clock.ros_time_is_active and clock.now().nanoseconds < now_ns:
                 return [f"{node_name(node)} (its clock has not reached the step yet)"]
-            if any(deadline <= now_ns for deadline in ros_timer_deadlines_ns([node])):
-                return [f"{node_name(node)} (a timer due now has not run yet)"]
+        deadlines = ros_timer_deadlines_ns(nodes)
+        if any(deadline <= now_ns for deadline in deadlines):
+            due = [node_name(n) for n in nodes
+                   if any(d <= now_ns for d in ros_timer_deadlines_ns([n]))]
+            return [f"{(due or ['a node'])[0]} (a timer due now has not run yet)"]
+        self._final_deadlines = deadlines
         return []
 
     def _fence_round(self, sim_s: float) -> int:
@@ -231,7 +246,8 @@ class EventsStepper:
             raise StepTimeout(self.watchdog.message(sim_s))
 
     def next_deadline_ns(self) -> list[int]:
-        return ros_timer_deadlines_ns(self.nodes)
+        deadlines, self._final_deadlines = self._final_deadlines, None
+        return deadlines if deadlines is not None else ros_timer_deadlines_ns(self.nodes)
 
     def close(self) -> None:
         """Restore the entities' own callbacks; remove and destroy the fence node."""
