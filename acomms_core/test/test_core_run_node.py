@@ -5,6 +5,7 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 
 import pytest
 
@@ -36,10 +37,11 @@ def wait_for_node(name: str, timeout_s: float) -> bool:
 
 @NEEDS_INSTALL
 def test_sigint_stops_node_cleanly():
-    process = subprocess.Popen(["message_queue_node"], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    name = f"sigint_probe_{os.getpid()}_{time.monotonic_ns()}"  # unique: no other node matches
+    process = subprocess.Popen(["message_queue_node", "--ros-args", "-r", f"__node:={name}"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     # SIGINT once the node runs (under load its imports alone can take seconds)
-    assert wait_for_node("message_queue_node", 60.0) or process.poll() is not None
+    assert wait_for_node(name, 60.0) or process.poll() is not None
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 0, stderr
