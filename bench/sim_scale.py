@@ -32,10 +32,14 @@ from sim_scale_scenario import write_scale_scenario  # noqa: E402
 from acomms_bringup.run.report import WALL_TIME_KEYS  # noqa: E402
 
 
+EXTRA_ARGS: list[str] = []  # --no-mcap: the simulation without the run.mcap recording
+
+
 def run_once(scenario: pathlib.Path, out: pathlib.Path, warp: str, domain_id: int) -> dict:
     """One acomms_run process; its summary, messages and peak RSS (MB)."""
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
-    command = ["acomms_run", str(scenario), "--warp", warp, "--out", str(out), "--quiet"]
+    command = ["acomms_run", str(scenario), "--warp", warp, "--out", str(out), "--quiet",
+               *EXTRA_ARGS]
     started = time.monotonic()
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True)
@@ -105,7 +109,11 @@ def main() -> int:
     parser.add_argument("--reference-warp", type=float, default=20.0)
     parser.add_argument("--reference-max-n", type=int, default=8)
     parser.add_argument("--png", default="acomms_demo_out/sim_scale.png")
+    parser.add_argument("--no-mcap", action="store_true",
+                        help="runs without the run.mcap recording (simulation cost alone)")
     args = parser.parse_args()
+    if args.no_mcap:
+        EXTRA_ARGS.append("--no-mcap")
     header = ("N", "start-up s", "run s", "sim/wall", "steps", "delivered", "RSS MB",
               "= reference")
     print("  ".join(f"{h:>11}" for h in header), flush=True)
