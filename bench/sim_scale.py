@@ -31,7 +31,6 @@ from sim_scale_scenario import write_scale_scenario  # noqa: E402
 
 from acomms_bringup.run.report import WALL_TIME_KEYS  # noqa: E402
 
-
 EXTRA_ARGS: list[str] = []  # --no-mcap: the simulation without the run.mcap recording
 
 
