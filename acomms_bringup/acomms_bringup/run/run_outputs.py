@@ -67,9 +67,8 @@ class RunOutputs:
 
     def _start_recording(self, runner) -> None:
         import rclpy
-        from rclpy.executors import SingleThreadedExecutor
 
-        from acomms_sim.clock.events_stepper import events_executor_available, make_events_executor
+        from acomms_sim.clock.events_stepper import make_executor
 
         self.sink = McapSink(self.mcap_path)
         self._node = rclpy.create_node("acomms_run_recording", context=runner.context)
@@ -79,8 +78,7 @@ class RunOutputs:
         self.topics.scan()
         # The EventsExecutor where rclpy has it: a Python executor rebuilds a wait set over every
         # recorded topic per message and, on its own thread, slowed a stepped run several times.
-        self._executor = (make_events_executor(runner.context) if events_executor_available()
-                          else SingleThreadedExecutor(context=runner.context))
+        self._executor = make_executor(runner.context)
         self._executor.add_node(self._node)
         self._thread = threading.Thread(target=self._spin, name="acomms_run recording",
                                         daemon=True)

@@ -1,22 +1,22 @@
 """The runner's deterministic clock: one `SteppedRun` drives a started `Runner` through time.
 
-It stops the runner's background spinning and moves every node to a SingleThreadedExecutor it
-drives itself (`acomms_sim.clock.executor_stepper.ExecutorStepper`): drain all work due now;
+It stops the runner's background spinning and moves every node to an executor it drives itself
+(rclpy's EventsExecutor drained by `acomms_sim.clock.events_stepper.EventsStepper`, or with
+`--executor single` a SingleThreadedExecutor drained by `executor_stepper.ExecutorStepper`):
+drain all work due now;
 with Tick/Tock participants in other processes, repeat Tick rounds at the same time until a
 round in which nobody (here or there) did any work; then set /clock (sim_clock_node in mode
 `stepped`) straight to the earliest pending event (ROS-time timer deadlines here, `next_event`
 of the participants), at most `warp` × real time. A callback that raises or a step that does
 not finish within the step timeout becomes `RunStopped` (one line: the node and the simulated
-time). After the run the runner spins the same executor again for the shutdown.
+time). After the run the runner spins an executor in the background again for the shutdown.
 """
 
 from __future__ import annotations
 
 import time
 
-from rclpy.executors import SingleThreadedExecutor
-
-from acomms_sim.clock.events_stepper import EXECUTOR_EVENTS, EventsStepper, make_events_executor
+from acomms_sim.clock.events_stepper import EXECUTOR_EVENTS, EventsStepper, make_executor
 from acomms_sim.clock.executor_stepper import CallbackFailed, ExecutorStepper
 from acomms_sim.clock.stepping import (
     StepTimeout,
@@ -42,16 +42,14 @@ class SteppedRun:
         """Stop the background spin; move every node to an executor run here (the
         EventsExecutor where rclpy has it and the runner asks for it, else single-threaded)."""
         runner = self.runner
-        events = runner.step_executor_kind == EXECUTOR_EVENTS
-        executor = (make_events_executor(runner.context) if events  # before the spin stops
-                    else SingleThreadedExecutor(context=runner.context))
+        executor = make_executor(runner.context, runner.step_executor_kind)  # before the spin stops
         runner._pause.set()
         if runner._thread is not None:
             runner._thread.join(timeout=JOIN_TIMEOUT_S)
         runner.step_executor = executor
         for node in runner.executor.get_nodes():
             runner.step_executor.add_node(node)
-        if events:
+        if runner.step_executor_kind == EXECUTOR_EVENTS:
             return EventsStepper(runner.step_executor, runner.context, runner.step_timeout_s,
                                  bookkeeping=[self.clock])
         return ExecutorStepper(runner.step_executor, runner.step_timeout_s,
@@ -83,13 +81,12 @@ class SteppedRun:
         finally:
             runner.stats.callbacks = stepper.callbacks
             runner.record.steps = runner.stats.steps
-            if hasattr(stepper, "close"):
-                stepper.close()
+            stepper.close()
 
     def _wall_s(self) -> float:
         return time.monotonic() - self.runner._started_wall
 
-    def _settle(self, stepper: ExecutorStepper, now_ns: int) -> list[int]:
+    def _settle(self, stepper: ExecutorStepper | EventsStepper, now_ns: int) -> list[int]:
         """Drain this process; with participants, repeat Tick rounds at now_ns until a round in
         which nobody did any work. The participants' next events."""
         stepper.drain(ns_to_seconds(now_ns), now_ns=now_ns)

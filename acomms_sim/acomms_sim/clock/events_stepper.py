@@ -11,7 +11,7 @@ quiet rounds in a row (and no reply pending from another process) end the drain,
 waits end `ExecutorStepper.drain`.
 
 Entity callbacks are wrapped once to count them and to name the node whose callback raised.
-Falls back to `ExecutorStepper` where rclpy has no EventsExecutor (`events_executor_available`).
+Where rclpy has no EventsExecutor (`events_executor_available`), runs use `ExecutorStepper`.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from acomms_sim.clock.executor_stepper import (
     CallbackFailed,
     node_name,
     pending_requests,
+    remote_clients,
     ros_timer_deadlines_ns,
 )
 from acomms_sim.clock.stepping import DEFAULT_STEP_TIMEOUT_S, StepTimeout, Watchdog
@@ -57,6 +58,16 @@ def events_executor_available() -> bool:
 
 def default_step_executor() -> str:
     return EXECUTOR_EVENTS if events_executor_available() else EXECUTOR_SINGLE
+
+
+def make_executor(context, kind: str | None = None):
+    """The executor a stepped run (or a recording thread) spins: `kind` 'events' or 'single'
+    (default: events where rclpy has it)."""
+    if (kind or default_step_executor()) == EXECUTOR_EVENTS:
+        return make_events_executor(context)
+    from rclpy.executors import SingleThreadedExecutor
+
+    return SingleThreadedExecutor(context=context)
 
 
 def make_events_executor(context):
@@ -163,9 +174,7 @@ class EventsStepper:
                 if callback is not None and not getattr(callback, _WRAPPED, False):
                     entity.callback = _counting(callback, name, self, bookkeeping)
                     self._wrapped.append((entity, callback))
-        local = {service.srv_name for node in nodes for service in node.services}
-        self._remote_clients = [(node_name(node), client) for node in nodes
-                                for client in node.clients if client.srv_name not in local]
+        self._remote_clients = remote_clients(nodes)
 
     def remote_pending(self) -> list[str]:
         """Nodes with a request to a service that no node of this executor serves."""

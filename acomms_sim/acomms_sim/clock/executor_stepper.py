@@ -41,6 +41,13 @@ def pending_requests(client) -> int:
     return len(getattr(client, "_pending_requests", ()))
 
 
+def remote_clients(nodes) -> list[tuple[str, object]]:
+    """(node name, client) of every client calling a service that none of `nodes` serves."""
+    local = {service.srv_name for node in nodes for service in node.services}
+    return [(node_name(node), client) for node in nodes for client in node.clients
+            if client.srv_name not in local]
+
+
 def ros_timer_deadlines_ns(nodes) -> list[int]:
     """The next call time (ns) of every live ROS-time timer of the nodes (steady and system
     timers are wall-clock timers: they never hold simulated time)."""
@@ -75,11 +82,7 @@ class ExecutorStepper:
 
     def remote_pending(self) -> list[str]:
         """Nodes with a request to a service that no node of this executor serves."""
-        nodes = self.nodes
-        local = {service.srv_name for node in nodes for service in node.services}
-        return [node_name(node) for node in nodes
-                for client in node.clients
-                if pending_requests(client) and client.srv_name not in local]
+        return [name for name, client in remote_clients(self.nodes) if pending_requests(client)]
 
     def drain(self, sim_s: float = 0.0, now_ns: int | None = None) -> int:
         """Run ready callbacks until quiescence; the number run (bookkeeping nodes' callbacks
@@ -122,3 +125,6 @@ class ExecutorStepper:
 
     def next_deadline_ns(self) -> list[int]:
         return ros_timer_deadlines_ns(self.nodes)
+
+    def close(self) -> None:
+        """Nothing to release (the EventsStepper's counterpart removes its fence node)."""
