@@ -4,6 +4,7 @@ Configuration sentences, transmit sentences, receptions with CST, pings, faults 
 and restarted, silent modem, a corrupt line stream), parameters, and modem_sensor_data_node.
 """
 
+import os
 import random
 import subprocess
 import sys
@@ -62,6 +63,18 @@ class DriverUnderTest:
         want = "true" if connected else "false"
         assert self.ros.spin_until(lambda: self.diagnostics.get("connected") == want, timeout), \
             f"diagnostics never said connected={want}: {self.diagnostics.get('_message')}"
+
+    def wait_lines_quiet(self, quiet_s=1.0, timeout=10.0):
+        """Until the line counter has not moved for quiet_s (the handshake's replies are in)."""
+        seen = {"lines": None, "since": time.monotonic()}
+
+        def quiet():
+            lines = self.diagnostics.get("lines_lines")
+            if lines != seen["lines"]:
+                seen.update(lines=lines, since=time.monotonic())
+            return time.monotonic() - seen["since"] >= quiet_s
+
+        assert self.ros.spin_until(quiet, timeout), "modem kept sending lines"
 
     def queue(self, packet, timeout=5.0):
         return self.ros.call(self.queue_client, QueueTxPacket.Request(
@@ -228,6 +241,9 @@ def test_kill_and_restart_emulator_keeps_queued_packet(when, tmp_path):
                     lambda: driver.diagnostics.get("tx_handed_to_modem") == "1", 10.0)
             proc.kill()
             proc.wait(5)
+            # The device vanishes with the modem. A killed emulator leaves its symlink behind,
+            # pointing at a pty number that another test's emulator may reuse at once.
+            os.unlink(link)
             driver.wait_connected(False)
             assert "disconnected" in driver.diagnostics["_message"]
             if when == "queued_while_down":
@@ -241,7 +257,8 @@ def test_kill_and_restart_emulator_keeps_queued_packet(when, tmp_path):
             assert ros.spin_until(lambda: driver.tx, 10.0)
             assert bytes(driver.tx[0].packet.dataframe_bytes) == data
             assert ros.spin_until(lambda: driver.diagnostics.get("connects") == "2"
-                                  and driver.diagnostics.get("tx_queue_length") == "0", 10.0)
+                                  and driver.diagnostics.get("tx_queue_length") == "0", 10.0), \
+                driver.diagnostics
     finally:
         proc.kill()
         proc.wait(5)
@@ -270,10 +287,12 @@ def test_corrupt_line_stream_is_counted_and_skipped(modems, tmp_path):
     server = TcpServer(a)
     server.start()
     with RosHarness() as ros:
-        driver = DriverUnderTest(ros, base_params(tmp_path, **connection_params(server)))
+        # No parameter list after the handshake: its replies must not land in the counts below.
+        driver = DriverUnderTest(ros, base_params(tmp_path, modem_config_query="",
+                                                  **connection_params(server)))
         ros.configure_and_activate(driver.node)
         driver.wait_connected()
-        ros.spin_for(0.5)
+        driver.wait_lines_quiet()
         before = {k: int(v) for k, v in driver.diagnostics.items() if k.startswith("lines_")}
         chunks, expected, _ = _fuzz_stream(random.Random(7), 3000)
         # Valid-checksum sentences of real types with nonsense fields, for pyacomms to choke on.
