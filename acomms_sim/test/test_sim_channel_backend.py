@@ -78,11 +78,11 @@ def test_half_duplex_receiver_loses_the_packet(channel):
     backend, add = channel
     a, _ = add(1, 0.0)
     b, out_b = add(2, 1500.0)  # arrival 1.0 s after a starts
-    _send_fdp(a, 2)
-    time.sleep(0.9)
-    # b transmits a long legacy-rate-0 packet that spans a's arrival
+    # b first starts a long legacy-rate-0 packet (seconds on air at full scale), then a sends:
+    # a's packet reaches b while b transmits, however late the scheduler runs a's send.
     b.airtime_scale = 1.0
     b.handle_line(nmea.format_sentence("CCTFP", [0, 0, 1, 1, 1, 0, 0, "00", "AA" * 100]))
+    _send_fdp(a, 2)
     deadline = time.monotonic() + 5.0
     while backend.counters["half_duplex"] == 0 and time.monotonic() < deadline:
         time.sleep(0.05)
