@@ -19,9 +19,10 @@ and a frame's SINR with received power S, noise N and interference I becomes
 
     SINR_isi = S·(1 − f) / (N + I + S·f).
 
-Without noise the ceiling is the signal-to-ISI ratio (1 − f)/f: 2.35 dB at τ = T, 19.3 dB at
-τ = T/4.5 (f = 1.1 %). The Micromodem's equaliser spans per rate are not published, so T is a
-per-rate channel parameter (`isi_tolerance_s`; 0 or absent: no penalty for that rate).
+Without noise the ceiling is the signal-to-ISI ratio (1 − f)/f: 2.35 dB at τ = T, 8.05 dB at
+τ = T/2, 17.3 dB at τ = T/4 (f = 1.8 %). The Micromodem's equaliser spans per rate are not
+published, so T is a per-rate channel parameter (`isi_tolerance_s`; 0 or absent: no penalty
+for that rate).
 """
 
 from __future__ import annotations
