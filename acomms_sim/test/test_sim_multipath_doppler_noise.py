@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from rclpy.parameter import Parameter
 from std_msgs.msg import Float32
 from test_sim_modem_node import SimWorld, fdp_packet
 
@@ -12,8 +13,9 @@ from acomms_interfaces.msg import SimReceptionEvent
 from acomms_sim.modem.fields import ModemPacket, ReceptionEvent
 from acomms_sim.modem.sim_modem import SimModem, SimModemConfig
 from acomms_sim.nodes import sim_modem_messages as messages
+from acomms_sim.nodes.simple_noise_model_node import SimpleNoiseModelNode
 from acomms_sim.physics import geodesy, multipath
-from acomms_sim.physics.ambient_noise import AmbientNoise
+from acomms_sim.physics.ambient_noise import AmbientNoise, RandomNoiseLevels
 from acomms_sim.physics.sound_speed import SoundSpeedProfile
 from acomms_sim.physics.transmission_loss import Propagation, SpreadingModel
 
@@ -181,7 +183,7 @@ def test_published_ambient_noise_replaces_the_noise_model(world):
     noise_pub.publish(Float32(data=150.0))
     assert world.ros.spin_until(lambda: b.counters["ambient_noise_messages"] == 1, timeout=5.0)
     # a noise parameter change rebuilds the model but keeps the published level
-    b.set_parameters([messages_parameter("wind_speed_mps", 10.0)])
+    b.set_parameters([Parameter("wind_speed_mps", value=10.0)])
     assert b.channel.noise.published_level_db == 150.0
     world.set_time(10.0)
     assert world.queue("a", fdp_packet()).success
@@ -192,6 +194,25 @@ def test_published_ambient_noise_replaces_the_noise_model(world):
     assert world.rx["b"] == []
 
 
-def messages_parameter(name, value):
-    from rclpy.parameter import Parameter
-    return Parameter(name, value=value)
+
+def test_random_noise_levels_are_seeded_normal_draws():
+    a, b = RandomNoiseLevels(60.0, 3.0, seed=1), RandomNoiseLevels(60.0, 3.0, seed=1)
+    draws = np.array([a.next_db() for _ in range(4000)])
+    assert list(draws[:5]) == [b.next_db() for _ in range(5)]
+    assert abs(draws.mean() - 60.0) < 3 * 3.0 / math.sqrt(len(draws))  # within 3 sigma
+    assert draws.std() == pytest.approx(3.0, rel=0.05)
+    assert RandomNoiseLevels(300.0, 0.0).next_db() == 250.0  # clipped into the accepted range
+    with pytest.raises(ValueError):
+        RandomNoiseLevels(60.0, -1.0)
+
+
+def test_simple_noise_model_node_feeds_the_modem(world):
+    """ros_acomms' simple_noise_model in the modem's namespace: the modem takes its level."""
+    b = world.add_modem("b", 2, 1500.0)
+    noise = world.ros.add(SimpleNoiseModelNode(
+        context=world.ros.context, namespace="b", parameter_overrides=[
+            Parameter("mean_noise_db", value=97.5), Parameter("noise_stddev_db", value=0.0),
+            Parameter("random_seed", value=4)]))
+    world.ros.configure_and_activate(noise)
+    assert world.ros.spin_until(lambda: b.channel.noise.published_level_db == 97.5, timeout=5.0)
+    assert noise.published >= 1

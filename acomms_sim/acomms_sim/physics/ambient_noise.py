@@ -113,3 +113,24 @@ def check_published_level(level_db: float | None) -> None:
         raise ValueError(f"ambient noise level {level_db} dB is not within {low}..{high} dB "
                          "re 1 uPa")
 
+
+
+@dataclasses.dataclass
+class RandomNoiseLevels:
+    """A noise level that changes at random: one normal draw N(mean_db, stddev_db²) per update
+    (what ros_acomms' simple_noise_model publishes on `ambient_noise`), seeded and reproducible;
+    each draw is clipped into PUBLISHED_LEVEL_RANGE_DB."""
+
+    mean_db: float = 60.0
+    stddev_db: float = 3.0
+    seed: int | None = 0
+
+    def __post_init__(self):
+        if not (math.isfinite(self.mean_db) and math.isfinite(self.stddev_db)
+                and self.stddev_db >= 0):
+            raise ValueError(f"noise level N({self.mean_db}, {self.stddev_db}²) is not valid")
+        self._rng = np.random.default_rng(self.seed)
+
+    def next_db(self) -> float:
+        low, high = PUBLISHED_LEVEL_RANGE_DB
+        return float(min(max(self._rng.normal(self.mean_db, self.stddev_db), low), high))
