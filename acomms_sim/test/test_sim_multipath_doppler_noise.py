@@ -22,19 +22,9 @@ from acomms_sim.physics.transmission_loss import Propagation, SpreadingModel
 ORIGIN = (41.5, -70.7)
 
 
-class SpreadModel(SpreadingModel):
-    """Spherical spreading with a fixed multipath RMS delay spread (what Bellhop would give)."""
-
-    def __init__(self, spread_s):
-        super().__init__("spherical", "thorp")
-        self.spread_s = spread_s
-
-    def timing(self, *_args):
-        return None, self.spread_s
-
-
 def modem(src, north_m, spread_s=0.0, noise_db=50.0, **config):
-    propagation = Propagation(SpreadModel(spread_s), SoundSpeedProfile.constant(1500.0))
+    propagation = Propagation(SpreadingModel("spherical", "thorp", delay_spread_s=spread_s),
+                              SoundSpeedProfile.constant(1500.0))
     m = SimModem(SimModemConfig(src, **config), propagation, AmbientNoise("fixed", noise_db))
     m.set_position(*geodesy.offset_position(*ORIGIN, north_m, 0.0), 20.0)
     return m
