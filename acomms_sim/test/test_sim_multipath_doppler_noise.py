@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.parameter import Parameter
 from std_msgs.msg import Float32
 from test_sim_modem_node import SimWorld, fdp_packet
@@ -206,3 +207,29 @@ def test_simple_noise_model_node_feeds_the_modem(world):
     world.ros.configure_and_activate(noise)
     assert world.ros.spin_until(lambda: b.channel.noise.published_level_db == 97.5, timeout=5.0)
     assert noise.published >= 1
+
+
+def test_bellhop_delay_spread_in_events_and_cache_counts_on_diagnostics(world):
+    """Bellhop in 100 m water: the reception event carries the eigenrays' RMS delay spread
+    (surface and bottom bounces: > 0) and /diagnostics says how often Bellhop ran and how often
+    its cache answered (the second packet over the same geometry is a cache hit)."""
+    bellhop = {"transmission_loss_model": "bellhop", "water_depth_m": 100.0}
+    world.add_modem("a", 1, 0.0, **bellhop)
+    b = world.add_modem("b", 2, 1500.0, **bellhop)
+    events, statuses = [], []
+    world.ros.helper.create_subscription(SimReceptionEvent, "/b/reception_events",
+                                         events.append, 10)
+    world.ros.helper.create_subscription(DiagnosticArray, "/diagnostics", lambda m: statuses.extend(
+        s for s in m.status if "/b/" in s.name), 10)
+    world.set_time(10.0)
+    for count, start in enumerate((10.0, 20.0), 1):
+        world.set_time(start)
+        assert world.queue("a", fdp_packet()).success
+        assert world.advance_until(lambda c=count: len(events) == c, until=start + 9.0,
+                                   step=0.25)
+    assert 0.0 < events[0].delay_spread_s < 0.1 and events[1].delay_spread_s == pytest.approx(
+        events[0].delay_spread_s)
+    counters = b.diagnostic_counters()
+    assert counters["bellhop_runs"] >= 2 and counters["bellhop_cache_hits"] >= 1
+    assert world.advance_until(lambda: any(
+        v.key == "bellhop_cache_hits" for s in statuses for v in s.values), until=25.0)

@@ -299,9 +299,17 @@ class ModemSimNode(ManagedNode):
             if not future.done():
                 future.set_result(None)
 
-    def _publish_diagnostics(self) -> None:
+    def diagnostic_counters(self) -> dict:
+        """The counters, plus the Bellhop model's runs and cache hits when it is the model."""
         with self._lock:
             counters = dict(self.counters)
+            model = None if self.modem is None else self.modem.channel.propagation.model
+        if hasattr(model, "cache_hits"):
+            counters.update(bellhop_runs=model.runs, bellhop_cache_hits=model.cache_hits)
+        return counters
+
+    def _publish_diagnostics(self) -> None:
+        counters = self.diagnostic_counters()
         level, message = self.location.status()
         self._diagnostics_pub.publish(counters_diagnostics(
             f"{self.get_fully_qualified_name()}: simulated modem", message, counters,
