@@ -33,6 +33,7 @@ one packet duration later; it is evaluated once the clock passes its end. Rules 
   with a tolerance T for the frame's rate (`isi_tolerance_s`, rate -> s), the signal power
   arriving later than T is self-noise in that frame's SINR (`acomms_sim.physics.multipath`:
   exponential power-delay profile); `isi_loss_db` is the largest SINR loss over the frames.
+  Detection (the probe) is not penalised.
 - randomness: each arrival has its own random stream derived from the seed, the receiver, the
   transmitter's SRC and the transmit time (µs): fading first, then the frame draws. The outcome of
   one packet does not depend on what else was drawn before.
