@@ -60,6 +60,7 @@ setup(
             "acomms_link_budget = acomms_sim.tools.link_budget:main",
             "netsim_manager = acomms_sim.netsim.manager:main",
             "netsim_manager_node = acomms_sim.netsim.manager_node:main",
+            "simple_noise_model_node = acomms_sim.nodes.simple_noise_model_node:main",
         ],
     },
 )

@@ -3,6 +3,7 @@ receiver (acomms_sim.physics.channel, seeded) with and without Rayleigh fading, 
 analytic curve the model implies; and the Rayleigh outage check at 10 dB mean margin.
 
     .venv/bin/python bench/per_vs_range.py [--packets 600] [--out acomms_demo_out/per_vs_range.png]
+        [--delay-spread-ms 0 --isi-tolerance-ms 0]
 
 Channel (defaults = the library's): practical spreading + Francois-Garrison absorption at 10 °C,
 Wenz noise (shipping 0.5, wind 5 m/s) in a 5 kHz band at 10 kHz, source level of txlevel 3
@@ -10,6 +11,9 @@ Wenz noise (shipping 0.5, wind 5 m/s) in a 5 kHz band at 10 kHz, source level of
 Analytic: PER(SNR) = 1 − (1 − FER_mini(SNR))·(1 − FER_data(SNR))^frames with the FER tables;
 with fading the same averaged over the exponential power gain g (E[g] = 1):
 PER_fading = ∫ PER(SNR + 10·log10 g)·e^(−g) dg.
+With --delay-spread-ms τ and --isi-tolerance-ms T (every rate), the power arriving later than T of
+an exponential delay profile, f = exp(−T/τ), is self-noise (acomms_sim.physics.multipath): the
+analytic curves use SINR = S(1 − f)/(N + S·f) in place of S/N (fading scales S in both terms).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from acomms_sim.physics import geodesy
 from acomms_sim.physics.ambient_noise import AmbientNoise
 from acomms_sim.physics.channel import ReceiverChannel, Transmission
 from acomms_sim.physics.fading import FadingModel
+from acomms_sim.physics.multipath import late_power_fraction, sinr_with_isi_db
 from acomms_sim.physics.packet_performance import PacketPerformance, frame_error_rate
 from acomms_sim.physics.sound_speed import SoundSpeedProfile
 from acomms_sim.physics.transmission_loss import Propagation, SpreadingModel
@@ -37,12 +42,17 @@ DEPTH_M = 20.0
 FC, BW = 10000.0, 5000.0
 RATES = (1, 3, 5)
 SOURCE_LEVEL_DB = MICROMODEM2.source_level_db(3, FC)
+# multipath (set from the command line): RMS delay spread and the rates' ISI tolerance, s
+MULTIPATH = {"delay_spread_s": 0.0, "isi_tolerance_s": 0.0}
 
 
 def make_channel(seed: int, fading: FadingModel) -> ReceiverChannel:
-    propagation = Propagation(SpreadingModel(), SoundSpeedProfile.mackenzie(10.0, 35.0, 100.0))
+    propagation = Propagation(SpreadingModel(delay_spread_s=MULTIPATH["delay_spread_s"]),
+                              SoundSpeedProfile.mackenzie(10.0, 35.0, 100.0))
+    tolerance = MULTIPATH["isi_tolerance_s"]
     return ReceiverChannel(propagation, AmbientNoise(), PacketPerformance([seed, 2]), FC, BW,
-                           fading=fading)
+                           fading=fading,
+                           isi_tolerance_s={r: tolerance for r in RATES} if tolerance else None)
 
 
 def transmission(rate: int, start_s: float, range_m: float) -> Transmission:
@@ -58,9 +68,15 @@ def mean_snr_db(range_m: float) -> float:
     return arrival.receive_level_db - channel.noise.band_level_db(FC, BW)
 
 
+def isi_snr_db(snr_db: float) -> float:
+    """The frame SINR the model gives at this SNR with the configured multipath."""
+    late = late_power_fraction(MULTIPATH["delay_spread_s"], MULTIPATH["isi_tolerance_s"])
+    return snr_db if late == 0.0 else sinr_with_isi_db(10.0 ** (snr_db / 10.0), 1.0, late)
+
+
 def analytic_per(rate: int, snr_db: float) -> float:
     frames = rate_info(rate).frames
-    ok = (1 - frame_error_rate(rate, snr_db)) ** (frames + 1)
+    ok = (1 - frame_error_rate(rate, isi_snr_db(snr_db))) ** (frames + 1)
     return 1.0 - ok
 
 
@@ -117,12 +133,20 @@ def main(argv=None) -> int:
     parser.add_argument("--outage-packets", type=int, default=4000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", default="acomms_demo_out/per_vs_range.png")
+    parser.add_argument("--delay-spread-ms", type=float, default=0.0,
+                        help="multipath RMS delay spread of every path, ms")
+    parser.add_argument("--isi-tolerance-ms", type=float, default=0.0,
+                        help="delay spread every rate tolerates (0: no ISI penalty), ms")
+    parser.add_argument("--ranges", type=int, default=12, help="range points (2-40 km)")
     args = parser.parse_args(argv)
+    MULTIPATH.update(delay_spread_s=args.delay_spread_ms / 1000.0,
+                     isi_tolerance_s=args.isi_tolerance_ms / 1000.0)
     started = time.perf_counter()
-    ranges = np.geomspace(2000.0, 40000.0, 12)
+    ranges = np.geomspace(2000.0, 40000.0, args.ranges)
     curves = {}
     print(f"source level {SOURCE_LEVEL_DB:.0f} dB (txlevel 3, 10 kHz), noise "
-          f"{AmbientNoise().band_level_db(FC, BW):.1f} dB in band, {args.packets} packets/point")
+          f"{AmbientNoise().band_level_db(FC, BW):.1f} dB in band, {args.packets} packets/point, "
+          f"delay spread {args.delay_spread_ms:g} ms, ISI tolerance {args.isi_tolerance_ms:g} ms")
     print(f"{'range_m':>8} {'snr_db':>7} " + " ".join(
         f"{f'r{r} mc/an':>13} {f'r{r} fad mc/an':>15}" for r in RATES))
     for range_m in ranges:

@@ -47,7 +47,8 @@ def test_vehicle_nodes_parameters_and_remappings(two_vehicles):
     assert modem.parameters == {
         "use_sim_time": True, "SRC": 2, "center_frequency_hz": 10000.0, "bandwidth_hz": 5000.0,
         "source_level_db": 0.0, "tx_level": 3, "capture_margin_db": 0.0, "fading_model": "none",
-        "fading_k_factor": 0.0, "coherence_time_s": 0.0,
+        "fading_k_factor": 0.0, "coherence_time_s": 0.0, "doppler_tolerance_mps": 0.0,
+        "isi_tolerance_s": [0.0], "delay_spread_s": 0.0,
         "location_source": "static", "platform_name": "bravo",
         "latitude": 41.5335, "longitude": -70.67, "depth": 10.0, "seed": 1,
         "transmission_loss_model": "spreading", "spreading": "practical",
@@ -85,7 +86,8 @@ def test_simulation_and_clock_groups(two_vehicles):
     assert transmission_loss.parameters == {
         "use_sim_time": True, "transmission_loss_model": "spreading", "spreading": "practical",
         "absorption_model": "francois_garrison", "water_temperature_c": 10.0,
-        "salinity_ppt": 35.0, "ph": 8.0, "sound_speed_mps": 1500.0, "water_depth_m": 100.0}
+        "salinity_ppt": 35.0, "ph": 8.0, "sound_speed_mps": 1500.0, "water_depth_m": 100.0,
+        "delay_spread_s": 0.0}
     assert performance.parameters == {"use_sim_time": True, "seed": 1}
     clock = describe_clock(two_vehicles)
     (sim_clock,) = clock.nodes
@@ -159,6 +161,22 @@ def test_overrides_mac_kinds_and_slot_strings(tmp_path):
     assert "default_priority" not in a.node("packet_dispatch_node").parameters
     b = describe_vehicle(scenario, "b")
     assert b.node("tdma_scripted_node").parameters["active_slots"] == [1]
+
+
+def test_channel_doppler_and_multipath_keys(tmp_path):
+    """Issue 14: the channel's Doppler tolerance and multipath reach modem_sim_node (and the
+    delay spread sim_transmission_loss_node); a bad tolerance list names its key."""
+    channel = {"doppler_tolerance_m_s": 1.5,
+               "multipath": {"delay_spread_s": 0.004, "isi_tolerance_s": [0.01]}}
+    scenario = write_scenario(tmp_path, [vehicle("a", 1), vehicle("b", 2)], channel=channel)
+    modem = describe_vehicle(scenario, "a").node("modem_sim_node").parameters
+    assert (modem["doppler_tolerance_mps"], modem["isi_tolerance_s"],
+            modem["delay_spread_s"]) == (1.5, [0.01], 0.004)
+    transmission_loss = describe_simulation(scenario).nodes[1].parameters
+    assert transmission_loss["delay_spread_s"] == 0.004
+    channel["multipath"]["isi_tolerance_s"] = [0.01, 0.02]
+    with pytest.raises(ValueError, match=r"channel\.multipath\.isi_tolerance_s.*1 value or 7"):
+        write_scenario(tmp_path, [vehicle("a", 1), vehicle("b", 2)], channel=channel)
 
 
 def test_micromodem_vehicle_uses_driver_and_wall_clock(tmp_path):

@@ -12,6 +12,7 @@ from acomms_sim.nodes.platform_location_node import PlatformLocationNode
 from acomms_sim.nodes.sim_clock_node import SimClockNode
 from acomms_sim.nodes.sim_packet_performance_node import SimPacketPerformanceNode
 from acomms_sim.nodes.sim_transmission_loss_node import SimTransmissionLossNode
+from acomms_sim.nodes.simple_noise_model_node import SimpleNoiseModelNode
 
 NODES = {
     "modem_sim_node": (ModemSimNode, {"location_source": "service"}),
@@ -24,6 +25,7 @@ NODES = {
     "sim_clock_node_lockstep": (SimClockNode, {"mode": "lockstep"}),
     "sim_packet_performance_node": (SimPacketPerformanceNode, {}),
     "sim_transmission_loss_node": (SimTransmissionLossNode, {}),
+    "simple_noise_model_node": (SimpleNoiseModelNode, {}),
 }
 
 

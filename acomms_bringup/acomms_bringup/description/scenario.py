@@ -37,6 +37,10 @@ Schema (defaults in brackets)::
                                         # and packet; coherence 0: one gain per packet)
       capture_margin_db: 0.0            # [0: no capture] a later packet this much stronger
                                         # takes a locked receiver
+      doppler_tolerance_m_s: 0.0        # [0: no limit] frames fail beyond this closing speed
+      multipath: {delay_spread_s: 0.0, isi_tolerance_s: [0.0]}
+                                        # [0: one path / no ISI] RMS delay spread (spreading
+                                        # model; Bellhop computes it), tolerance: one or 7 values
     vehicles:
       - name: auv                       # ROS name token; namespace defaults to /auv
         namespace: /auv                 # optional
@@ -110,6 +114,7 @@ from acomms_sim.modem.location_topic import (
     check_location_topic,
 )
 from acomms_sim.physics.fading import MODELS as FADING_MODELS
+from acomms_sim.physics.multipath import tolerance_table
 from acomms_sim.physics.transmission_loss import SpreadingModel
 
 MODEM_KINDS = ("sim", "micromodem")
@@ -287,6 +292,12 @@ class Fading:
 
 
 @dataclasses.dataclass(frozen=True)
+class Multipath:
+    delay_spread_s: float = 0.0  # spreading model's RMS delay spread (Bellhop: its own)
+    isi_tolerance_s: tuple[float, ...] = (0.0,)  # one value or one per rate 0..6; 0: no ISI
+
+
+@dataclasses.dataclass(frozen=True)
 class Channel:
     sound_speed_m_s: float | None  # None: Mackenzie at the absorption temperature/salinity
     sound_speed_profile: tuple[tuple[float, float], ...] | None  # (depth m, speed m/s) pairs
@@ -301,6 +312,8 @@ class Channel:
     tx_level: int = 3
     fading: Fading = Fading()
     capture_margin_db: float = 0.0
+    doppler_tolerance_m_s: float = 0.0  # issue 14: 0 = no limit
+    multipath: Multipath = Multipath()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -621,12 +634,15 @@ def _parse_channel(ctx: _Context, section: _Section | None) -> Channel:
     tx_level = section.get("tx_level", (int,), 3, minimum=0, maximum=3)
     fading = _parse_fading(ctx, section.section("fading"))
     capture = section.get("capture_margin_db", (float,), 0.0, minimum=0.0, maximum=100.0)
+    doppler = section.get("doppler_tolerance_m_s", (float,), 0.0, minimum=0.0, maximum=100.0)
+    multipath = _parse_multipath(ctx, section.section("multipath"))
     section.finish()
     return Channel(sound_speed_m_s=sound_speed, sound_speed_profile=profile,
                    water_depth_m=water_depth, noise=noise, transmission_loss_model=tl_model,
                    spreading=spreading, absorption=absorption, center_frequency_hz=center,
                    bandwidth_hz=bandwidth, source_level_db=source_level, tx_level=tx_level,
-                   fading=fading, capture_margin_db=capture)
+                   fading=fading, capture_margin_db=capture, doppler_tolerance_m_s=doppler,
+                   multipath=multipath)
 
 
 def _parse_fading(ctx: _Context, section: _Section | None) -> Fading:
@@ -637,6 +653,19 @@ def _parse_fading(ctx: _Context, section: _Section | None) -> Fading:
                     section.get("coherence_time_s", (float,), 0.0, minimum=0.0, maximum=3600.0))
     section.finish()
     return fading
+
+
+def _parse_multipath(ctx: _Context, section: _Section | None) -> Multipath:
+    if section is None:
+        return Multipath()
+    spread = section.get("delay_spread_s", (float,), 0.0, minimum=0.0, maximum=10.0)
+    tolerance = section.get("isi_tolerance_s", (list,), [0.0])
+    try:
+        tolerance_table(tolerance)
+    except (TypeError, ValueError) as exc:
+        raise ctx.error(section.key_path("isi_tolerance_s"), str(exc)) from None
+    section.finish()
+    return Multipath(spread, tuple(float(v) for v in tolerance))
 
 
 def _parse_noise(ctx: _Context, section: _Section | None, path: str) -> Noise:

@@ -170,6 +170,7 @@ def channel_parameters(scenario: Scenario) -> dict[str, Any]:
         # none given: 0 = Mackenzie at water_temperature_c / salinity_ppt.
         "sound_speed_mps": channel.sound_speed_m_s or 0.0,
         "water_depth_m": channel.water_depth_m,
+        "delay_spread_s": channel.multipath.delay_spread_s,
     }
 
 
@@ -193,6 +194,8 @@ def _modem_sim_parameters(scenario: Scenario, vehicle: Vehicle) -> dict[str, Any
         "source_level_db": source_level if source_level is not None else 0.0,
         "tx_level": tx_level if tx_level is not None else channel.tx_level,
         "capture_margin_db": channel.capture_margin_db,
+        "doppler_tolerance_mps": channel.doppler_tolerance_m_s,
+        "isi_tolerance_s": list(channel.multipath.isi_tolerance_s),
         "fading_model": channel.fading.model, "fading_k_factor": channel.fading.k_factor,
         "coherence_time_s": channel.fading.coherence_time_s,
         **_location_parameters(vehicle),

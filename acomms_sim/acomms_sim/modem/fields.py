@@ -118,6 +118,7 @@ class ChannelPacket:
     ping_type: int = PING_TYPE_NONE
     ping_transaction_start_s: float = 0.0  # ping exchange start (request's transmit time)
     ping_reply: PingReplyFields | None = None
+    src_velocity_mps: tuple[float, float, float] | None = None  # sender's (east, north, up)
 
 
 # ---- events returned by SimModem ------------------------------------------------------------
@@ -156,6 +157,9 @@ class ReceptionEvent:
     num_frames: int
     num_bad_frames: int
     num_bytes: int
+    delay_spread_s: float = 0.0  # multipath RMS delay spread of the path
+    isi_loss_db: float = 0.0     # largest frame SINR loss to inter-symbol interference
+    doppler_mps: float = 0.0     # closing speed along the path (CST dop)
 
 
 @dataclasses.dataclass

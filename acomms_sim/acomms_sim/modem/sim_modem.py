@@ -56,6 +56,7 @@ from acomms_sim.physics import geodesy
 from acomms_sim.physics.ambient_noise import AmbientNoise
 from acomms_sim.physics.channel import ReceiverChannel, Reception, Transmission
 from acomms_sim.physics.fading import FadingModel
+from acomms_sim.physics.multipath import tolerance_table
 from acomms_sim.physics.packet_performance import PacketPerformance
 from acomms_sim.physics.transmission_loss import Propagation
 
@@ -76,6 +77,7 @@ class SimModemConfig:
     capture_margin_db: float = math.inf  # capture rule of the receiver (channel module)
     fading: FadingModel = FadingModel()
     doppler_tolerance_mps: float = math.inf  # frames fail beyond this closing speed
+    isi_tolerance_s: tuple[float, ...] = (0.0,)  # per rate 0..6 (or one for all); 0: no ISI
 
     def default_source_level_db(self, profile: ModemProfile) -> float:
         if self.source_level_db > 0:
@@ -124,7 +126,8 @@ class SimModem:
                                        config.detection_threshold_db,
                                        capture_margin_db=config.capture_margin_db,
                                        fading=config.fading,
-                                       doppler_tolerance_mps=config.doppler_tolerance_mps)
+                                       doppler_tolerance_mps=config.doppler_tolerance_mps,
+                                       isi_tolerance_s=tolerance_table(config.isi_tolerance_s))
         self.counters = counters if counters is not None else collections.Counter()
         self.position: tuple[float, float, float] | None = None
         self.velocity_mps: tuple[float, float, float] | None = None  # from timed positions
@@ -144,6 +147,7 @@ class SimModem:
         self.channel.capture_margin_db = config.capture_margin_db
         self.channel.fading = config.fading
         self.channel.doppler_tolerance_mps = config.doppler_tolerance_mps
+        self.channel.isi_tolerance_s = tolerance_table(config.isi_tolerance_s)
 
     def set_position(self, latitude: float, longitude: float, depth_m: float,
                      time_s: float | None = None) -> None:
@@ -248,7 +252,8 @@ class SimModem:
         channel_packet = ChannelPacket(
             packet, lat, lon, float(depth), item.source_level_db,
             float(config.center_frequency_hz), float(config.bandwidth_hz), start_s,
-            tx.duration_s, item.ping_type, item.ping_transaction_start_s, item.ping_reply)
+            tx.duration_s, item.ping_type, item.ping_transaction_start_s, item.ping_reply,
+            self.velocity_mps)
         frames = len(tx.segments(start_s)) - (1 if item.fdp else 0)
         xst = XstFields(CST_VERSION, start_s, 0, int(config.bandwidth_hz),
                         int(config.center_frequency_hz), int(config.center_frequency_hz),
@@ -276,7 +281,7 @@ class SimModem:
                               sim_packet.bandwidth_hz, fdp, packet.miniframe_rate,
                               packet.dataframe_rate, len(packet.miniframe_bytes),
                               len(packet.dataframe_bytes), duration_s=sim_packet.duration_s,
-                              payload=sim_packet)
+                              payload=sim_packet, velocity_mps=sim_packet.src_velocity_mps)
             self.channel.add_transmission(tx, self.position, self.velocity_mps)
         except Exception:
             self.counters["rx_bad_sim_packet"] += 1
@@ -411,7 +416,9 @@ def reception_event(reception: Reception, receiver_src: int) -> ReceptionEvent:
         noise_db=float(reception.noise_db), interference_db=float(reception.interference_db),
         transmission_loss_db=float(arrival.transmission_loss_db),
         slant_range_m=float(arrival.slant_range_m), num_frames=num_frames, num_bad_frames=bad,
-        num_bytes=tx.num_miniframe_bytes + tx.num_dataframe_bytes)
+        num_bytes=tx.num_miniframe_bytes + tx.num_dataframe_bytes,
+        delay_spread_s=float(arrival.delay_spread_s), isi_loss_db=float(reception.isi_loss_db),
+        doppler_mps=float(arrival.doppler_mps))
 
 
 def keep_valid(data: bytes, ranges: list[int]) -> bytes:

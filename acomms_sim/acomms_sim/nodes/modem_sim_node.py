@@ -21,6 +21,10 @@ jumps straight to it. The physics uses exact event times (CST.toa is the exact a
 only the publication can lag by up to one period. SRC must be unique per channel:
 a modem ignores SimPackets carrying its own SRC.
 
+Noise: the channel parameters' model (Wenz or fixed) until a level arrives on `ambient_noise`
+(std_msgs/Float32, dB re 1 uPa in the receiver band, as ros_acomms' modem_sim_node takes it);
+the latest published level then holds (bad values are counted in `bad_ambient_noise`).
+
 Position (`location_source`): `static` (latitude/longitude/depth), `service` (polls
 `read_location`), or `topic`: follows `modem_location_topic` as ros_acomms does — Odometry or
 PoseStamped in a local ENU frame with a configured origin, NavSatFix, or Location; the rules and
@@ -39,6 +43,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.task import Future
+from std_msgs.msg import Float32
 
 from acomms_core.modems.modem_rates import DEFAULT_TX_LEVEL
 from acomms_core.modems.registry import (
@@ -98,6 +103,8 @@ from acomms_sim.nodes.sim_node_support import (
     profile_from_msg,
     validate_choices,
 )
+from acomms_sim.physics.ambient_noise import check_published_level
+from acomms_sim.physics.multipath import tolerance_table
 
 SPECS = [
     ParameterSpec("SRC", 0, "modem address of this simulated modem (unique on the channel)",
@@ -118,6 +125,10 @@ SPECS = [
     ParameterSpec("doppler_tolerance_mps", 0.0,
                   "frames fail when the closing speed of the two modems exceeds this, m/s "
                   "(0: no limit); velocities come from timed positions", 0.0, 100.0),
+    ParameterSpec("isi_tolerance_s", [0.0],
+                  "multipath delay spread each rate tolerates, s: one value for every rate or "
+                  "one per rate 0..6; signal power arriving later is inter-symbol interference "
+                  "(exponential delay profile; needs Bellhop's delay spread); 0: no penalty"),
     ParameterSpec("location_source", "static",
                   "'static' (latitude/longitude/depth parameters), 'service' (poll "
                   "read_location with platform_name) or 'topic' (follow modem_location_topic)"),
@@ -152,6 +163,10 @@ def validate(values: dict) -> str | None:
               or check_location_topic(values))
     if reason:
         return reason
+    try:
+        tolerance_table(values["isi_tolerance_s"])
+    except ValueError as exc:
+        return str(exc)
     for name, allowed in CHOICES.items():
         if values[name] not in allowed:
             return f"{name} must be one of {list(allowed)}, not {values[name]!r}"
@@ -164,7 +179,8 @@ def modem_config(values: dict) -> SimModemConfig:
                           values["bandwidth_hz"], values["source_level_db"],
                           values["detection_threshold_db"], values["ping_turnaround_s"],
                           int(values["tx_level"]), capture if capture > 0 else math.inf,
-                          build_fading(values), values["doppler_tolerance_mps"] or math.inf)
+                          build_fading(values), values["doppler_tolerance_mps"] or math.inf,
+                          tuple(values["isi_tolerance_s"]))
 
 
 def static_position(values: dict) -> tuple[float, float, float]:
@@ -199,7 +215,9 @@ class ModemSimNode(ManagedNode):
                 if changed & set(PROPAGATION_NAMES):
                     self.modem.channel.propagation = build_propagation(values, self._sound_speed)
                 if changed & set(NOISE_NAMES):
+                    published = self.modem.channel.noise.published_level_db
                     self.modem.channel.noise = build_noise(values)
+                    self.modem.channel.noise.published_level_db = published
                 self.modem.set_config(modem_config(values))
                 if values["location_source"] == "static":
                     self.modem.set_position(*static_position(values))
@@ -245,6 +263,8 @@ class ModemSimNode(ManagedNode):
                        callback_group=self._group)
         r.subscription(SoundSpeedProfile, "sound_speed_profile", self._on_sound_speed, 10,
                        callback_group=self._group)
+        r.subscription(Float32, "ambient_noise", self._on_ambient_noise, 10,
+                       callback_group=self._group)
         r.service(QueueTxPacket, "queue_tx_packet", self._on_queue_tx_packet,
                   callback_group=self._group)
         r.service(PingModem, "ping_modem", self._on_ping_modem,
@@ -279,9 +299,17 @@ class ModemSimNode(ManagedNode):
             if not future.done():
                 future.set_result(None)
 
-    def _publish_diagnostics(self) -> None:
+    def diagnostic_counters(self) -> dict:
+        """The counters, plus the Bellhop model's runs and cache hits when it is the model."""
         with self._lock:
             counters = dict(self.counters)
+            model = None if self.modem is None else self.modem.channel.propagation.model
+        if hasattr(model, "cache_hits"):
+            counters.update(bellhop_runs=model.runs, bellhop_cache_hits=model.cache_hits)
+        return counters
+
+    def _publish_diagnostics(self) -> None:
+        counters = self.diagnostic_counters()
         level, message = self.location.status()
         self._diagnostics_pub.publish(counters_diagnostics(
             f"{self.get_fully_qualified_name()}: simulated modem", message, counters,
@@ -347,6 +375,21 @@ class ModemSimNode(ManagedNode):
             self._sound_speed = sound_speed
             if self.modem is not None:
                 self.modem.channel.propagation = propagation
+
+    def _on_ambient_noise(self, msg: Float32) -> None:
+        """A published noise level in the receiver band (dB re 1 uPa) replaces the noise model
+        from now on, as in ros_acomms' modem_sim_node."""
+        try:
+            check_published_level(float(msg.data))
+        except ValueError as exc:
+            self.counters["bad_ambient_noise"] += 1
+            self.get_logger().warning(f"ambient_noise ignored: {exc}",
+                                      throttle_duration_sec=5.0)
+            return
+        with self._lock:
+            self.counters["ambient_noise_messages"] += 1
+            if self.modem is not None:
+                self.modem.channel.noise.published_level_db = float(msg.data)
 
     # ---- services and the channel -----------------------------------------------------
     def _on_queue_tx_packet(self, request, response):

@@ -77,7 +77,10 @@ def ping_reply_from_msg(msg: PingReply) -> PingReplyFields:
 
 
 def sim_packet_to_msg(packet: ChannelPacket) -> SimPacket:
+    east, north, up = packet.src_velocity_mps or (0.0, 0.0, 0.0)
     return SimPacket(
+        src_velocity_east_mps=float(east), src_velocity_north_mps=float(north),
+        src_velocity_up_mps=float(up),
         src_latitude=packet.src_latitude, src_longitude=packet.src_longitude,
         src_depth=float(packet.src_depth_m), src_tx_level_db=float(packet.source_level_db),
         center_frequency_hz=float(packet.center_frequency_hz),
@@ -95,7 +98,9 @@ def sim_packet_from_msg(msg: SimPacket) -> ChannelPacket:
         float(msg.src_tx_level_db), float(msg.center_frequency_hz), float(msg.bandwidth_hz),
         stamp_seconds(msg.transmit_time), stamp_seconds(msg.transmit_duration),
         int(msg.ping_type), stamp_seconds(msg.ping_transaction_start),
-        ping_reply_from_msg(msg.ping_reply))
+        ping_reply_from_msg(msg.ping_reply),
+        (float(msg.src_velocity_east_mps), float(msg.src_velocity_north_mps),
+         float(msg.src_velocity_up_mps)))
 
 
 def transmitted_msg(event: TransmissionStarted, stamp) -> TransmittedPacket:

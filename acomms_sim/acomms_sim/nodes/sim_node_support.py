@@ -48,6 +48,10 @@ PROPAGATION_SPECS = [
                   "constant sound speed used until a sound_speed_profile message arrives, m/s; "
                   "0: Mackenzie (1981) at water_temperature_c and salinity_ppt over depth",
                   0.0, 1800.0),
+    ParameterSpec("delay_spread_s", _SPREADING.delay_spread_s,
+                  "spreading model: multipath RMS delay spread of every path, s (bellhop "
+                  "computes its own from the eigenrays); reported in reception events and "
+                  "used by modem_sim_node's isi_tolerance_s", 0.0, 10.0),
     ParameterSpec("water_depth_m", 1000.0, "water depth for the Bellhop model, m", 1.0, 12000.0),
     ParameterSpec("bellhop_range_quantum_m", 10.0, "Bellhop cache cell size in range, m",
                   0.1, 10000.0),
@@ -109,7 +113,7 @@ def build_propagation(values: dict, profile: SoundSpeedProfile | None) -> Propag
     else:
         model = SpreadingModel(values["spreading"], values["absorption_model"],
                                values["water_temperature_c"], values["salinity_ppt"],
-                               values["ph"])
+                               values["ph"], values.get("delay_spread_s", 0.0))
         model.validate()
     return Propagation(model, profile)
 

@@ -72,12 +72,15 @@ class AmbientNoise:
 
     model "fixed": band level = fixed_band_level_db (dB re 1 µPa in the receiver band);
     model "wenz": band level from the Coates/Wenz spectrum integrated over the band.
+    published_level_db: a measured/published band level (dB re 1 µPa; e.g. the `ambient_noise`
+    topic, as ros_acomms' simulator takes it) replaces either model while it is set.
     """
 
     model: str = "wenz"
     fixed_band_level_db: float = 70.0
     shipping_activity: float = DEFAULT_SHIPPING_ACTIVITY
     wind_speed_mps: float = DEFAULT_WIND_SPEED_MPS
+    published_level_db: float | None = None
 
     MODELS = ("fixed", "wenz")
 
@@ -89,9 +92,45 @@ class AmbientNoise:
             raise ValueError("shipping_activity must be within 0..1")
         if not 0.0 <= self.wind_speed_mps <= 50.0:
             raise ValueError("wind_speed_mps must be within 0..50 m/s")
+        check_published_level(self.published_level_db)
 
     def band_level_db(self, center_frequency_hz: float, bandwidth_hz: float) -> float:
+        if self.published_level_db is not None:
+            return float(self.published_level_db)
         if self.model == "fixed":
             return float(self.fixed_band_level_db)
         return wenz_band_level_db(center_frequency_hz, bandwidth_hz, self.shipping_activity,
                                   self.wind_speed_mps)
+
+
+PUBLISHED_LEVEL_RANGE_DB = (0.0, 250.0)
+
+
+def check_published_level(level_db: float | None) -> None:
+    """ValueError unless level_db is None or a finite band level within PUBLISHED_LEVEL_RANGE_DB."""
+    low, high = PUBLISHED_LEVEL_RANGE_DB
+    if level_db is not None and not (math.isfinite(level_db) and low <= level_db <= high):
+        raise ValueError(f"ambient noise level {level_db} dB is not within {low}..{high} dB "
+                         "re 1 uPa")
+
+
+
+@dataclasses.dataclass
+class RandomNoiseLevels:
+    """A noise level that changes at random: one normal draw N(mean_db, stddev_db²) per update
+    (what ros_acomms' simple_noise_model publishes on `ambient_noise`), seeded and reproducible;
+    each draw is clipped into PUBLISHED_LEVEL_RANGE_DB."""
+
+    mean_db: float = 60.0
+    stddev_db: float = 3.0
+    seed: int | None = 0
+
+    def __post_init__(self):
+        if not (math.isfinite(self.mean_db) and math.isfinite(self.stddev_db)
+                and self.stddev_db >= 0):
+            raise ValueError(f"noise level N({self.mean_db}, {self.stddev_db}²) is not valid")
+        self._rng = np.random.default_rng(self.seed)
+
+    def next_db(self) -> float:
+        low, high = PUBLISHED_LEVEL_RANGE_DB
+        return float(min(max(self._rng.normal(self.mean_db, self.stddev_db), low), high))

@@ -24,9 +24,16 @@ one packet duration later; it is evaluated once the clock passes its end. Rules 
   weighting over the whole packet.
 - frames: each frame is drawn with the FER at its own SINR (packet_performance) and its own
   fading gain, giving partial packets with valid-byte ranges.
-- Doppler: with velocities (east, north, up m/s) for the sender and/or this receiver, the
-  closing speed v along the path is the arrival's `doppler_mps` (CST `dop`), the packet arrives
-  compressed by (1 − v/c), and when |v| exceeds `doppler_tolerance_mps` every frame fails.
+- Doppler: with velocities (east, north, up m/s) for the sender (carried in its SimPacket)
+  and/or this receiver, the closing speed v = −(v_rcv − v_src)·û (û the unit vector from the
+  sender to the receiver: both radial velocities combined) is the arrival's `doppler_mps` (CST
+  `dop`), the packet arrives compressed by (1 − v/c), and when |v| exceeds
+  `doppler_tolerance_mps` every frame fails.
+- multipath: the path's RMS delay spread (Bellhop arrivals) is the arrival's `delay_spread_s`;
+  with a tolerance T for the frame's rate (`isi_tolerance_s`, rate -> s), the signal power
+  arriving later than T is self-noise in that frame's SINR (`acomms_sim.physics.multipath`:
+  exponential power-delay profile); `isi_loss_db` is the largest SINR loss over the frames.
+  Detection (the probe) is not penalised.
 - randomness: each arrival has its own random stream derived from the seed, the receiver, the
   transmitter's SRC and the transmit time (µs): fading first, then the frame draws. The outcome of
   one packet does not depend on what else was drawn before.
@@ -46,6 +53,7 @@ from acomms_core.modems.modem_rates import frames_used, rate_info
 from acomms_sim.physics import geodesy
 from acomms_sim.physics.ambient_noise import AmbientNoise
 from acomms_sim.physics.fading import FadingModel
+from acomms_sim.physics.multipath import rate_late_fraction, sinr_with_isi_db
 from acomms_sim.physics.packet_performance import (
     FrameOutcome,
     PacketPerformance,
@@ -147,6 +155,7 @@ class Reception:
     databytes_valid: list[int] = dataclasses.field(default_factory=list)
     segment_snrs_db: list[float] = dataclasses.field(default_factory=list)  # per frame slot
     fading_db: float = 0.0  # fading gain of the first block
+    isi_loss_db: float = 0.0  # largest SINR loss of a frame to inter-symbol interference
 
 
 @dataclasses.dataclass
@@ -161,6 +170,7 @@ class ChannelCounters:
     busy: int = 0       # arrived while the receiver was locked onto another packet
     captured: int = 0   # locked packets lost to a stronger one (capture rule)
     collisions: int = 0  # receptions that had at least one overlapping in-band arrival
+    isi_affected: int = 0  # receptions whose frames lost SINR to inter-symbol interference
 
 
 def band_overlap_fraction(tx_fc: float, tx_bw: float, rx_fc: float, rx_bw: float) -> float:
@@ -200,7 +210,8 @@ class ReceiverChannel:
                  performance: PacketPerformance, center_frequency_hz: float,
                  bandwidth_hz: float, detection_threshold_db: float = -10.0, *,
                  capture_margin_db: float = math.inf, fading: FadingModel | None = None,
-                 doppler_tolerance_mps: float = math.inf):
+                 doppler_tolerance_mps: float = math.inf,
+                 isi_tolerance_s: dict[int, float] | None = None):
         self.propagation = propagation
         self.noise = noise
         self.performance = performance
@@ -210,6 +221,7 @@ class ReceiverChannel:
         self.capture_margin_db = capture_margin_db
         self.fading = fading or FadingModel()
         self.doppler_tolerance_mps = doppler_tolerance_mps
+        self.isi_tolerance_s = dict(isi_tolerance_s or {})  # rate -> s; absent: no ISI penalty
         self.arrivals: list[Arrival] = []
         self.own_transmissions: list[tuple[float, float]] = []
         self.counters = ChannelCounters()
@@ -363,13 +375,7 @@ class ReceiverChannel:
             return Reception(arrival, arrival.status, noise, whole, self._detection_snr(arrival),
                              fading_db=arrival.gains_db[0])
         slots = tx.segments(arrival.start_s)
-        noise_power = 10.0 ** (noise / 10.0)
-        sinrs = []
-        for _kind, start, end in slots:
-            gain = arrival.gains_db[self.fading.block_index(start - arrival.start_s)
-                                    if arrival.gains_db else 0]
-            interference = self._interference_power(arrival, start, end)
-            sinrs.append(arrival.receive_level_db + gain - _db(noise_power + interference))
+        sinrs, isi_loss = self._slot_sinrs(arrival, slots, 10.0 ** (noise / 10.0))
         first_snr = self._detection_snr(arrival)
         mini_snrs = [s for (kind, _, _), s in zip(slots, sinrs, strict=True) if kind == "mini"]
         data_snrs = [s for (kind, _, _), s in zip(slots, sinrs, strict=True) if kind == "data"]
@@ -387,4 +393,26 @@ class ReceiverChannel:
         if not frames.packet_success:
             self.counters.partial += 1
         return Reception(arrival, "received", noise, whole, first_snr, frames,
-                         mini_valid, data_valid, sinrs, fading_db=arrival.gains_db[0])
+                         mini_valid, data_valid, sinrs, fading_db=arrival.gains_db[0],
+                         isi_loss_db=isi_loss)
+
+    def _slot_sinrs(self, arrival: Arrival, slots: list[tuple[str, float, float]],
+                    noise_power: float) -> tuple[list[float], float]:
+        """SINR of each frame slot (its fading block, the overlapping interference and the ISI
+        of its rate) and the largest SINR loss to ISI."""
+        tx = arrival.transmission
+        sinrs, isi_loss = [], 0.0
+        for kind, start, end in slots:
+            gain = arrival.gains_db[self.fading.block_index(start - arrival.start_s)
+                                    if arrival.gains_db else 0]
+            disturbance = noise_power + self._interference_power(arrival, start, end)
+            signal = 10.0 ** ((arrival.receive_level_db + gain) / 10.0)
+            rate = tx.miniframe_rate if kind == "mini" else tx.dataframe_rate
+            late = rate_late_fraction(self.isi_tolerance_s, rate, arrival.delay_spread_s)
+            clean = arrival.receive_level_db + gain - _db(disturbance)
+            sinr = sinr_with_isi_db(signal, disturbance, late) if late > 0.0 else clean
+            isi_loss = max(isi_loss, clean - sinr)
+            sinrs.append(sinr)
+        if isi_loss > 0.0:
+            self.counters.isi_affected += 1
+        return sinrs, isi_loss

@@ -3,7 +3,8 @@
 Models, selectable per scenario:
 - `SpreadingModel`: TL = k·10·log10(r) + α·r/1000 with k = 2 (spherical), 1.5 (practical) or
   1 (cylindrical), r the slant range in m (at least 1 m), α the volume absorption in dB/km
-  (Thorp or Francois–Garrison at the mean depth of the path). Microseconds per call.
+  (Thorp or Francois–Garrison at the mean depth of the path). Microseconds per call. It traces
+  no rays: its multipath RMS delay spread is the configured `delay_spread_s` (0: one path).
 - `BellhopModel`: incoherent TL from the Bellhop Gaussian-beam tracer (bellhopcxx, shipped by
   whoi-uwapm) with the current sound speed profile and water depth, plus an arrivals run for the
   delay of the strongest eigenray and the RMS delay spread of all arrivals (power-weighted).
@@ -56,8 +57,11 @@ class SpreadingModel:
     temperature_c: float = 10.0
     salinity_ppt: float = 35.0
     ph: float = 8.0
+    delay_spread_s: float = 0.0  # configured multipath RMS delay spread (no ray tracing)
 
     def validate(self) -> None:
+        if not (math.isfinite(self.delay_spread_s) and self.delay_spread_s >= 0):
+            raise ValueError(f"delay_spread_s must be >= 0, got {self.delay_spread_s}")
         spreading_loss_db(1.0, self.spreading)
         absorption_db_per_km(self.absorption_model, 10.0, self.temperature_c,
                              self.salinity_ppt, 100.0, self.ph)
@@ -69,6 +73,10 @@ class SpreadingModel:
                                      self.temperature_c, self.salinity_ppt,
                                      (src_depth_m + rcv_depth_m) / 2.0, self.ph)
         return spreading_loss_db(slant, self.spreading) + alpha * max(slant, 1.0) / 1000.0
+
+    def timing(self, *_geometry) -> tuple[None, float]:
+        """(no eigenray delay: the straight path's, configured RMS delay spread)."""
+        return None, self.delay_spread_s
 
 
 class BellhopError(RuntimeError):
