@@ -54,6 +54,10 @@ PARAMETERS = (
     ParameterSpec("use_legacy_packets", False,
                   "send AUTO/UNKNOWN packets as legacy $CCCYC/$CCTXD packets instead of FDP"),
     ParameterSpec("use_tdp", False, "send FDP packets with $CCTDP (dataframe only)"),
+    ParameterSpec("use_janus_packets", False, "send AUTO/UNKNOWN (and JANUS) packets as JANUS "
+                  "packets ($CCTJN, dataframe bytes only, ros_acomms' parameter)"),
+    ParameterSpec("query_modem_param_timeout_s", 3.0, "query_modem_param: wait this long for "
+                  "the modem's $CACFG reply, s", 0.1, 30.0),
     ParameterSpec("pwramp_txlevel", 3, "power amplifier level sent as pwramp.txlevel "
                   "(0 loudest .. 3 quietest)", 0, 3),
     ParameterSpec("publish_partial_packets", True,
@@ -178,6 +182,7 @@ def update_settings(settings: ClientSettings, values: dict) -> None:
     settings.profile = modem_profile(values["modem_profile"])
     settings.use_legacy_packets = values["use_legacy_packets"]
     settings.use_tdp = values["use_tdp"]
+    settings.use_janus_packets = values["use_janus_packets"]
     settings.publish_partial_packets = values["publish_partial_packets"]
     settings.partial_packet_mode = values["partial_packet_mode"]
     settings.clock_skew_allowed_s = values["clock_skew_allowed_s"]
