@@ -447,7 +447,7 @@ class MicromodemModel(_SessionSentences, _ReceptionSentences, _TransmitOptions):
     # ------------------------------------------------------------------ transmit
     def _transmit(self, transmission: AcousticTransmission, report: bool = True) -> None:
         now = time.time()
-        if now < self._busy_until:
+        if now < self._busy_until or self._held is not None:  # held: a PPS / TXTRIG packet
             self.counters["tx_refused_busy"] += 1
             raise ValueError("modem is already transmitting")
         transmission.start_time = now

@@ -57,7 +57,7 @@ class _TransmitOptions:
             return
         if self._held is not None or time.time() < self._busy_until:
             self.counters["tx_refused_busy"] += 1
-            raise ValueError("modem is already transmitting")
+            raise ValueError("modem is already transmitting")  # as _transmit says
         self._held = (queue, transmission)
         self.counters["tx_held"] += 1
         if queue == QUEUE_PPS:
