@@ -445,12 +445,14 @@ class MicromodemModel(_SessionSentences, _ReceptionSentences, _TransmitOptions):
                                             payload), report=False)
 
     # ------------------------------------------------------------------ transmit
-    def _transmit(self, transmission: AcousticTransmission, report: bool = True) -> None:
+    def _transmit(self, transmission: AcousticTransmission, report: bool = True,
+                  start_time: float | None = None) -> None:
+        """start_time: the PPS edge a held packet starts on (not the late timer's now)."""
         now = time.time()
         if now < self._busy_until or self._held is not None:  # held: a PPS / TXTRIG packet
             self.counters["tx_refused_busy"] += 1
             raise ValueError("modem is already transmitting")
-        transmission.start_time = now
+        transmission.start_time = now if start_time is None else min(start_time, now)
         duration = transmission.duration_s * self.airtime_scale
         transmission.duration_s = duration
         self._busy_until = now + duration

@@ -62,20 +62,22 @@ class _TransmitOptions:
         self.counters["tx_held"] += 1
         if queue == QUEUE_PPS:
             modem_now = self.modem_time()
-            self._later(int(modem_now) + 1 - modem_now, self._release_held, QUEUE_PPS)
+            wait = int(modem_now) + 1 - modem_now
+            self._later(wait, self._release_held, QUEUE_PPS, time.time() + wait)
 
     def pulse_txtrig(self) -> bool:
         """A pulse on the TXTRIG input: the held TXTRIG packet goes out (True if there was one)."""
         return self._release_held(QUEUE_TXTRIG)
 
-    def _release_held(self, queue: int) -> bool:
+    def _release_held(self, queue: int, edge_time: float | None = None) -> bool:
+        """The held packet starts (at the PPS edge, however late the timer fired)."""
         with self._lock:
             if self._held is None or self._held[0] != queue:
                 return False
             _, transmission = self._held
             self._held = None
             self.counters[f"tx_released_{'pps' if queue == QUEUE_PPS else 'txtrig'}"] += 1
-            self._transmit(transmission)
+            self._transmit(transmission, start_time=edge_time)
             return True
 
     # ------------------------------------------------------------------ JANUS
