@@ -101,6 +101,9 @@ def test_pps_and_txtrig_queues_and_clock_sources(pair, tmp_path):
     a, b, server = pair
     with RosHarness() as ros:
         driver = _start(ros, server, tmp_path)
+        # the handshake's $CCTMQ names the clock sources before any reception
+        assert ros.spin_until(lambda: driver.diagnostics.get("pps_source") == "RTC", 5.0)
+        assert "CCTMQ" in host_lines(a)
         # PPS: $CCTFP with queue 2; the modem starts it at its next whole second
         assert _queue(driver, _fdp(b"on the pulse"), QueueTxPacket.Request.QUEUE_PPS).success
         assert ros.spin_until(lambda: driver.tx, 5.0)

@@ -54,6 +54,7 @@ class ClientSettings:
     partial_packet_mode: str = "ranges"  # receptions.PARTIAL_PACKET_MODES
     clock_skew_allowed_s: float = 1.0
     config_query: str = "ALL"            # $CCCFQ,<this> after the handshake; "" = none
+    query_clock: bool = True             # $CCTMQ after the handshake (clock offset, sources)
     log_max_bytes: int = 10_000_000
     log_backup_count: int = 5
     reconnect_initial_s: float = 0.5

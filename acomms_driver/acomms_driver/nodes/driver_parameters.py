@@ -47,6 +47,9 @@ PARAMETERS = (
                   "for the clock to count as set, s", 0.001, 60.0),
     ParameterSpec("modem_config_query", "ALL", "after the handshake, log the modem's parameter "
                   "list with $CCCFQ,<this>: ALL | TOP | '' (none)"),
+    ParameterSpec("query_modem_clock", True, "after the handshake, ask the modem's clock "
+                  "($CCTMQ) for /diagnostics' clock_offset_s, clock_source and pps_source "
+                  "(Micro-Modem 2; off for firmware that refuses it)"),
     MODEM_PROFILE_PARAMETER,
     ParameterSpec("default_modem_dest", -1,
                   "dest used when a queued packet has dest < 0; -1 = the modem profile's "
@@ -187,6 +190,7 @@ def update_settings(settings: ClientSettings, values: dict) -> None:
     settings.partial_packet_mode = values["partial_packet_mode"]
     settings.clock_skew_allowed_s = values["clock_skew_allowed_s"]
     settings.config_query = values["modem_config_query"]
+    settings.query_clock = values["query_modem_clock"]
     settings.set_modem_time = values["set_modem_time"]
     settings.reconnect_initial_s = values["reconnect_initial_s"]
     settings.reconnect_max_s = values["reconnect_max_s"]
