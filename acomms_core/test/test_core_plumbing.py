@@ -14,6 +14,7 @@ from acomms_core.modems.profile import (
     PACKET_TYPE_AUTO,
     PACKET_TYPE_FDP,
     PACKET_TYPE_FSK,
+    PACKET_TYPE_JANUS,
     PACKET_TYPE_LEGACY_PSK,
     PACKET_TYPE_UNKNOWN,
     ModemProfile,
@@ -193,6 +194,7 @@ def test_packet_type_constants_match_the_message():
             PACKET_TYPE_FDP) == (Packet.PACKET_TYPE_UNKNOWN, Packet.PACKET_TYPE_AUTO,
                                  Packet.PACKET_TYPE_FSK, Packet.PACKET_TYPE_LEGACY_PSK,
                                  Packet.PACKET_TYPE_FDP)
+    assert PACKET_TYPE_JANUS == Packet.PACKET_TYPE_JANUS
 
 
 def test_registry_and_micromodem2_profile():

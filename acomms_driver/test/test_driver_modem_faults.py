@@ -249,7 +249,11 @@ def test_acks_are_reported(rig_factory):
     rig = rig_factory().start()
     rig.server.write_bytes(nmea.format_sentence("CAACK", [2, 1, 3, 1]).encode())
     assert wait_until(lambda: rig.events["on_ack"], 5.0)
-    assert rig.events["on_ack"][0][0] == {"src": 2, "dest": 1, "frame_num": 3, "ack": 1}
+    values = rig.events["on_ack"][0][0]
+    assert {k: values[k] for k in ("src", "dest", "frame_num", "ack")} == {
+        "src": 2, "dest": 1, "frame_num": 3, "ack": True}
+    # ros_acomms' legacy ack fields
+    assert (values["ack_type"], values["dataframe_ack"], values["minirate"]) == (1, 1 << 3, -1)
 
 
 def test_ping_transponders(rig_factory):

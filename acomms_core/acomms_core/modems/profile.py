@@ -25,8 +25,10 @@ PACKET_TYPE_AUTO = 0
 PACKET_TYPE_FSK = 1
 PACKET_TYPE_LEGACY_PSK = 2
 PACKET_TYPE_FDP = 3
+PACKET_TYPE_JANUS = 4  # Micromodem driver only (use_janus_packets); profiles refuse it
 PACKET_TYPES = {PACKET_TYPE_UNKNOWN: "unknown", PACKET_TYPE_AUTO: "auto", PACKET_TYPE_FSK: "fsk",
-                PACKET_TYPE_LEGACY_PSK: "legacy_psk", PACKET_TYPE_FDP: "fdp"}
+                PACKET_TYPE_LEGACY_PSK: "legacy_psk", PACKET_TYPE_FDP: "fdp",
+                PACKET_TYPE_JANUS: "janus"}
 
 
 class PacketRefused(ValueError):

@@ -49,10 +49,12 @@ class ClientSettings:
     set_modem_time: bool = False
     use_legacy_packets: bool = False
     use_tdp: bool = False
+    use_janus_packets: bool = False
     publish_partial_packets: bool = True
     partial_packet_mode: str = "ranges"  # receptions.PARTIAL_PACKET_MODES
     clock_skew_allowed_s: float = 1.0
     config_query: str = "ALL"            # $CCCFQ,<this> after the handshake; "" = none
+    query_clock: bool = True             # $CCTMQ after the handshake (clock offset, sources)
     log_max_bytes: int = 10_000_000
     log_backup_count: int = 5
     reconnect_initial_s: float = 0.5
@@ -66,7 +68,8 @@ class ClientSettings:
     profile: ModemProfile = MICROMODEM2
 
     def packet_rules(self) -> PacketRules:
-        return PacketRules(self.profile, self.use_legacy_packets, self.use_tdp)
+        return PacketRules(self.profile, self.use_legacy_packets, self.use_tdp,
+                           self.use_janus_packets)
 
 
 @dataclasses.dataclass
@@ -83,6 +86,7 @@ class ClientCallbacks:
     on_log: Callable[[str, str], None] | None = None   # (level, message)
     on_ack: Callable[[dict], None] | None = None        # $CAACK: src, dest, frame_num, ack
     on_tx_failed: Callable[[ModemPacket, str], None] | None = None  # refused by the modem
+    on_txf: Callable[[], None] | None = None            # $CATXF: a transmission ended
 
 
 class Notifier:

@@ -121,6 +121,12 @@ class MicromodemClient:
         """Send $CCCFG,name,value now (False if not connected); re-sent on every reconnection."""
         return self.protocol.set_config(name, value)
 
+    def query_config(self, param: str, timeout_s: float) -> tuple[str | None, str]:
+        """$CCCFQ,param and wait for its $CACFG replies: (value, reason if none)."""
+        if not self.link.connected:
+            return None, "modem not connected"
+        return self.protocol.query_config(param, timeout_s)
+
     def ping_transponders(self, mask, timeout_s: float) -> tuple[list[float] | None, str]:
         """$CCPDT to the transponders of mask (A-D), wait for $SNTTA: (travel times, reason)."""
         return self.protocol.transponders.ping(mask, timeout_s)

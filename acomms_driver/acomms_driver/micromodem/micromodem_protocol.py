@@ -29,6 +29,10 @@ What is worked around, and how:
   is released at once instead of blocking the queue until `tx_timeout_s`.
 - pyacomms sets the clock with a doubled 'Z' and ignores `$CATMS`: `session_setup` does it.
 - pyacomms' NMEA log file never rotates: its handler is replaced by a rotating one.
+- pyacomms mis-parses `$CACDR` (FDP acknowledgements) and its JANUS reception path cannot work
+  (`$CAJRX` / `$CATJN`): those sentences never reach it; `acks` and `janus` parse them here.
+- Transmit queues (PPS / TXTRIG) and JANUS are not in pyacomms: the adapter writes `$CCTFP`
+  (firmware >= 2.1.9 form, the queue in its leading field) and `$CCTJN` itself.
 - Any exception while handling one sentence costs that sentence only (counted).
 """
 
@@ -42,23 +46,30 @@ import time
 
 import acomms.commstate
 from acomms.flexibledataprotocol import FDPacket
+from acomms.messageparams import CycleInfo, DataFrame
+from acomms.messageparams import Packet as PyacommsPacket
 from acomms.micromodem import Micromodem
 from acomms.unifiedlog import UnifiedLog
 
-from acomms_driver.micromodem import nmea
+from acomms_driver.micromodem import acks, janus, nmea
 from acomms_driver.micromodem.client_config import ClientSettings, Notifier
+from acomms_driver.micromodem.config_query import ConfigQueries
 from acomms_driver.micromodem.link_supervisor import LinkSupervisor
 from acomms_driver.micromodem.modem_status import TRANSMIT_COMMANDS, ModemStatus
 from acomms_driver.micromodem.packet_rules import ModemPacket
 from acomms_driver.micromodem.pings import PingTracker
-from acomms_driver.micromodem.receptions import RECEPTION_SENTENCES, convert_reception
+from acomms_driver.micromodem.receptions import (
+    RECEPTION_SENTENCES,
+    convert_janus,
+    convert_reception,
+)
 from acomms_driver.micromodem.session_setup import FALLBACK_FIRMWARE_VERSION, SessionSetup
 from acomms_driver.micromodem.transmit_queue import TransmitQueue
 from acomms_driver.micromodem.transponders import TransponderPinger
 
 __all__ = ["FALLBACK_FIRMWARE_VERSION", "MicromodemProtocol"]
 # Sentences pyacomms must not see (see the module docstring).
-_NOT_FOR_PYACOMMS = ("CAREV",)
+_NOT_FOR_PYACOMMS = ("CAREV", "CACDR", "CAJRX", "CATJN")
 
 
 class _DirectWriter:
@@ -125,6 +136,8 @@ class MicromodemProtocol:
         self.setup = SessionSetup(self)
         self._last_cst: dict | None = None
         self._last_reception_type = ""
+        self._janus_rx: janus.JanusReception | None = None  # awaiting its $CACST
+        self.config_queries = ConfigQueries()
         self._unified_log, self.modem = make_rotating_log(settings, self)
         self.modem.serial_tx_queue = _DirectWriter(self.write)
         self.modem.incoming_all_packet_queues.append(_PacketSink(self._on_pyacomms_packet))
@@ -134,7 +147,9 @@ class MicromodemProtocol:
             "CACST": self._handle_cst, "CAXST": self._handle_xst, "CACFG": self._handle_cfg,
             "CAERR": self._handle_error, "CAREV": self._handle_revision,
             "CATMS": self._handle_clock_reply, "CATMQ": self._handle_clock_query,
-            "CAACK": self._handle_ack, "SNTTA": self.transponders.on_sntta}
+            "CAACK": self._handle_ack, "CACDR": self._handle_ack,
+            "CATMG": self._handle_clock_sources, "CAJRX": self._handle_janus_reception,
+            "SNTTA": self.transponders.on_sntta}
 
     @property
     def unconfirmed_config(self) -> list[str]:
@@ -202,18 +217,37 @@ class MicromodemProtocol:
 
     def _send_packet(self, packet: ModemPacket) -> None:
         rules = self.settings.packet_rules()
-        fdp = self.tx.in_flight_fdp = rules.sends_fdp(packet)
-        if fdp:
-            self.tx.in_flight_kind = "tdp" if rules.use_tdp else "fdp"
+        kind = self.tx.in_flight_kind = rules.kind(packet)
+        # Sent at its CATXF (a legacy cycle: once pyacomms is back to Idle).
+        self.tx.in_flight_fdp = kind != "legacy"
+        if kind == "janus":
+            self.write(nmea.format_sentence("CCTJN", janus.tjn_fields(
+                packet.dest, packet.ack, packet.dataframe_bytes)))
+        elif packet.triggered:  # the firmware >= 2.1.9 form, the queue in its leading field
+            self.write(nmea.format_sentence("CCTFP", [
+                packet.queue, 0, packet.dest, packet.miniframe_rate, packet.dataframe_rate,
+                int(packet.ack), 0, packet.miniframe_bytes.hex(), packet.dataframe_bytes.hex()]))
+        elif kind == "legacy":
+            self._send_legacy(packet, rules.legacy_rate(packet))
+        else:
             fdpacket = FDPacket(self.modem.id, packet.dest, packet.miniframe_rate,
-                                packet.dataframe_rate, 0, minibytes=packet.miniframe_bytes,
+                                packet.dataframe_rate, int(packet.ack),
+                                minibytes=packet.miniframe_bytes,
                                 databytes=packet.dataframe_bytes)
             self.modem.send_fdpacket(fdpacket, rules.use_tdp)
-        else:
-            self.tx.in_flight_kind = "legacy"
-            self.modem.send_packet_data(packet.dest, bytearray(packet.dataframe_bytes),
-                                        rate_num=rules.legacy_rate(packet), ack=False)
         self.counters["tx_handed_to_modem"] += 1
+        if packet.triggered:
+            self.counters["tx_triggered"] += 1
+
+    def _send_legacy(self, packet: ModemPacket, rate: int) -> None:
+        """A legacy cycle through pyacomms' state machine, framed by the modem profile
+        (pyacomms' own send_packet_data never sets the cycle's ack flag)."""
+        size = self.settings.profile.rate_info(rate).frame_bytes
+        data = packet.dataframe_bytes
+        frames = [DataFrame(self.modem.id, packet.dest, packet.ack, number, data[i:i + size])
+                  for number, i in enumerate(range(0, len(data), size))]
+        cycle = CycleInfo(self.modem.id, packet.dest, rate, packet.ack, len(frames))
+        self.modem.send_packet(PyacommsPacket(cycle, frames))
 
     def _reset_pyacomms_state(self) -> None:
         if not isinstance(self.modem.state, acomms.commstate.Idle):
@@ -255,8 +289,20 @@ class MicromodemProtocol:
         cst = nmea.parse_cst(sentence.fields)
         self.counters["cst"] += 1
         self._last_cst = cst
+        self.status.on_cst_clock(cst.get("toa_mode", 0))
         self.pings.on_cst(cst)
         self.notifier.call("on_cst", cst)
+        reception, self._janus_rx = self._janus_rx, None
+        if reception is not None:
+            self._publish_reception(convert_janus(reception, cst))
+
+    def _handle_janus_reception(self, sentence: nmea.Sentence) -> None:
+        reception = janus.parse_jrx(sentence.fields)
+        self.counters["rx_janus"] += 1
+        if not reception.header_ok:  # src / dest cannot be trusted: nothing to publish
+            self.counters["rx_janus_bad_header"] += 1
+            return
+        self._janus_rx = reception
 
     def _handle_xst(self, sentence: nmea.Sentence) -> None:
         xst = nmea.parse_xst(sentence.fields)
@@ -269,6 +315,12 @@ class MicromodemProtocol:
     def _handle_cfg(self, sentence: nmea.Sentence) -> None:
         if len(sentence.fields) >= 2:
             self.setup.on_config_echo(sentence.fields[0], sentence.fields[1])
+            self.config_queries.on_config(sentence.fields[0], sentence.fields[1])
+
+    def query_config(self, param: str, timeout_s: float) -> tuple[str | None, str]:
+        """$CCCFQ,param and its $CACFG replies: (value, reason if none)."""
+        return self.config_queries.query(
+            param, lambda name: self.write(nmea.format_sentence("CCCFQ", [name])), timeout_s)
 
     def _handle_error(self, sentence: nmea.Sentence) -> None:
         error = self.status.on_error(sentence.fields)
@@ -303,19 +355,21 @@ class MicromodemProtocol:
     def _handle_clock_query(self, sentence: nmea.Sentence) -> None:
         self.status.on_clock_query(sentence.fields, time.time())
 
+    def _handle_clock_sources(self, sentence: nmea.Sentence) -> None:
+        self.status.on_clock_query(sentence.fields, None)
+
     def _handle_ack(self, sentence: nmea.Sentence) -> None:
-        fields = [int(float(f)) for f in sentence.fields[:4]]
-        if len(fields) < 4:
-            raise nmea.MalformedSentenceError("CAACK needs src,dest,frame,ack")
+        parse = acks.parse_caack if sentence.type == "CAACK" else acks.parse_cacdr
+        values = parse(sentence.fields)
         self.counters["acks"] += 1
-        self.notifier.call("on_ack", dict(zip(("src", "dest", "frame_num", "ack"), fields,
-                                              strict=True)))
+        self.notifier.call("on_ack", values)
 
     def _handle_txf(self) -> None:
         # An FDP packet is sent at its CATXF; a legacy cycle once pyacomms is back to Idle.
         with self._lock:
             if self.tx.in_flight_fdp or isinstance(self.modem.state, acomms.commstate.Idle):
                 self.tx.mark_sent()
+        self.notifier.call("on_txf")
         if self.link is not None:
             self.link.wake()
 
@@ -328,6 +382,9 @@ class MicromodemProtocol:
             self.counters["rx_unconvertible"] += 1
             self.notifier.log("warn", f"could not convert a reception: {exc!r}")
             return
+        self._publish_reception(received)
+
+    def _publish_reception(self, received) -> None:
         if not received.complete:
             self.counters["rx_partial"] += 1
             if not self.settings.publish_partial_packets:

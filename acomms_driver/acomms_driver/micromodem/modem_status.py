@@ -8,6 +8,10 @@ Formats (WHOI Micro-Modem software interface):
 - `$CCTMS,YYYY-MM-DDTHH:MM:SSZ,mode` sets the clock at the next second; the modem answers
   `$CATMS,timed_out,time` (timed_out 0: the clock was set to that time).
 - `$CAACK,src,dest,frame,ack`: the acknowledgement of a frame sent with the ack flag.
+- clock sources: `$CATMQ,time,clock_source,pps_source` (reply to `$CCTMQ`) and `$CATMG` (the
+  same, when a source changes) name them; every `$CACST` carries them as bits of its clock status
+  field (bits 0-1 RTC source, bits 2-4 PPS source; `RTC_SOURCES`, `PPS_SOURCES`). A modem whose
+  PPS source is EXT / EXT_SYNC times PPS-queued transmissions to the external pulse.
 """
 
 from __future__ import annotations
@@ -24,7 +28,9 @@ import time
 MAX_SENTENCE_TYPES = 64
 OTHER_SENTENCE_TYPES = "other"
 # The sentence a transmit error can name, per kind of packet in flight.
-TRANSMIT_COMMANDS = {"fdp": ("TFP",), "tdp": ("TDP",), "legacy": ("CYC", "TXD")}
+TRANSMIT_COMMANDS = {"fdp": ("TFP",), "tdp": ("TDP",), "legacy": ("CYC", "TXD"), "janus": ("TJN",)}
+RTC_SOURCES = {0: "none", 1: "RTC", 2: "user_command", 3: "GPS"}
+PPS_SOURCES = {0: "none", 1: "RTC", 2: "CAL", 3: "EXT", 4: "EXT_SYNC"}
 _ISO_TIME_RE = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?Z?$")
 
 
@@ -54,6 +60,13 @@ def format_clock_time(unix_seconds: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(unix_seconds))
 
 
+def clock_sources(clock_status: int) -> tuple[str, str]:
+    """The (RTC source, PPS source) names of a $CACST clock status field."""
+    status = int(clock_status)
+    return (RTC_SOURCES.get(status & 0x3, "unknown"),
+            PPS_SOURCES.get((status >> 2) & 0x7, "unknown"))
+
+
 def parse_clock_time(text: str) -> float | None:
     """'2026-01-02T03:04:05[.ffffff]Z' to Unix seconds; None if it is not such a time."""
     match = _ISO_TIME_RE.match(text.strip())
@@ -80,6 +93,8 @@ class ModemStatus:
         self.reboots = 0
         self.clock_offset_s = math.nan
         self.clock_set = False
+        self.clock_source = ""
+        self.pps_source = ""
         self._clock_reply: tuple[bool, float] | None = None
 
     def count(self, sentence_type: str) -> None:
@@ -128,10 +143,23 @@ class ModemStatus:
             self.clock_set = ok
 
     def on_clock_query(self, fields, host_now: float) -> None:
-        """$CATMQ,time,...: the modem clock's offset from the host."""
+        """$CATMQ,time,clock_source,pps_source: the modem clock's offset from the host and its
+        sources ($CATMG has the same fields and no offset worth keeping: host_now None)."""
         reported = parse_clock_time(fields[0]) if fields else None
-        if reported is not None:
-            self.clock_offset_s = reported - host_now
+        with self._lock:
+            if reported is not None and host_now is not None:
+                self.clock_offset_s = reported - host_now
+            if len(fields) > 2:
+                self.clock_source, self.pps_source = fields[1][:24], fields[2][:24]
+
+    def on_cst_clock(self, clock_status) -> None:
+        """The clock sources a $CACST reports."""
+        try:
+            sources = clock_sources(clock_status)
+        except (TypeError, ValueError):
+            return
+        with self._lock:
+            self.clock_source, self.pps_source = sources
 
     @property
     def clock_reply(self) -> tuple[bool, float] | None:
@@ -152,6 +180,8 @@ class ModemStatus:
                 "clock_set": str(self.clock_set).lower(),
                 "clock_offset_s": "nan" if math.isnan(self.clock_offset_s)
                 else f"{self.clock_offset_s:.3f}",
+                "clock_source": self.clock_source,
+                "pps_source": self.pps_source,
             }
         values.update({f"sentences_{name}": str(count) for name, count in counts})
         return values

@@ -13,10 +13,12 @@ Partial packets (some frames failed their CRC), `partial_packet_mode`:
 from __future__ import annotations
 
 from acomms_driver.micromodem.client_config import ReceivedModemPacket
+from acomms_driver.micromodem.janus import JanusReception
 from acomms_driver.micromodem.packet_rules import (
     FSK_RATE,
     PACKET_TYPE_FDP,
     PACKET_TYPE_FSK,
+    PACKET_TYPE_JANUS,
     PACKET_TYPE_LEGACY_PSK,
     ModemPacket,
 )
@@ -70,5 +72,16 @@ def convert_reception(fdpacket, reception_sentence: str, cst: dict | None,
         src=int(fdpacket.src), dest=int(fdpacket.dest), packet_type=packet_type,
         miniframe_rate=int(fdpacket.miniframe_rate or 0),
         dataframe_rate=int(fdpacket.dataframe_rate or 0),
-        miniframe_bytes=mini, dataframe_bytes=data)
+        miniframe_bytes=mini, dataframe_bytes=data, ack=bool(fdpacket.ack))
     return ReceivedModemPacket(packet, mini_ranges, data_ranges, cst, mini_good and data_good)
+
+
+def convert_janus(reception: JanusReception, cst: dict | None) -> ReceivedModemPacket:
+    """A `$CAJRX` (good header) closed by its CACST: the cargo as dataframe bytes, one valid
+    range when its CRC passed, none when it failed (a partial packet)."""
+    cargo = reception.cargo
+    packet = ModemPacket(src=reception.src, dest=reception.dest, packet_type=PACKET_TYPE_JANUS,
+                         miniframe_rate=-1, dataframe_rate=-1, dataframe_bytes=cargo,
+                         ack=reception.ack)
+    ranges = [0, len(cargo)] if reception.data_ok and cargo else []
+    return ReceivedModemPacket(packet, [], ranges, cst, reception.data_ok)

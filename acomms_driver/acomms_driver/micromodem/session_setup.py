@@ -8,7 +8,8 @@
 3. clock (`set_modem_time`): `$CCTMS,YYYY-MM-DDTHH:MM:SSZ,0` with the next whole second, sent just
    after the top of a second (as Goby does); the `$CATMS` reply must say not timed out and report a
    time within `clock_skew_allowed_s` of the host, else it is tried again and finally reported;
-4. `$CCCFQ,<config_query>` (ALL or TOP): the modem's full parameter list, logged with the NMEA log.
+4. `$CCCFQ,<config_query>` (ALL or TOP): the modem's full parameter list, logged with the NMEA log;
+5. `$CCTMQ` (`query_clock`): the modem clock's offset and its clock / PPS sources, for /diagnostics.
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ class SessionSetup:
             self.set_clock()
         if self.settings.config_query:
             self.protocol.write(nmea.format_sentence("CCCFQ", [self.settings.config_query]))
+        if self.settings.query_clock:
+            self.protocol.write(nmea.format_sentence("CCTMQ", []))
         return None
 
     def _query_identity(self) -> str | None:

@@ -9,10 +9,16 @@ runs the handshake (`session_setup`): SRC and firmware, the settings it depends 
 `$CATMS`), then `$CCCFQ,ALL` for the log. Which packets are FDP, what each rate carries and the
 broadcast address come from the modem profile (`modem_profile` parameter).
 
-Services: queue_tx_packet, ping_modem, ping_transponders, query_modem_src (created at configure:
-while inactive they answer with a refusal instead of timing the caller out).
-Publishes: packet_rx, cst, xst, transmit, ping_reply, ack ($CAACK), nmea_from_modem, /diagnostics.
+Services: queue_tx_packet (queues IMMEDIATE, PPS and TXTRIG; `request_ack` sets the
+acknowledgement flag), ping_modem, ping_transponders, query_modem_src, query_modem_param
+($CCCFQ; ros_acomms' service) (created at configure: while inactive they answer with a refusal
+instead of timing the caller out).
+Publishes: packet_rx (with the sender's ack flag), cst, xst, transmit, ping_reply, ack ($CAACK /
+$CACDR, ros_acomms' ModemAck fields), txf (a Header at every $CATXF, as ros_acomms),
+nmea_from_modem, /diagnostics (link, firmware, errors, clock offset and sources, counts per
+sentence type).
 Subscribes: nmea_to_modem (raw sentences, checksum added if missing).
+JANUS packets ($CCTJN / $CAJRX) with `use_janus_packets`.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from __future__ import annotations
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.lifecycle import TransitionCallbackReturn
-from std_msgs.msg import String
+from std_msgs.msg import Header, String
 
 from acomms_core.ros.ros_support import (
     ManagedNode,
@@ -51,7 +57,13 @@ from acomms_interfaces.msg import (
     ReceivedPacket,
     TransmittedPacket,
 )
-from acomms_interfaces.srv import PingModem, PingTransponders, QueryModemSrc, QueueTxPacket
+from acomms_interfaces.srv import (
+    PingModem,
+    PingTransponders,
+    QueryModemParam,
+    QueryModemSrc,
+    QueueTxPacket,
+)
 
 # Kept importable from here (tests and users did).
 __all__ = ["AcommsDriverNode", "PARAMETERS", "main", "parse_modem_config"]
@@ -59,8 +71,7 @@ __all__ = ["AcommsDriverNode", "PARAMETERS", "main", "parse_modem_config"]
 TOPICS = (("packet_rx", ReceivedPacket, 10), ("cst", CST, 10), ("xst", XST, 10),
           ("transmit", TransmittedPacket, 10), ("ping_reply", PingReply, 10),
           ("nmea_from_modem", String, 100), ("/diagnostics", DiagnosticArray, 10),
-          ("ack", ModemAck, 10))
-IMMEDIATE_QUEUES = (0, QueueTxPacket.Request.QUEUE_IMMEDIATE)
+          ("ack", ModemAck, 10), ("txf", Header, 10))
 
 
 class AcommsDriverNode(ManagedNode):
@@ -96,7 +107,8 @@ class AcommsDriverNode(ManagedNode):
             callbacks = ClientCallbacks(
                 on_packet_rx=self._on_packet_rx, on_cst=self._on_cst, on_xst=self._on_xst,
                 on_transmit=self._on_transmit, on_nmea=self._on_nmea,
-                on_connection=self._on_connection, on_log=self._on_log, on_ack=self._on_ack)
+                on_connection=self._on_connection, on_log=self._on_log, on_ack=self._on_ack,
+                on_txf=self._on_txf)
             self.client = MicromodemClient(settings, callbacks)
         except (ValueError, OSError) as exc:
             self.get_logger().error(f"configure failed: {exc}")
@@ -114,6 +126,8 @@ class AcommsDriverNode(ManagedNode):
                           callback_group=ReentrantCallbackGroup())
         resources.service(PingTransponders, "ping_transponders",
                           self._handle_ping_transponders, callback_group=ReentrantCallbackGroup())
+        resources.service(QueryModemParam, "query_modem_param", self._handle_query_modem_param,
+                          callback_group=ReentrantCallbackGroup())
         resources.subscription(String, "nmea_to_modem", self._on_nmea_to_modem, 100,
                                callback_group=quick)
         return TransitionCallbackReturn.SUCCESS
@@ -183,6 +197,9 @@ class AcommsDriverNode(ManagedNode):
     def _on_ack(self, values: dict) -> None:
         self._publish("ack", messages.ack_msg(values, self._stamp()))
 
+    def _on_txf(self) -> None:
+        self._publish("txf", messages.txf_msg(self._stamp()))
+
     def _on_packet_rx(self, received: ReceivedModemPacket) -> None:
         self._publish("packet_rx", messages.received_packet_msg(received, self._stamp()))
 
@@ -197,10 +214,8 @@ class AcommsDriverNode(ManagedNode):
         reason = self._inactive_reason()
         if reason is not None:
             return -1, reason
-        if request.queue not in IMMEDIATE_QUEUES:
-            return -1, f"queue {request.queue} (PPS / TXTRIG) is not supported; use " \
-                       "QUEUE_IMMEDIATE"
-        packet = messages.modem_packet(request.packet, default_dest(self.params))
+        packet = messages.modem_packet(request.packet, default_dest(self.params),
+                                       request.request_ack, request.queue)
         ok, position, reason = self.client.queue_packet(packet, request.insert_at_head)
         return (position, None) if ok else (-1, reason)
 
@@ -240,6 +255,19 @@ class AcommsDriverNode(ManagedNode):
             self.get_logger().info(f"ping_transponders: {reason}")
             times = [-1.0] * 4
         response.travel_times = [float(t) for t in times]
+        return response
+
+    def _handle_query_modem_param(self, request, response):
+        reason = self._inactive_reason()
+        value = None
+        if reason is None:
+            value, reason = self.client.query_config(request.param,
+                                                     self.params["query_modem_param_timeout_s"])
+        response.success = value is not None
+        response.value = value or ""
+        response.reason = reason if value is None else ""
+        if value is None:
+            self.get_logger().warning(f"query_modem_param {request.param[:40]!r}: {reason}")
         return response
 
     def _on_nmea_to_modem(self, msg: String) -> None:

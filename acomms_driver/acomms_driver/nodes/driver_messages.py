@@ -9,11 +9,12 @@ import math
 
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+from std_msgs.msg import Header
 
 from acomms_core.ros.ros_support import seconds_to_time_msg
 from acomms_driver.micromodem.client_config import PingResult, ReceivedModemPacket
 from acomms_driver.micromodem.micromodem_client import MicromodemClient
-from acomms_driver.micromodem.packet_rules import ModemPacket
+from acomms_driver.micromodem.packet_rules import QUEUE_IMMEDIATE, ModemPacket
 from acomms_interfaces.msg import CST, ModemAck, Packet, PingReply, ReceivedPacket
 
 # A $CAERR keeps /diagnostics at WARN this long.
@@ -58,19 +59,22 @@ def packet_msg(packet: ModemPacket, src: int) -> Packet:
                   dataframe_bytes=bytes(packet.dataframe_bytes))
 
 
-def modem_packet(msg: Packet, default_dest: int) -> ModemPacket:
+def modem_packet(msg: Packet, default_dest: int, ack: bool = False,
+                 queue: int = QUEUE_IMMEDIATE) -> ModemPacket:
     """A requested packet; dest < 0 means default_dest."""
     return ModemPacket(src=msg.src, dest=msg.dest if msg.dest >= 0 else default_dest,
                        packet_type=msg.packet_type, miniframe_rate=msg.miniframe_rate,
                        dataframe_rate=msg.dataframe_rate,
                        miniframe_bytes=bytes(msg.miniframe_bytes),
-                       dataframe_bytes=bytes(msg.dataframe_bytes))
+                       dataframe_bytes=bytes(msg.dataframe_bytes), ack=bool(ack),
+                       queue=QUEUE_IMMEDIATE if queue == 0 else int(queue))
 
 
 def received_packet_msg(received: ReceivedModemPacket, stamp: Time) -> ReceivedPacket:
     msg = ReceivedPacket(packet=packet_msg(received.packet, received.packet.src),
                          minibytes_valid=received.minibytes_valid,
-                         databytes_valid=received.databytes_valid)
+                         databytes_valid=received.databytes_valid,
+                         ack_requested=bool(received.packet.ack))
     msg.header.stamp = stamp
     if received.cst is not None:
         msg.cst = fill_message(CST(), received.cst)
@@ -116,9 +120,17 @@ def ping_reply_msg(result: PingResult, tat_s: float, cst: CST, stamp: Time) -> P
 
 
 def ack_msg(values: dict, stamp: Time) -> ModemAck:
+    """ModemAck from acks.parse_caack / parse_cacdr values."""
     msg = fill_message(ModemAck(), {k: v for k, v in values.items() if k != "ack"})
     msg.ack = bool(values.get("ack"))
     msg.header.stamp = stamp
+    return msg
+
+
+def txf_msg(stamp: Time) -> Header:
+    """ros_acomms' `txf`: a Header stamped when the modem reported the end of a transmission."""
+    msg = Header()
+    msg.stamp = stamp
     return msg
 
 

@@ -47,6 +47,9 @@ PARAMETERS = (
                   "for the clock to count as set, s", 0.001, 60.0),
     ParameterSpec("modem_config_query", "ALL", "after the handshake, log the modem's parameter "
                   "list with $CCCFQ,<this>: ALL | TOP | '' (none)"),
+    ParameterSpec("query_modem_clock", True, "after the handshake, ask the modem's clock "
+                  "($CCTMQ) for /diagnostics' clock_offset_s, clock_source and pps_source "
+                  "(Micro-Modem 2; off for firmware that refuses it)"),
     MODEM_PROFILE_PARAMETER,
     ParameterSpec("default_modem_dest", -1,
                   "dest used when a queued packet has dest < 0; -1 = the modem profile's "
@@ -54,6 +57,10 @@ PARAMETERS = (
     ParameterSpec("use_legacy_packets", False,
                   "send AUTO/UNKNOWN packets as legacy $CCCYC/$CCTXD packets instead of FDP"),
     ParameterSpec("use_tdp", False, "send FDP packets with $CCTDP (dataframe only)"),
+    ParameterSpec("use_janus_packets", False, "send AUTO/UNKNOWN (and JANUS) packets as JANUS "
+                  "packets ($CCTJN, dataframe bytes only, ros_acomms' parameter)"),
+    ParameterSpec("query_modem_param_timeout_s", 3.0, "query_modem_param: wait this long for "
+                  "the modem's $CACFG reply, s", 0.1, 30.0),
     ParameterSpec("pwramp_txlevel", 3, "power amplifier level sent as pwramp.txlevel "
                   "(0 loudest .. 3 quietest)", 0, 3),
     ParameterSpec("publish_partial_packets", True,
@@ -178,10 +185,12 @@ def update_settings(settings: ClientSettings, values: dict) -> None:
     settings.profile = modem_profile(values["modem_profile"])
     settings.use_legacy_packets = values["use_legacy_packets"]
     settings.use_tdp = values["use_tdp"]
+    settings.use_janus_packets = values["use_janus_packets"]
     settings.publish_partial_packets = values["publish_partial_packets"]
     settings.partial_packet_mode = values["partial_packet_mode"]
     settings.clock_skew_allowed_s = values["clock_skew_allowed_s"]
     settings.config_query = values["modem_config_query"]
+    settings.query_clock = values["query_modem_clock"]
     settings.set_modem_time = values["set_modem_time"]
     settings.reconnect_initial_s = values["reconnect_initial_s"]
     settings.reconnect_max_s = values["reconnect_max_s"]

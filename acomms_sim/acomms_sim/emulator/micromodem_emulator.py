@@ -5,6 +5,7 @@
     micromodem_emulator --src 2 --tcp-port 4002       # TCP server, one client at a time
 
     micromodem_emulator --network network.yaml        # several modems on the simulated channel
+    kill -USR1 <pid>                                  # a pulse on every modem's TXTRIG input
 
 A driver connects to it as to a real modem (modem_connection_type serial with the printed path,
 or tcp with the port). A single emulated modem has no acoustic peers (its transmissions are
@@ -307,10 +308,12 @@ def load_network(path: str, airtime_scale: float = 1.0) -> EmulatorNetwork:
     return EmulatorNetwork(spec, path, airtime_scale)
 
 
-def _wait_for_signal() -> None:
+def _wait_for_signal(models=()) -> None:
+    """Until SIGTERM / SIGINT; SIGUSR1 pulses every modem's TXTRIG input."""
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
+    signal.signal(signal.SIGUSR1, lambda *_: [model.pulse_txtrig() for model in models])
     while not stop.wait(0.5):
         pass
 
@@ -342,7 +345,7 @@ def main(args=None) -> int:
             return 1
         for src, where in network.endpoints.items():
             print(f"micromodem_emulator: SRC {src} on {where}", flush=True)
-        _wait_for_signal()
+        _wait_for_signal(network.models)
         network.close()
         return 0
     try:
@@ -364,7 +367,7 @@ def main(args=None) -> int:
         return 1
     server.start()
     print(f"micromodem_emulator: SRC {options.src} on {where}", flush=True)
-    _wait_for_signal()
+    _wait_for_signal([model])
     server.close()
     model.close()
     backend.close()

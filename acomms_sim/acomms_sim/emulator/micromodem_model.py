@@ -5,7 +5,8 @@ callback), like the modem on the far end of its serial port:
 
 - configuration: `$CCCFG,name,value` -> `$CACFG,name,value`; `$CCCFQ,name|group|ALL` -> `$CACFG`s
 - clock: `$CCTMS,time,mode` -> `$CATMS,0,time`; `$CCTMQ` -> `$CATMQ`
-- FDP transmit: `$CCTFP` (7- or 9-field form) / `$CCTDP` -> on-air time -> `$CATXF`, `$CAXST`
+- FDP transmit: `$CCTFP` (7- or 9-field form) / `$CCTDP` -> on-air time -> `$CATXF`, `$CAXST`;
+  transmit queues (PPS, TXTRIG), acknowledgements, JANUS and clock sources: `transmit_options`
 - legacy transmit: `$CCCYC` -> `$CACYC` echo, then `$CADRQ` / `$CCTXD` per frame -> `$CATXF`,
   `$CAXST`
   (rate 0/FSK first reports the cycle-init `$CATXF`)
@@ -35,6 +36,7 @@ from acomms_core.modems.micromodem2 import MICROMODEM2
 from acomms_core.modems.profile import PACKET_TYPE_AUTO
 from acomms_driver.micromodem import nmea
 from acomms_sim.emulator.session_sentences import _hhmmss, _SessionSentences
+from acomms_sim.emulator.transmit_options import _TransmitOptions
 from acomms_sim.modem.fields import CST_TYPE_FDP, CST_TYPE_FSK, CST_TYPE_PSK
 
 DEFAULT_FIRMWARE_VERSION = "v3.0.4-emulator"
@@ -61,6 +63,7 @@ class AcousticTransmission:
     frames: list[bytes] = dataclasses.field(default_factory=list)  # legacy frames
     ack: bool = False
     ping_out_travel_s: float = 0.0  # ping_reply: travel time of the ping it answers
+    acknowledged: dict | None = None  # ack: what the acknowledging modem received
     carrier_hz: int = CARRIER_HZ
     bandwidth_hz: int = BANDWIDTH_HZ
 
@@ -171,7 +174,8 @@ class _ReceptionSentences:
         tx = reception.transmission
         self._sequence += 1
         self.emit("CACST", nmea.format_cst({
-            "mode": mode, "toa": tx.start_time + reception.travel_time_s, "toa_mode": 0,
+            "mode": mode, "toa": tx.start_time + reception.travel_time_s,
+            "toa_mode": self.clock_status(),
             "mfd_peak": 1200, "mfd_pow": int(reception.snr_in_db + 40),
             "mfd_ratio": int(reception.snr_in_db * 10), "mfd_spl": int(reception.noise_db
                                                                      + reception.snr_in_db),
@@ -205,6 +209,7 @@ class _ReceptionSentences:
         self._cst(reception, 0 if not (bad_mini or bad_data) else 1, CST_TYPE_FDP,
                   tx.miniframe_rate, len(mini_ok), bad_mini, tx.dataframe_rate, len(frames),
                   bad_data)
+        self._acknowledge(reception, mini_ok, data_ok)
 
     def _receive_tdp(self, reception: Reception) -> None:
         tx = reception.transmission
@@ -215,6 +220,7 @@ class _ReceptionSentences:
         bad = data_ok.count(False)
         self._cst(reception, 0 if not bad else 1, CST_TYPE_FDP, tx.dataframe_rate, 0, 0,
                   tx.dataframe_rate, len(frames), bad)
+        self._acknowledge(reception, [], data_ok)
 
     def _receive_legacy(self, reception: Reception) -> None:
         tx = reception.transmission
@@ -230,9 +236,10 @@ class _ReceptionSentences:
         self._cst(reception, 0 if not bad else 1,
                   CST_TYPE_FSK if tx.dataframe_rate == 0 else CST_TYPE_PSK,
                   tx.dataframe_rate, len(frames), bad)
+        self._acknowledge(reception, [], data_ok)
 
 
-class MicromodemModel(_SessionSentences, _ReceptionSentences):
+class MicromodemModel(_SessionSentences, _ReceptionSentences, _TransmitOptions):
     """The modem's NMEA behaviour. Thread-safe; timers for on-air time and turn-around."""
 
     def __init__(self, src: int, backend: AcousticBackend | None = None,
@@ -248,6 +255,7 @@ class MicromodemModel(_SessionSentences, _ReceptionSentences):
         }
         self.config.update({str(k): str(v) for k, v in (config or {}).items()})
         self._init_session()
+        self._init_transmit_options()
         self.airtime_scale = airtime_scale
         self.output: Callable[[str], None] = lambda line: None
         self.muted = False  # a muted modem neither answers nor reports (the "silent modem")
@@ -360,14 +368,15 @@ class MicromodemModel(_SessionSentences, _ReceptionSentences):
             self.emit("CACFG", [key, self.config[key]])
 
     def _on_CCTFP(self, fields) -> None:
-        if len(fields) >= 9:  # firmware >= 2.1.9 form: two leading fields
-            fields = fields[2:]
+        queue = 0
+        if len(fields) >= 9:  # firmware >= 2.1.9 form: two leading fields, the first the queue
+            queue, fields = int(fields[0] or 0), fields[2:]
         dest, mini_rate, data_rate, ack = (int(f) for f in fields[:4])
         mini, data = bytes.fromhex(fields[5]), bytes.fromhex(fields[6])
         sizes = (mini_rate, data_rate, len(mini), len(data))
         duration = PROFILE.packet_duration_s(True, *sizes)  # refuses non-FDP rates
         PROFILE.check_packet(True, *sizes)
-        self._transmit(AcousticTransmission(
+        self._transmit_from_queue(queue, AcousticTransmission(
             "fdp", self.src, dest, 0.0, duration, mini_rate, data_rate, mini, data,
             ack=bool(ack)))
 
@@ -436,12 +445,14 @@ class MicromodemModel(_SessionSentences, _ReceptionSentences):
                                             payload), report=False)
 
     # ------------------------------------------------------------------ transmit
-    def _transmit(self, transmission: AcousticTransmission, report: bool = True) -> None:
+    def _transmit(self, transmission: AcousticTransmission, report: bool = True,
+                  start_time: float | None = None) -> None:
+        """start_time: the PPS edge a held packet starts on (not the late timer's now)."""
         now = time.time()
-        if now < self._busy_until:
+        if now < self._busy_until or self._held is not None:  # held: a PPS / TXTRIG packet
             self.counters["tx_refused_busy"] += 1
             raise ValueError("modem is already transmitting")
-        transmission.start_time = now
+        transmission.start_time = now if start_time is None else min(start_time, now)
         duration = transmission.duration_s * self.airtime_scale
         transmission.duration_s = duration
         self._busy_until = now + duration
@@ -455,9 +466,10 @@ class MicromodemModel(_SessionSentences, _ReceptionSentences):
         self.emit("CATXF", [len(transmission.dataframe_bytes) + len(transmission.miniframe_bytes)])
         frames = transmission.dataframes()
         packet_type = {"legacy": CST_TYPE_FSK if transmission.dataframe_rate == 0
-                       else CST_TYPE_PSK}.get(transmission.kind, CST_TYPE_FDP)
+                       else CST_TYPE_PSK, "janus": -1}.get(transmission.kind, CST_TYPE_FDP)
         self.emit("CAXST", nmea.format_xst({
-            "time": transmission.start_time, "toa_mode": 0, "mode": 0, "probe_length": 20,
+            "time": transmission.start_time, "toa_mode": self.clock_status(), "mode": 0,
+            "probe_length": 20,
             "bandwidth": transmission.bandwidth_hz, "carrier": transmission.carrier_hz,
             "rate_num": transmission.miniframe_rate or transmission.dataframe_rate,
             "src": transmission.src, "dest": transmission.dest, "ack": int(transmission.ack),

@@ -83,7 +83,7 @@ class _SessionSentences:
         self.emit("CATMS", [0, nmea.format_iso_time(requested)])
 
     def _on_CCTMQ(self, fields) -> None:
-        self.emit("CATMQ", [nmea.format_iso_time(self.modem_time()), "RTC", "RTC"])
+        self.emit("CATMQ", [nmea.format_iso_time(self.modem_time()), *self.clock_sources()])
 
     # ------------------------------------------------------------------ revision, reboot
     def emit_revision(self, ident: str = "AUV") -> None:
@@ -96,6 +96,7 @@ class _SessionSentences:
             for timer in timers:
                 timer.cancel()
             self._busy_until, self._legacy, self._ping_pending = 0.0, None, None
+            self._held = None
             if reset_config:
                 self.config.clear()
                 self.config.update(self._initial_config)
