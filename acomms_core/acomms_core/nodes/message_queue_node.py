@@ -188,7 +188,7 @@ class MessageQueueNode(ManagedNode):
             return  # the modem does not know yet (-1): asked again by the timer
         self._src_timer.cancel()
         self._src_timer = None
-        self.set_parameters([Parameter("src", src)])
+        self.set_parameters([Parameter("src", value=src)])
         self.get_logger().info(f"src {src} from the modem (query_modem_src)")
 
     def _warn_unsendable_queues(self) -> None:
