@@ -117,6 +117,8 @@ class NodeGroup:
 @dataclasses.dataclass(frozen=True)
 class StackDescription:
     groups: tuple[NodeGroup, ...]  # in start-up order
+    # ROS time (s) the simulated clock starts at (scenario clock.start_time); None: wall time
+    sim_start_s: float | None = None
 
     def group(self, name: str) -> NodeGroup:
         for group in self.groups:
@@ -344,7 +346,9 @@ def describe_stack(scenario: Scenario) -> StackDescription:
     groups = [describe_simulation(scenario)]
     groups += [describe_vehicle(scenario, vehicle) for vehicle in scenario.vehicles]
     groups.append(describe_clock(scenario))
-    return StackDescription(groups=tuple(g for g in groups if g is not None))
+    return StackDescription(groups=tuple(g for g in groups if g is not None),
+                            sim_start_s=(scenario.clock.start_time_s if scenario.clock.use_sim_time
+                                         else None))
 
 
 def active_slots(vehicle: Vehicle) -> list[int]:
