@@ -169,8 +169,9 @@ def summarize(record: RunRecord) -> dict:
         topics.append({
             "topic": topic, "source": source, "destination": destination,
             "sent": len(sent), "delivered": len(delivered),
-            "mean_latency_s": _mean(latencies),
-            "max_latency_s": max(latencies) if latencies else None,
+            # microseconds: ROS times near a real epoch carry ~1e-7 s of float noise
+            "mean_latency_s": _round_or_none(_mean(latencies), 6),
+            "max_latency_s": round(max(latencies), 6) if latencies else None,
             **{fate: fates[(topic, source, destination)][fate] for fate in FATES
                if fate != "delivered"},
         })
@@ -328,6 +329,10 @@ def _flat(facts: dict, prefix: str = "") -> str:
     parts = [_flat(v, f"{prefix}{k}.") if isinstance(v, dict) else f"{prefix}{k} {v}"
              for k, v in facts.items()]
     return ", ".join(part for part in parts if part)
+
+
+def _round_or_none(value: float | None, digits: int) -> float | None:
+    return None if value is None else _round(value, digits)
 
 
 def _round(value: float, digits: int = 2) -> float | None:
