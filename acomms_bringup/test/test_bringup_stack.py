@@ -94,7 +94,7 @@ def test_simulation_and_clock_groups(two_vehicles):
     assert sim_clock.fully_qualified_name == "/sim_clock_node"
     # The clock itself runs on wall time (no use_sim_time).
     assert sim_clock.parameters == {"mode": "free_running", "warp_factor": 10.0,
-                                    "start_time_s": 0.0}
+                                    "start_time_s": 1735689600.0}  # 2025-01-01T00:00:00Z
     assert clock.manager.parameters["node_names"] == ["/sim_clock_node"]
 
 
@@ -107,7 +107,8 @@ def test_demo_moving_auv_gets_trajectory_node_and_location_service():
     trajectory, modem = auv.nodes[:2]
     assert trajectory.parameters["waypoint_times_seconds"] == [0.0, 300.0, 600.0]
     assert trajectory.parameters["waypoint_depths"] == [20.0, 40.0, 40.0]
-    assert trajectory.parameters["start_time_seconds"] == 0.0  # = sim clock start
+    # = the sim clock start (the scenario's default clock.start_time, 2025-01-01T00:00:00Z)
+    assert trajectory.parameters["start_time_seconds"] == 1735689600.0
     assert modem.parameters["location_source"] == "service"
     assert modem.remappings == (("read_location", "/read_location"),
                                 ("sound_speed_profile", "/sound_speed_profile"))

@@ -119,7 +119,7 @@ def test_a_failed_group_is_named_and_later_stages_never_start(ros, tmp_path):
 
 def test_a_node_that_cannot_be_created_names_its_group(ros, tmp_path):
     stack = describe_stack(scenario_file(tmp_path, lambda d: d["vehicles"][0].update(
-        parameters={"mac": {"num_slots": -3}})))
+        parameters={"mac": {"active_slots": [99]}})))  # types pass the scenario; the node refuses
     with pytest.raises(StartupError, match=r"^group alpha: cannot create node /alpha/tdma_node"):
         ros.run(stack)
 

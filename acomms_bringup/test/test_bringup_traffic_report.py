@@ -176,12 +176,14 @@ def test_traffic_plan_schedule_skips_missed_periods():
     assert plans["to_acomms/science"].destinations == ("topside",)
     assert plans["to_acomms/command"].destinations == ("auv",)
     assert nav.stream.stamp_tolerance_s == 1.0
-    assert not nav.due(4.9)
-    assert nav.due(5.0) and nav.seq == 1 and nav.next_due_s == 65.0
-    assert not nav.due(64.0)
-    assert nav.due(200.0) and nav.seq == 2 and nav.next_due_s == 245.0  # a clock jump
-    message = nav.build(200.0)
-    assert match_key(message) == 200.0
+    o = scenario.clock.start_time_s  # traffic times count from the clock's start (issue 16)
+    assert o > 0 and nav.origin_s == o
+    assert not nav.due(o + 4.9)
+    assert nav.due(o + 5.0) and nav.seq == 1 and nav.next_due_s == o + 65.0
+    assert not nav.due(o + 64.0)
+    assert nav.due(o + 200.0) and nav.seq == 2 and nav.next_due_s == o + 245.0  # a clock jump
+    message = nav.build(o + 200.0)
+    assert match_key(message) == o + 200.0
 
 
 def test_stamp_rounding_carries_into_seconds():

@@ -18,6 +18,9 @@ Schema (defaults in brackets)::
     clock:
       use_sim_time: true                # [true unless a vehicle has a micromodem]
       warp_factor: 10.0                 # [1.0] simulated seconds per wall second
+      start_time: 2025-01-01T00:00:00Z  # [2025-01-01T00:00:00Z] ROS time when the simulated
+                                        # clock starts: ISO 8601 (a zone or Z; none = UTC) or
+                                        # epoch seconds (sim time only)
     channel:
       sound_speed_m_s: 1500.0           # [Mackenzie at the absorption temperature/salinity]
                                         # constant sound speed, or instead:
@@ -95,6 +98,8 @@ value types are checked against the ROS type when the runner starts.
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import importlib
 import math
 import os
 import pathlib
@@ -126,6 +131,18 @@ MICROMODEM_CONNECTIONS = ("serial", "udp", "tcp")
 # Nodes of one vehicle that take per-node parameter overrides (executable names).
 VEHICLE_NODE_NAMES = ("trajectory_node", "modem", "message_queue_node", "packet_dispatch_node",
                       "mac")
+MODEM_EXECUTABLES = {"sim": "modem_sim_node", "micromodem": "acomms_driver_node"}
+# Where each vehicle node's ParameterSpec table lives ("module:ATTRIBUTE", by executable; the MAC
+# nodes' tables are MAC_KINDS[kind].parameters). Imported only when a scenario overrides that
+# node's parameters (the node modules import rclpy). Every node also has rclpy's own parameters.
+NODE_PARAMETER_TABLES = {
+    "trajectory_node": "acomms_bringup.nodes.trajectory_node:PARAMETERS",
+    "modem_sim_node": "acomms_sim.nodes.modem_sim_node:SPECS",
+    "acomms_driver_node": "acomms_driver.nodes.driver_parameters:PARAMETERS",
+    "message_queue_node": "acomms_core.nodes.message_queue_node:PARAMETERS",
+    "packet_dispatch_node": "acomms_core.nodes.packet_dispatch_node:PARAMETERS",
+}
+ROS_NODE_PARAMETERS = ("use_sim_time",)
 
 _NAME_TOKEN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _NAMESPACE = re.compile(r"^(/[A-Za-z][A-Za-z0-9_]*)+$")
@@ -316,10 +333,54 @@ class Channel:
     multipath: Multipath = Multipath()
 
 
+# The simulated clock starts at a real epoch (time codecs with an epoch expect one), fixed so
+# runs repeat; midnight UTC keeps TDMA cycles that divide a day in the phase they had at 0.
+DEFAULT_START_TIME = "2025-01-01T00:00:00Z"
+MAX_START_TIME_S = 1e10  # sim_clock_node's start_time_s range (year 2286)
+
+
+def parse_start_time(value: Any) -> float:
+    """Epoch seconds of `clock.start_time`: epoch seconds, or ISO 8601 (a zone offset or Z;
+    none: UTC). ValueError with the reason otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str, datetime.datetime,
+                                                         datetime.date)):
+        raise ValueError(f"expected ISO 8601 (e.g. {DEFAULT_START_TIME}) or epoch seconds, "
+                         f"got {_describe_type(value)}")
+    if isinstance(value, str):
+        try:
+            value = datetime.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError(f"{value!r} is not ISO 8601 (e.g. {DEFAULT_START_TIME})") from None
+    if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
+        value = datetime.datetime(value.year, value.month, value.day)
+    if isinstance(value, datetime.datetime):  # YAML reads an unquoted timestamp itself
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=datetime.timezone.utc)
+        value = value.timestamp()
+    seconds = float(value)
+    if not math.isfinite(seconds) or not 0.0 <= seconds <= MAX_START_TIME_S:
+        raise ValueError(f"{seconds!r} s is outside 0 .. {MAX_START_TIME_S:g} s")
+    return seconds
+
+
+def format_start_time(seconds: float) -> str:
+    """ISO 8601 UTC of epoch seconds (summaries)."""
+    moment = datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc)
+    return moment.isoformat(timespec="milliseconds" if seconds % 1 else "seconds").replace(
+        "+00:00", "Z")
+
+
 @dataclasses.dataclass(frozen=True)
 class Clock:
     use_sim_time: bool
     warp_factor: float
+    # ROS time (epoch s) when the simulated clock starts; 0 with use_sim_time false
+    start_time_s: float = 0.0
+
+    @property
+    def origin_s(self) -> float:
+        """ROS time of the run's simulated second 0 (outputs count from there)."""
+        return self.start_time_s if self.use_sim_time else 0.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -551,19 +612,31 @@ def _check_unique(ctx: _Context, vehicles: tuple[Vehicle, ...], attribute: str,
 
 
 def _parse_clock(ctx: _Context, section: _Section | None, has_micromodem: bool) -> Clock:
+    default_start = parse_start_time(DEFAULT_START_TIME)
     if section is None:
-        return Clock(use_sim_time=not has_micromodem, warp_factor=1.0)
+        return Clock(use_sim_time=not has_micromodem, warp_factor=1.0,
+                     start_time_s=0.0 if has_micromodem else default_start)
     use_sim_time = section.get("use_sim_time", (bool,), not has_micromodem)
     warp = section.get("warp_factor", (float,), 1.0, minimum=0.0, exclusive_minimum=True,
                        maximum=10000.0)
+    section.used.add("start_time")
+    start_time = section.data.get("start_time")
     section.finish()
+    if start_time is not None and not use_sim_time:
+        raise ctx.error(section.key_path("start_time"),
+                        "needs use_sim_time: true (wall-clock time starts where it is)")
+    try:
+        start_s = default_start if start_time is None else parse_start_time(start_time)
+    except ValueError as exc:
+        raise ctx.error(section.key_path("start_time"), str(exc)) from None
     if has_micromodem and use_sim_time:
         raise ctx.error(section.key_path("use_sim_time"),
                         "a micromodem runs in real time: use_sim_time must be false")
     if not use_sim_time and warp != 1.0:
         raise ctx.error(section.key_path("warp_factor"),
                         f"warp {warp} needs use_sim_time: true (wall-clock time cannot be warped)")
-    return Clock(use_sim_time=use_sim_time, warp_factor=warp)
+    return Clock(use_sim_time=use_sim_time, warp_factor=warp,
+                 start_time_s=start_s if use_sim_time else 0.0)
 
 
 def _parse_sound_speed_profile(ctx: _Context, profile_section: _Section
@@ -721,24 +794,55 @@ def _parse_vehicle(ctx: _Context, path: str, data: Any, base_dir: pathlib.Path,
     _check_unique_topics(ctx, traffic)
     bridges = _parse_bridges(ctx, section)
 
-    parameters: dict[str, dict[str, Any]] = {}
-    overrides = section.section("parameters")
-    if overrides is not None:
-        for node_key in list(overrides.data):
-            node_section = overrides.section(str(node_key))
-            if str(node_key) not in VEHICLE_NODE_NAMES:
-                raise ctx.error(node_section.path,
-                                f"unknown node; expected one of {list(VEHICLE_NODE_NAMES)}")
-            for parameter, value in node_section.data.items():
-                node_section.used.add(parameter)
-                _check_parameter_value(ctx, node_section.key_path(str(parameter)), value)
-            parameters[str(node_key)] = dict(node_section.data)
-        overrides.finish()
+    parameters = _parse_node_overrides(ctx, section.section("parameters"), modem, mac)
     section.finish()
     return Vehicle(name=name, namespace=namespace, src=src, modem=modem, position=position,
                    trajectory=trajectory, mac=mac, codec_config=codec_config.resolve(),
                    parameters=parameters, traffic=traffic, position_source=position_source,
                    bridges=bridges)
+
+
+def node_parameter_specs(node_key: str, modem_kind: str, mac_kind: str) -> dict:
+    """{name: ParameterSpec} of the node a vehicle's `parameters.<node_key>` overrides (the
+    node's own table: one source of truth), without rclpy's own parameters."""
+    if node_key == "mac":
+        return spec_table(MAC_KINDS[mac_kind].parameters)
+    executable = MODEM_EXECUTABLES[modem_kind] if node_key == "modem" else node_key
+    module_name, _, attribute = NODE_PARAMETER_TABLES[executable].partition(":")
+    return spec_table(getattr(importlib.import_module(module_name), attribute))
+
+
+def _parse_node_overrides(ctx: _Context, overrides: _Section | None, modem: ModemConfig,
+                          mac: MacConfig) -> dict[str, dict[str, Any]]:
+    """`parameters: {<node>: {<parameter>: value}}`: each name must be one the node declares
+    (a misspelt override would otherwise be ignored by ROS), each value of its type and range."""
+    parameters: dict[str, dict[str, Any]] = {}
+    if overrides is None:
+        return parameters
+    for node_key in list(overrides.data):
+        node_section = overrides.section(str(node_key))
+        if str(node_key) not in VEHICLE_NODE_NAMES:
+            raise ctx.error(node_section.path,
+                            f"unknown node; expected one of {list(VEHICLE_NODE_NAMES)}")
+        specs = node_parameter_specs(str(node_key), modem.kind, mac.kind)
+        for parameter, value in node_section.data.items():
+            node_section.used.add(parameter)
+            path = node_section.key_path(str(parameter))
+            _check_parameter_value(ctx, path, value)
+            if parameter in ROS_NODE_PARAMETERS:
+                continue
+            spec = specs.get(parameter)
+            if spec is None:
+                node = (MAC_KINDS[mac.kind].executable if node_key == "mac" else
+                        MODEM_EXECUTABLES[modem.kind] if node_key == "modem" else node_key)
+                valid = ", ".join(sorted((*specs, *ROS_NODE_PARAMETERS), key=str.lower))
+                raise ctx.error(path, f"unknown parameter of {node}; valid: {valid}")
+            reason = spec.check_value(value)
+            if reason:
+                raise ctx.error(path, reason.partition(": ")[2] or reason)
+        parameters[str(node_key)] = dict(node_section.data)
+    overrides.finish()
+    return parameters
 
 
 def _parse_bridges(ctx: _Context, section: _Section) -> tuple[BridgeNode, ...]:

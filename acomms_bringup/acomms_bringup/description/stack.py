@@ -35,7 +35,7 @@ from typing import Any
 import yaml
 
 from acomms_bringup.bridges.registry import BRIDGES
-from acomms_bringup.description.scenario import Scenario, Vehicle
+from acomms_bringup.description.scenario import MODEM_EXECUTABLES, Scenario, Vehicle
 from acomms_core.mac.registry import MAC_KINDS
 
 # executable -> (package, "module:Class"), as in docs/ARCHITECTURE.md.
@@ -62,12 +62,10 @@ NODE_TYPES: dict[str, tuple[str, str]] = {
     **{kind: ("acomms_bringup", bridge.plugin) for kind, bridge in BRIDGES.items()},
 }
 MAC_EXECUTABLES = {name: kind.executable for name, kind in MAC_KINDS.items()}
-MODEM_EXECUTABLES = {"sim": "modem_sim_node", "micromodem": "acomms_driver_node"}
 # Global service names the sim modems reach (ARCHITECTURE: only these sim names are global).
 READ_LOCATION_SERVICE = "/read_location"
 SOUND_SPEED_PROFILE_TOPIC = "/sound_speed_profile"
 FIX_TOPIC = "fix"  # relative: /<vehicle>/fix (NavSatFix), published by trajectory_node
-CLOCK_START_SECONDS = 0.0  # sim time when the sim clock starts
 TRAJECTORY_PUBLISH_RATE_HZ = 2.0
 # Wall-clock seconds the manager waits for one transition / for a node's services.
 TRANSITION_TIMEOUT_SECONDS = 30.0
@@ -119,6 +117,8 @@ class NodeGroup:
 @dataclasses.dataclass(frozen=True)
 class StackDescription:
     groups: tuple[NodeGroup, ...]  # in start-up order
+    # ROS time (s) the simulated clock starts at (scenario clock.start_time); None: wall time
+    sim_start_s: float | None = None
 
     def group(self, name: str) -> NodeGroup:
         for group in self.groups:
@@ -265,9 +265,9 @@ def describe_vehicle(scenario: Scenario, vehicle: Vehicle | str) -> NodeGroup:
             "waypoint_longitudes": [w.position.longitude for w in waypoints],
             "waypoint_depths": [w.position.depth for w in waypoints],
             "publish_rate_hz": TRAJECTORY_PUBLISH_RATE_HZ,
-            # Sim time: trajectory time = sim time (the clock starts at CLOCK_START_SECONDS).
+            # Sim time: trajectory time 0 is the clock's start (scenario clock.start_time).
             # Wall time: trajectory time 0 is the node's activation.
-            "start_time_seconds": (CLOCK_START_SECONDS if scenario.clock.use_sim_time
+            "start_time_seconds": (scenario.clock.start_time_s if scenario.clock.use_sim_time
                                    else -1.0),
         }), overrides.get("trajectory_node")))
 
@@ -339,7 +339,7 @@ def describe_clock(scenario: Scenario) -> NodeGroup | None:
         return None
     nodes = (_node("sim_clock_node", None, "/", {
         "mode": "free_running", "warp_factor": scenario.clock.warp_factor,
-        "start_time_s": CLOCK_START_SECONDS}),)
+        "start_time_s": scenario.clock.start_time_s}),)
     return NodeGroup(name="clock", namespace="/", nodes=nodes,
                      manager=_manager("clock_lifecycle_manager", "/", nodes), stage=STAGE_CLOCK)
 
@@ -349,7 +349,9 @@ def describe_stack(scenario: Scenario) -> StackDescription:
     groups = [describe_simulation(scenario)]
     groups += [describe_vehicle(scenario, vehicle) for vehicle in scenario.vehicles]
     groups.append(describe_clock(scenario))
-    return StackDescription(groups=tuple(g for g in groups if g is not None))
+    return StackDescription(groups=tuple(g for g in groups if g is not None),
+                            sim_start_s=(scenario.clock.start_time_s if scenario.clock.use_sim_time
+                                         else None))
 
 
 def active_slots(vehicle: Vehicle) -> list[int]:

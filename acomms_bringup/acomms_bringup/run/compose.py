@@ -30,21 +30,36 @@ def remapping_arguments(description: NodeDescription) -> list[str]:
     return arguments
 
 
-def create_node(description: NodeDescription, context):
-    """The node object for one description, in the given rclpy Context."""
+def start_sim_clock(node, sim_start_s: float | None) -> None:
+    """A sim-time node's clock reads the simulated clock's start from its creation on, as if
+    /clock had arrived: timers made at configure/activate (before the clock group publishes)
+    then count from the start time, not from 0 (a jump of decades would strand them)."""
+    if (sim_start_s is None or not node.has_parameter("use_sim_time")
+            or not node.get_parameter("use_sim_time").value):
+        return
+    from rclpy.time import Time
+
+    node.get_clock().set_ros_time_override(Time(nanoseconds=round(sim_start_s * 1e9)))
+
+
+def create_node(description: NodeDescription, context, sim_start_s: float | None = None):
+    """The node object for one description, in the given rclpy Context (its sim-time clock at
+    sim_start_s, `start_sim_clock`)."""
     try:
         node_class = description.load_class()
     except (ImportError, AttributeError) as exc:
         raise ComposeError(f"{description.fully_qualified_name}: cannot load "
                            f"{description.plugin}: {exc}") from None
     try:
-        return node_class(node_name=description.name, namespace=description.namespace,
+        node = node_class(node_name=description.name, namespace=description.namespace,
                           context=context, parameter_overrides=parameter_overrides(description),
                           cli_args=remapping_arguments(description))
     except Exception as exc:  # refused parameters etc.: name the node, keep the reason
         raise ComposeError(f"{description.fully_qualified_name}: {exc}") from None
+    start_sim_clock(node, sim_start_s)
+    return node
 
 
-def create_group(group: NodeGroup, context) -> list:
+def create_group(group: NodeGroup, context, sim_start_s: float | None = None) -> list:
     """The group's lifecycle nodes in order, then its lifecycle manager."""
-    return [create_node(node, context) for node in (*group.nodes, group.manager)]
+    return [create_node(node, context, sim_start_s) for node in (*group.nodes, group.manager)]

@@ -41,10 +41,10 @@ def parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _bring_up(groups, context, executor) -> list:
+def _bring_up(groups, context, executor, sim_start_s=None) -> list:
     nodes = []
     for group in groups:
-        created = create_group(group, context)
+        created = create_group(group, context, sim_start_s)
         nodes += created
         for node in created:
             executor.add_node(node)
@@ -69,7 +69,7 @@ def run(arguments) -> int:
     rclpy.init(context=context, args=["acomms_participant", "--ros-args", "--log-level", "warn"])
     executor = SingleThreadedExecutor(context=context)
     try:
-        _bring_up(groups, context, executor)
+        _bring_up(groups, context, executor, stack.sim_start_s)
         participant = StepParticipant(executor, arguments.name, arguments.step_timeout)
         last = [time.monotonic(), 0]
 

@@ -58,8 +58,10 @@ def plot_timeline(record, rows: list[dict], path: pathlib.Path) -> None:
     min_width = min_bar_width_s(axes, end)
     for index, vehicle in enumerate(vehicles):
         base = (len(vehicles) - 1 - index) * 1.0
-        windows = [(start, stop - start) for start, stop in
-                   record.slot_windows.get(vehicle, []) if stop > 0 and start < end]
+        origin = record.start_time_s  # slot windows are ROS times, rows seconds from origin
+        windows = [(start - origin, stop - start) for start, stop in
+                   record.slot_windows.get(vehicle, [])
+                   if stop - origin > 0 and start - origin < end]
         if windows:
             axes.broken_barh(windows, (base + 0.02, 0.96), facecolors=SLOT_COLOR, zorder=0)
         for row in rows:

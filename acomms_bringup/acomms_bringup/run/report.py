@@ -35,6 +35,7 @@ import math
 import pathlib
 from collections import defaultdict
 
+from acomms_bringup.description.scenario import format_start_time
 from acomms_bringup.run.accounting import FATES, Ledger, accounting_rows, message_fates
 
 OUTCOMES = ("received", "partial", "frame_errors", "undetected", "half_duplex", "busy")
@@ -127,6 +128,9 @@ class RunRecord:
     steps: int = 0  # deterministic: clock steps
     warnings: list[str] = dataclasses.field(default_factory=list)  # the run may be invalid
     end_s: float = 0.0  # simulated time when recording stopped
+    # ROS time of simulated second 0 (the scenario's clock.start_time): the record holds ROS
+    # times (as run.mcap), the written outputs seconds since this origin
+    start_time_s: float = 0.0
     transmissions: list[Transmission] = dataclasses.field(default_factory=list)
     receptions: list[Reception] = dataclasses.field(default_factory=list)
     sent: list[SentMessage] = dataclasses.field(default_factory=list)
@@ -165,8 +169,9 @@ def summarize(record: RunRecord) -> dict:
         topics.append({
             "topic": topic, "source": source, "destination": destination,
             "sent": len(sent), "delivered": len(delivered),
-            "mean_latency_s": _mean(latencies),
-            "max_latency_s": max(latencies) if latencies else None,
+            # microseconds: ROS times near a real epoch carry ~1e-7 s of float noise
+            "mean_latency_s": _round_or_none(_mean(latencies), 6),
+            "max_latency_s": round(max(latencies), 6) if latencies else None,
             **{fate: fates[(topic, source, destination)][fate] for fate in FATES
                if fate != "delivered"},
         })
@@ -191,6 +196,8 @@ def summarize(record: RunRecord) -> dict:
     return {
         "scenario": record.scenario,
         "simulated_seconds": round(record.end_s, 3),
+        # ROS time of simulated second 0; every *_s time in the outputs counts from it
+        "start_time": format_start_time(record.start_time_s),
         "requested_duration_s": record.duration_s,
         "warp_factor": record.warp_factor,
         "wall_seconds": round(record.wall_seconds, 2),
@@ -324,6 +331,10 @@ def _flat(facts: dict, prefix: str = "") -> str:
     return ", ".join(part for part in parts if part)
 
 
+def _round_or_none(value: float | None, digits: int) -> float | None:
+    return None if value is None else _round(value, digits)
+
+
 def _round(value: float, digits: int = 2) -> float | None:
     return round(value, digits) if math.isfinite(value) else None
 
@@ -331,14 +342,17 @@ def _round(value: float, digits: int = 2) -> float | None:
 def timeline_rows(record: RunRecord) -> list[dict]:
     """Every transmission and reception, one row each, in time order (CSV/JSON/PNG data)."""
     rows = []
+    origin = record.start_time_s
     for t in record.transmissions:
-        rows.append({"vehicle": t.vehicle, "kind": "tx", "start_s": round(t.start_s, 4),
-                     "end_s": round(t.start_s + t.duration_s, 4), "src": t.src, "dest": t.dest,
+        start = t.start_s - origin
+        rows.append({"vehicle": t.vehicle, "kind": "tx", "start_s": round(start, 4),
+                     "end_s": round(start + t.duration_s, 4), "src": t.src, "dest": t.dest,
                      "outcome": "transmitted", "loss_cause": None, "snr_db": None,
                      "collided": False, "num_bytes": t.num_bytes})
     for r in record.receptions:
-        rows.append({"vehicle": r.vehicle, "kind": "rx", "start_s": round(r.arrival_s, 4),
-                     "end_s": round(r.arrival_s + r.duration_s, 4), "src": r.src, "dest": r.dest,
+        arrival = r.arrival_s - origin
+        rows.append({"vehicle": r.vehicle, "kind": "rx", "start_s": round(arrival, 4),
+                     "end_s": round(arrival + r.duration_s, 4), "src": r.src, "dest": r.dest,
                      "outcome": r.outcome, "loss_cause": r.loss_cause, "snr_db": _round(r.snr_db),
                      "collided": r.collided, "num_bytes": None,
                      "receive_level_db": _round(r.receive_level_db), "noise_db": _round(r.noise_db),
@@ -358,8 +372,9 @@ def message_rows(record: RunRecord) -> list[dict]:
         for destination in m.destinations:
             d = arrivals.get((m.topic, m.source, destination, m.seq))
             rows.append({"topic": m.topic, "source": m.source, "destination": destination,
-                         "seq": m.seq, "sent_s": round(m.sent_s, 3),
-                         "received_s": None if d is None else round(d.received_s, 3),
+                         "seq": m.seq, "sent_s": round(m.sent_s - record.start_time_s, 3),
+                         "received_s": (None if d is None
+                                        else round(d.received_s - record.start_time_s, 3)),
                          "latency_s": None if d is None else round(d.latency_s, 3),
                          "fate": fates[(m.topic, m.source, m.seq, destination)]})
     return rows
@@ -402,8 +417,9 @@ def write_outputs(record: RunRecord, summary: dict, out_dir: pathlib.Path) -> li
         indent=1) + "\n")
     _write_csv(paths["messages.csv"], messages, MESSAGE_COLUMNS)
     _write_csv(paths["accounting.csv"], accounting_rows(record), ACCOUNTING_CSV_COLUMNS)
-    _write_csv(paths["positions.csv"], [dataclasses.asdict(f) for f in record.fixes],
-               POSITION_COLUMNS)
+    _write_csv(paths["positions.csv"], [
+        {**dataclasses.asdict(f), "time_s": round(f.time_s - record.start_time_s, 6)}
+        for f in record.fixes], POSITION_COLUMNS)
     plots.plot_timeline(record, timeline, paths["timeline.png"])
     plots.plot_map(record, paths["map.png"])
     return list(paths.values())

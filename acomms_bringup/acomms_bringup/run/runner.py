@@ -40,6 +40,7 @@ from std_srvs.srv import Trigger
 from acomms_bringup.description.scenario import Scenario
 from acomms_bringup.description.stack import NodeGroup, StackDescription, describe_stack
 from acomms_bringup.run import report
+from acomms_bringup.run.compose import start_sim_clock
 from acomms_bringup.run.observers import attach_queue_ledgers
 from acomms_bringup.run.progress import Progress
 from acomms_bringup.run.recorder import Recorder
@@ -142,6 +143,7 @@ class Runner:
         self.record = report.RunRecord(
             scenario=scenario.name, vehicles={v.name: v.src for v in scenario.vehicles},
             duration_s=scenario.duration_seconds, warp_factor=scenario.clock.warp_factor,
+            start_time_s=scenario.clock.origin_s,
             clock_mode=self.clock_mode,
             warp=self.warp if self.clock_mode == "deterministic" else scenario.clock.warp_factor)
         self.progress = Progress(stream, scenario.duration_seconds, progress)
@@ -172,6 +174,7 @@ class Runner:
         self.recorder = Recorder(self.scenario, self.plans, self.record,
                                  vehicle_profiles(self.scenario, self.stack),
                                  context=self.context)
+        start_sim_clock(self.recorder, self.stack.sim_start_s)  # issue 16: clock.start_time
         self.executor.add_node(self.recorder)
         self._thread = threading.Thread(target=self._spin, name="acomms_run executor",
                                         daemon=True)

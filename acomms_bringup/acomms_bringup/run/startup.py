@@ -109,18 +109,19 @@ class Startup:
     def run(self, stack: StackDescription) -> None:
         for stage in stack.stages():
             started = time.monotonic()
-            stage_managers = [(group, self._create_group(group)) for group in stage]
+            stage_managers = [(group, self._create_group(group, stack.sim_start_s))
+                              for group in stage]
             self.phases["create_s"] += time.monotonic() - started
             started = time.monotonic()
             self._bring_up(stage_managers)
             self.phases["activate_s"] += time.monotonic() - started
 
-    def _create_group(self, group: NodeGroup):
+    def _create_group(self, group: NodeGroup, sim_start_s: float | None = None):
         """The group's nodes, then its manager, which is told to drive them in-process."""
         local = {}
         try:
             for description in (*group.nodes, group.manager):
-                node = create_node(description, self.context)
+                node = create_node(description, self.context, sim_start_s)
                 self.nodes[description.fully_qualified_name] = node
                 local[description.fully_qualified_name] = node
         except ComposeError as exc:

@@ -101,11 +101,12 @@ def _type_problem(field_type: str, current, value) -> str | None:
 
 
 def build_message(cls: type, fields: Mapping[str, Any], *, seq: int, vehicle: str,
-                  time_s: float, key_path: str):
-    """One message of the entry, number `seq`, published at simulated time `time_s`."""
+                  time_s: float, key_path: str, origin_s: float = 0.0):
+    """One message of the entry, number `seq`, published at ROS time `time_s` (its header
+    stamp); `{time}` is the simulated time since origin_s."""
     message = cls()
     _assign(message, fields, f"{key_path}.fields",
-            {"seq": seq, "vehicle": vehicle, "time": f"{time_s:.1f}"})
+            {"seq": seq, "vehicle": vehicle, "time": f"{time_s - origin_s:.1f}"})
     if has_stamp(cls):
         message.header.stamp = seconds_to_time_msg(time_s)
     return message
@@ -131,6 +132,8 @@ class TrafficPlan:
     seq: int = 0
     seed: int = 0  # the scenario seed: Poisson arrivals repeat run after run
     draws: int = 0  # Poisson intervals drawn so far
+    origin_s: float = 0.0  # ROS time of simulated second 0 (clock.start_time): `{time}` counts
+                           # from here, as start_seconds does
 
     @property
     def label(self) -> str:
@@ -164,7 +167,7 @@ class TrafficPlan:
     def build(self, now_s: float):
         """Message number `seq`, published at now_s."""
         return build_message(self.cls, self.traffic.fields, seq=self.seq,
-                             vehicle=self.vehicle.name, time_s=now_s,
+                             vehicle=self.vehicle.name, time_s=now_s, origin_s=self.origin_s,
                              key_path=self.traffic.key_path)
 
 
@@ -201,7 +204,8 @@ def _plan_entry(scenario: Scenario, vehicle: Vehicle, traffic: Traffic, codecs,
                   key_path=traffic.key_path)  # a bad field or template: TrafficError now
     plan = TrafficPlan(vehicle, traffic, cls, codec.publish_topic.lstrip("~/"),
                        _destinations(scenario, vehicle, dest),
-                       next_due_s=traffic.start_seconds, seed=scenario.seed)
+                       next_due_s=scenario.clock.origin_s + traffic.start_seconds,
+                       seed=scenario.seed, origin_s=scenario.clock.origin_s)
     if traffic.arrivals == "poisson":
         plan.next_due_s += plan.interval_s()
     return plan

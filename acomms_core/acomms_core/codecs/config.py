@@ -115,11 +115,28 @@ CODEC_CONFIG_PARAMETERS = (
                   parameter_type="string_array"),
     ParameterSpec("codec_allow_env_substitution", False, "Allow !variable_substitute / "
                   "!variable_include (environment variables) in the codec config"),
+    # ros_acomms' names. ros_acomms searches them up the namespace (rospy.search_param: the
+    # node's private name, then each enclosing namespace); in ROS 2 a params file section for
+    # the namespace (`/auv1/**:`) gives them to every node below it.
+    ParameterSpec("packet_codec_file", "", "ros_acomms name of codec_config_file (either may be "
+                  "given; both: the same file)", parameter_type="string"),
+    ParameterSpec("codec_directory", "", "ros_acomms: directory a relative !include path in the "
+                  "codec config is read from (also an allowed include root); '': the including "
+                  "file's directory", parameter_type="string"),
 )
+
+
+def codec_config_path(values: dict) -> str:
+    """The codec config file: codec_config_file, else ros_acomms' packet_codec_file."""
+    return values.get("codec_config_file") or values.get("packet_codec_file") or ""
 
 
 def check_codec_config_parameters(values: dict) -> str | None:
     """Pure validator piece for CODEC_CONFIG_PARAMETERS (the file itself is read at configure)."""
+    ours, theirs = values.get("codec_config_file"), values.get("packet_codec_file")
+    if ours and theirs and ours != theirs:
+        return (f"codec_config_file {ours!r} and packet_codec_file {theirs!r} name different "
+                "files; give one")
     try:
         source_list(values.get("custom_packet_codec_paths"))
     except PacketCodecError as exc:
@@ -129,11 +146,12 @@ def check_codec_config_parameters(values: dict) -> str | None:
 
 def codec_config_from_parameters(values: dict) -> CodecConfig:
     """The codec config CODEC_CONFIG_PARAMETERS' values name; CodecConfigError with the reason."""
-    return load_codec_config(values["codec_config_file"],
+    return load_codec_config(codec_config_path(values),
                              values.get("custom_packet_codec_paths"),
                              include_paths=values.get("codec_include_paths") or (),
                              allow_env_substitution=bool(
-                                 values.get("codec_allow_env_substitution")))
+                                 values.get("codec_allow_env_substitution")),
+                             codec_directory=values.get("codec_directory") or "")
 
 
 class CodecConfigError(ValueError):
@@ -228,17 +246,20 @@ def _expand(topic, src_names) -> list[str]:
 
 
 def load_codec_config(path: str, custom_packet_codec_paths=(), include_paths=(),
-                      allow_env_substitution: bool = False) -> CodecConfig:
+                      allow_env_substitution: bool = False,
+                      codec_directory: str = "") -> CodecConfig:
     """Read and validate a codec config file; CodecConfigError says what and where.
 
     custom_packet_codec_paths: the node parameter (one string or a list; files, directories or
     module names, relative to the working directory), loaded before the config's packet codecs
-    are resolved. include_paths / allow_env_substitution: see `config_yaml.read_codec_yaml`.
+    are resolved. include_paths / allow_env_substitution / codec_directory: see
+    `config_yaml.read_codec_yaml`.
     """
     if not path:
-        raise CodecConfigError("no codec config file given (parameter codec_config_file)")
+        raise CodecConfigError("no codec config file given (parameter codec_config_file or "
+                               "packet_codec_file)")
     try:
-        data = read_codec_yaml(path, include_paths, allow_env_substitution)
+        data = read_codec_yaml(path, include_paths, allow_env_substitution, codec_directory)
     except CodecYamlError as exc:
         message = str(exc)
         raise CodecConfigError(message if message.startswith(path) else

@@ -3,7 +3,8 @@
 - Duplicate keys in a mapping are refused (plain YAML keeps the last one silently).
 - Include tags of rospy_yaml_include, as ros_acomms configs use them: `!include`,
   `!relative_include`, `!path_include` (relative paths resolve against the including file's
-  directory). The target must be a regular file inside the top config file's directory tree or
+  directory, or against `codec_directory` when given, as ros_acomms does). The target must be
+  a regular file inside the top config file's directory tree, `codec_directory` or
   one of `include_paths` (node parameter `codec_include_paths`); symlinks are resolved first, so
   `../` and links cannot leave those trees. At most MAX_INCLUDES includes per config, each at
   most MAX_FILE_BYTES. A missing target is named.
@@ -62,9 +63,10 @@ def read_text(path: str, roots=None) -> str:
 class _Reader:
     """State shared by every file of one config: allowed roots, include count, env switch."""
 
-    def __init__(self, roots, allow_env_substitution: bool):
+    def __init__(self, roots, allow_env_substitution: bool, base_directory: str = ""):
         self.roots = roots
         self.allow_env = allow_env_substitution
+        self.base_directory = base_directory  # relative includes: here, not the includer's dir
         self.includes = 0
 
     def load(self, path: str, roots=None):
@@ -86,7 +88,8 @@ class _Reader:
             raise CodecYamlError(f"more than {MAX_INCLUDES} includes (circular?)")
         if not isinstance(target, str) or not target:
             raise CodecYamlError(f"include target must be a file name, got {target!r}")
-        path = target if os.path.isabs(target) else os.path.join(base_dir, target)
+        path = (target if os.path.isabs(target)
+                else os.path.join(self.base_directory or base_dir, target))
         if not os.path.exists(path):
             raise CodecYamlError(f"include target '{target}' not found (looked for {path})")
         return self.load(path, self.roots)
@@ -146,8 +149,16 @@ def _one_line(exc: Exception) -> str:
     return " ".join(str(exc).split())
 
 
-def read_codec_yaml(path: str, include_paths=(), allow_env_substitution: bool = False):
-    """The parsed YAML of a codec config file (see the module doc); CodecYamlError if not."""
+def read_codec_yaml(path: str, include_paths=(), allow_env_substitution: bool = False,
+                    codec_directory: str = ""):
+    """The parsed YAML of a codec config file (see the module doc); CodecYamlError if not.
+
+    codec_directory (ros_acomms' parameter): relative include paths are read from there instead
+    of the including file's directory, and it is an allowed root."""
     top = os.path.dirname(os.path.realpath(path))
     roots = [top] + [os.path.realpath(p) for p in include_paths or () if p]
-    return _Reader(roots, allow_env_substitution).load(path)
+    if codec_directory:
+        if not os.path.isdir(codec_directory):
+            raise CodecYamlError(f"codec_directory '{codec_directory}' is not a directory")
+        roots.append(os.path.realpath(codec_directory))
+    return _Reader(roots, allow_env_substitution, codec_directory).load(path)

@@ -261,6 +261,14 @@ def _refuse_on_encode(name: str, check, value) -> None:
         raise EncodeError(f"field '{name}': {exc}") from None
 
 
+def _note_clamp(path: str, check, value) -> None:
+    """Note (for this thread's encode) that the codec will clamp value, and why."""
+    try:
+        check(value)
+    except OutOfBounds as exc:
+        _encode_notes.clamped.append((path, str(exc)))
+
+
 class _LeafField:
     """A field encoded by one ltcodecs FieldCodec (also arrays of messages, via an adapter).
 
@@ -268,9 +276,12 @@ class _LeafField:
     `refuse` (on_out_of_range: refuse) applies the same check before encoding. A fixed_len_array
     refuses a value with another element count (ltcodecs would encode fewer elements)."""
 
-    def __init__(self, name, codec, slot_type, convert=None, refuse=False):
+    def __init__(self, name, codec, slot_type, convert=None, refuse=False, clamp_path=None):
         self.name = name
         self.codec = codec
+        # a time field: a value its codec clamps is noted by this path (MessageCodec.encode
+        # reports each field's first one as a clamp warning)
+        self.clamp_path = clamp_path
         self.has_slot = slot_type is not None
         self.needs_value = getattr(codec, "requires_encode_value", True)
         self.prepare = _make_prepare(codec)
@@ -289,6 +300,8 @@ class _LeafField:
                               f"length is {self.fixed_count}")
         if self.refuse:
             _refuse_on_encode(self.name, self.check, value)
+        elif self.clamp_path is not None:
+            _note_clamp(self.clamp_path, self.check, value)
         bits, _ = self.codec.encode(value)
         return bits
 
@@ -505,6 +518,7 @@ class MessageCodec:
         self.body_min_bits = sum(f.min_bits for f in self._fields)
         self.body_max_bits = sum(f.max_bits for f in self._fields)
         self.checksum_bits = CHECKSUM_BITS.get(checksum, 0)
+        self._clamp_warned: set[str] = set()  # time fields already reported clamped
 
     # -- construction ---------------------------------------------------------------------------
     def _build_field(self, name: str, params, path: str):
@@ -556,7 +570,8 @@ class MessageCodec:
             codec.lat_not_lon = bool(params.get("lat_not_lon", _names_latitude(name)))
         if isinstance(codec, MultipleFieldCodec):
             return _MultiField(name, codec, slot_type, self.slot_types, self.refuse)
-        return _LeafField(name, codec, slot_type, refuse=self.refuse)
+        return _LeafField(name, codec, slot_type, refuse=self.refuse,
+                          clamp_path=path if codec_name in TIME_CODEC_NAMES else None)
 
     def _nested_codec(self, params, slot_type, path) -> MessageCodec:
         element_slot = slot_type
@@ -641,6 +656,7 @@ class MessageCodec:
         if not isinstance(msg, self.msg_class):
             raise EncodeError(f"expected {self.type_name}, got {type(msg).__name__}")
         _encode_notes.non_ascii_replaced = 0
+        _encode_notes.clamped = []
         bits = self.encode_body(msg)
         if self.checksum:
             bits.append(Bits(uint=checksum_of(self.checksum, bits), length=self.checksum_bits))
@@ -649,7 +665,21 @@ class MessageCodec:
             metadata["dest"] = int(getattr(msg, self.dest_field))
         if _encode_notes.non_ascii_replaced:
             metadata["non_ascii_replaced"] = _encode_notes.non_ascii_replaced
+        warnings = self._first_clamps(_encode_notes.clamped)
+        if warnings:
+            metadata["clamp_warnings"] = warnings
         return bits, metadata or None
+
+    def _first_clamps(self, clamped: list) -> list[str]:
+        """One warning per time field, the first time its codec clamps a value (a clock
+        outside the codec's epoch range, e.g. a simulated clock at 1970, clamps every one)."""
+        warnings = []
+        for path, reason in clamped:
+            if path not in self._clamp_warned:
+                self._clamp_warned.add(path)
+                warnings.append(f"{self.type_name} field '{path}': {reason}; the codec clamps "
+                                f"to its range (further clamps of this field are not logged)")
+        return warnings
 
     # -- decode -----------------------------------------------------------------------------------
     def decode_values(self, stream: ConstBitStream, packet=None) -> dict:

@@ -39,6 +39,7 @@ from rclpy.executors import (
     SingleThreadedExecutor,
 )
 from rclpy.lifecycle import TransitionCallbackReturn
+from rclpy.parameter import Parameter
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Header
 
@@ -71,7 +72,7 @@ from acomms_interfaces.msg import (
     QueueSummary,
     SummaryMessageCount,
 )
-from acomms_interfaces.srv import GetNextPacketData, PriorityUpdate, QueueActive
+from acomms_interfaces.srv import GetNextPacketData, PriorityUpdate, QueryModemSrc, QueueActive
 
 LARGEST_PACKET_BYTES = max(r.max_miniframe_bytes + r.max_dataframe_bytes
                            for r in modem_profile(DEFAULT_MODEM_PROFILE).rates.values())
@@ -85,13 +86,17 @@ PARAMETERS = CODEC_CONFIG_PARAMETERS + (
                   "neighbor_reachability report as reachable"),
     ParameterSpec("update_rate", 1.0, "queue_status / queue_counters publish rate, Hz",
                   minimum=0.01, maximum=100.0),
-    ParameterSpec("src", -1, "This modem's address (-1: unknown; the ros packet codec does not "
-                  "need it, authenticated packet codecs do)", minimum=-1, maximum=255),
+    ParameterSpec("src", -1, "This modem's address (-1: unknown: asked from the modem's "
+                  "query_modem_src after configure, as ros_acomms does; the ros packet codec "
+                  "does not need it, authenticated packet codecs need it at configure)",
+                  minimum=-1, maximum=255),
     ParameterSpec("max_packet_bytes", LARGEST_PACKET_BYTES, "Largest packet (miniframe + "
                   "dataframe bytes) any MAC will ask for; messages that can never fit are refused "
                   "on arrival", minimum=1, maximum=65535),
 ) + SECURITY_PARAMETERS
 
+
+SRC_QUERY_PERIOD_S = 1.0  # src unknown: query_modem_src is asked this often (node clock)
 
 # Every subscribe_topic (module doc): nothing is overwritten before the node takes it.
 SUBSCRIPTION_QOS = QoSProfile(history=HistoryPolicy.KEEP_ALL,
@@ -112,6 +117,7 @@ class MessageQueueNode(ManagedNode):
         self._subscription_group = MutuallyExclusiveCallbackGroup()
         self._status_pub = self._counters_pub = self._status_timer = None
         self.control_errors = 0  # queue_priority / queue_enable for unknown queue ids
+        self._src_client = self._src_timer = self._src_future = None  # src from the modem
 
     # -- parameters -------------------------------------------------------------------------------
     def _apply(self, values: dict, changed: frozenset) -> None:
@@ -144,11 +150,46 @@ class MessageQueueNode(ManagedNode):
             unknown_dests_are_reachable=values["unknown_dests_are_reachable"],
             max_packet_bytes=values["max_packet_bytes"])
         self._warn_unsendable_queues()
+        if values["src"] < 0:
+            self._start_src_query()
         self._status_pub = self.configured.publisher(QueueStatus, "queue_status", 10)
         self._counters_pub = self.configured.publisher(QueueCounters, "queue_counters", 10)
         self.get_logger().info(f"configured {len(self.queues.queues)} queues from "
                                f"{self.codec_config.path}")
         return TransitionCallbackReturn.SUCCESS
+
+    # -- src from the modem (ros_acomms: the queue asks query_modem_src when src is not set) --
+    def _start_src_query(self) -> None:
+        """Ask the modem's query_modem_src until it answers with an address; then set `src`.
+        (Authenticated packet codecs need src at configure: there it must be given.)"""
+        self.get_logger().info("src parameter not set: asking the modem (query_modem_src)")
+        self._src_client = self.configured.client(QueryModemSrc, "query_modem_src",
+                                                  callback_group=self._service_group)
+        self._src_future = None
+        self._src_timer = self.configured.timer(SRC_QUERY_PERIOD_S, self._query_src,
+                                                callback_group=self._service_group)
+        self._query_src()
+
+    def _query_src(self) -> None:
+        client, future = self._src_client, self._src_future
+        if client is None or (future is not None and not future.done()):
+            return
+        if client.service_is_ready():
+            self._src_future = client.call_async(QueryModemSrc.Request())
+            self._src_future.add_done_callback(self._on_src_answer)
+
+    def _on_src_answer(self, future) -> None:
+        try:
+            src = int(future.result().src)
+        except Exception as exc:  # a failed call: the timer asks again
+            self.get_logger().warning(f"query_modem_src failed: {exc}", throttle_duration_sec=10.0)
+            return
+        if not 0 <= src <= 255 or self._src_timer is None:
+            return  # the modem does not know yet (-1): asked again by the timer
+        self._src_timer.cancel()
+        self._src_timer = None
+        self.set_parameters([Parameter("src", value=src)])
+        self.get_logger().info(f"src {src} from the modem (query_modem_src)")
 
     def _warn_unsendable_queues(self) -> None:
         queues = self.queues
@@ -232,6 +273,7 @@ class MessageQueueNode(ManagedNode):
         """Drop references to what configure and activate made (ManagedNode releases them)."""
         self._status_timer = None
         self._status_pub = self._counters_pub = None
+        self._src_client = self._src_timer = self._src_future = None
         self.queues = None
         self.codec_config = None
 
@@ -241,6 +283,8 @@ class MessageQueueNode(ManagedNode):
         if queues is None:
             return
         outcome = queues.add(topic, msg, now_s(self))
+        for warning in queues.take_clamp_warnings():
+            self.get_logger().warning(f"{topic}: {warning}")
         if outcome in ("encode_failures", "rejected_too_large"):
             self.get_logger().warning(f"message on {topic} not queued: "
                                       f"{queues.counts.last_error}", throttle_duration_sec=5.0)

@@ -205,6 +205,9 @@ class MessageQueues:
         self.destination_reachable: dict[int, bool] = {}
         self.max_packet_bytes = max_packet_bytes
         self.counts = QueueCounts()
+        # Codec warnings to log once (a time field's first clamp); the node takes them
+        # (take_clamp_warnings) and logs them
+        self.clamp_warnings: list[str] = []
         self._seq = 0
         self.observer = None  # optional callable(event, **facts), see the module docstring
 
@@ -283,6 +286,7 @@ class MessageQueues:
         if "dest" in metadata:
             dest = metadata["dest"]
         with self.lock:
+            self.clamp_warnings.extend(metadata.get("clamp_warnings", ()))
             if metadata.get("non_ascii_replaced"):
                 self.counts.non_ascii_replaced += metadata["non_ascii_replaced"]
                 self.counts.last_error = (f"{topic}: {metadata['non_ascii_replaced']} non-ASCII "
@@ -308,6 +312,12 @@ class MessageQueues:
             self.counts.messages_queued += 1
             self._observe("queued", topic=topic, msg=msg, seq=queued.seq, time_s=now)
             return outcome
+
+    def take_clamp_warnings(self) -> list[str]:
+        """The codec warnings noted since the last call (each field's first clamp)."""
+        with self.lock:
+            warnings, self.clamp_warnings = self.clamp_warnings, []
+        return warnings
 
     def _fail(self, counter: str, reason: str) -> str:
         setattr(self.counts, counter, getattr(self.counts, counter) + 1)

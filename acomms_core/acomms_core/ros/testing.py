@@ -28,11 +28,12 @@ LABELS = {State.PRIMARY_STATE_INACTIVE: "inactive", State.PRIMARY_STATE_ACTIVE: 
 class RosHarness:
     """Owns a Context, an executor and the nodes added to it; tears all down on exit."""
 
-    def __init__(self, num_threads: int = 4, domain_id: int | None = None):
+    def __init__(self, num_threads: int = 4, domain_id: int | None = None, args=None):
+        """args: command-line arguments of the Context (e.g. a `--ros-args --params-file`)."""
         self.context = Context()
         if domain_id is None:
             domain_id = int(os.environ.get("ROS_DOMAIN_ID", "0"))
-        rclpy.init(context=self.context, domain_id=domain_id)
+        rclpy.init(args=args, context=self.context, domain_id=domain_id)
         self.executor = MultiThreadedExecutor(num_threads=num_threads, context=self.context)
         self.nodes = []
         self.helper = self.add(rclpy.create_node("test_helper", context=self.context))

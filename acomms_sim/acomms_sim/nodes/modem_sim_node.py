@@ -71,7 +71,7 @@ from acomms_interfaces.msg import (
     SoundSpeedProfile,
     TransmittedPacket,
 )
-from acomms_interfaces.srv import PingModem, QueueTxPacket
+from acomms_interfaces.srv import PingModem, QueryModemSrc, QueueTxPacket
 from acomms_sim.clock.stepping import seconds_to_ns
 from acomms_sim.modem.fields import (
     CstReport,
@@ -269,6 +269,13 @@ class ModemSimNode(ManagedNode):
                   callback_group=self._group)
         r.service(PingModem, "ping_modem", self._on_ping_modem,
                   callback_group=ReentrantCallbackGroup())
+        # ros_acomms: a message queue without `src` asks the modem (answered once configured)
+        r.service(QueryModemSrc, "query_modem_src", self._on_query_modem_src,
+                  callback_group=ReentrantCallbackGroup())
+
+    def _on_query_modem_src(self, request, response):
+        response.src = int(self.get_parameter("SRC").value)
+        return response
 
     def on_activate(self, state) -> TransitionCallbackReturn:
         values = parameter_values(self, ["event_period_s", "location_period_s",

@@ -87,6 +87,7 @@ class SimClockNode(LifecycleNode):
         values = declare_parameters(self, SPECS, self._validate, self._apply)
         self._lock = threading.Lock()
         self.sim_time_s = values["start_time_s"]
+        self._start_ns = seconds_to_ns(values["start_time_s"])  # messages count from here
         self.last_step_id: int | None = None
         self.steps = 0
         self._warp_factor = values["warp_factor"]  # the rate the clock runs at right now
@@ -217,7 +218,7 @@ class SimClockNode(LifecycleNode):
         missing = ", ".join(self.round.missing())
         return (f"participant {missing} did not answer Tick {self.round.step_id} within "
                 f"{self._watchdog.timeout_s:g} wall s at simulated time "
-                f"{ns_to_seconds(self._round_time_ns):.3f} s")
+                f"{ns_to_seconds(self._round_time_ns - self._start_ns):.3f} s")
 
     def _on_tock(self, tock: Tock) -> None:
         if self.round is None or not is_active(self):
