@@ -80,6 +80,10 @@ MAX_QUEUE_MAXSIZE = 100_000
 _TOPIC_TOKEN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
+DYNAMIC_QUEUE_KEYS = ("dynamic_queue_service", "dynamic_update_topic")  # ros_acomms' names
+TOPIC_KEYS = ("subscribe_topic", "publish_topic", *DYNAMIC_QUEUE_KEYS)  # valid ROS names
+
+
 def topic_name_problem(topic: str) -> str | None:
     """Why topic is not a valid ROS 2 topic name (rcl's rules, after '{src}', '{name}' and
     rcl's own substitutions are expanded), or None. Relative and '~/' names are valid."""
@@ -413,8 +417,7 @@ def _parse_message_codec(params, where: str, index: int, warnings: list,
     ttl = check("ttl_seconds", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
                 and v >= 0, "a number >= 0", 0)
     checksum = check("checksum", lambda v: v in ("crc8", "crc32"), "crc8 or crc32")
-    for key in ("subscribe_topic", "publish_topic", "dynamic_queue_service",
-                "dynamic_update_topic"):
+    for key in TOPIC_KEYS:
         check(key, lambda v: isinstance(v, str) and v.strip(), "a non-empty topic name")
         if params.get(key) is not None and topic_name_problem(params[key]):
             raise CodecConfigError(f"{here}: '{key}' {params[key]!r} is not a valid ROS topic "
@@ -431,5 +434,4 @@ def _parse_message_codec(params, where: str, index: int, warnings: list,
         is_active=active, allow_fragmentation=bool(params.get("allow_fragmentation", False)),
         tags=tuple(tags), ttl_seconds=float(ttl), checksum=checksum,
         accept_src=_int_list(params.get("accept_src"), here, "accept_src"), params=dict(params),
-        dynamic_queue_service=params.get("dynamic_queue_service"),
-        dynamic_update_topic=params.get("dynamic_update_topic"))
+        **{key: params.get(key) for key in DYNAMIC_QUEUE_KEYS})
