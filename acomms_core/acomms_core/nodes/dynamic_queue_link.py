@@ -104,7 +104,11 @@ class DynamicQueueLink:
         with self._lock:
             while self._pending:
                 pending = self._pending.popleft()
-                self.service.complete(fill_response(pending.response, PacketData()))
+                try:
+                    self.service.complete(fill_response(pending.response, PacketData()))
+                except Exception as exc:  # the service may already be gone (shutdown)
+                    self.dynamic.counts["dynamic_errors"] += 1
+                    self.log.warning(f"get_next_packet_data left unanswered: {exc}")
 
     def _start(self, pending: _Pending) -> None:
         try:
