@@ -69,7 +69,7 @@ def test_slotted_aloha_shares_slots_with_priority_and_retunes():
     assert len(aloha_requests) >= 2  # the aloha slot asks the queue for priority >= 40 only
     status = statuses[-1]
     assert list(status.aloha_slots) == [2] and status.aloha_slot_priority == 40
-    assert status.tdma_advanced_status.tdma_status.slot_duration_seconds == 5.0
+    assert status.slot_duration_seconds == 5.0
 
 
 def test_slotted_aloha_backoff_is_seeded_and_reproducible():

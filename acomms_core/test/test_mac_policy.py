@@ -93,7 +93,7 @@ def test_advanced_pings_then_data_and_mute():
     assert isinstance(p.next_action(1010.0, None), RequestData)
     p.apply({**values, "software_mute": True}, {"software_mute"}, now=1010.0, active=True)
     assert p.next_action(1010.0, None) is None and p.pending is None
-    assert not p.status(1010.0)["tdma_status"]["we_are_active"]
+    assert not p.status(1010.0)["we_are_active"]
 
 
 def test_scripted_plan_steps_and_issues_commands_once_per_entry():

@@ -71,7 +71,7 @@ def test_nav_pings_then_comms_with_slot_tags():
     assert (status.miniframe_rate, status.dataframe_rate) == (1, 5)
     assert (status.maximum_miniframe_bytes, status.maximum_dataframe_bytes) == (72, 2048)
     assert not status.software_mute and "comms_slots: 1" in status.message
-    assert status.tdma_status.slot_duration_seconds == 10.0
+    assert status.slot_duration_seconds == 10.0
 
 
 def test_software_mute_skew_and_refused_changes():
@@ -94,9 +94,9 @@ def test_software_mute_skew_and_refused_changes():
         assert set_parameters(ros, client, software_mute=True)[0].successful
         clock.run_until(START + 60.0, dt=0.5)
         assert len(channel) == 1
-        muted = [s for s in statuses if 1050 <= s.tdma_status.header.stamp.sec < 1060]
-        assert muted and all(s.software_mute and s.tdma_status.current_slot == 1
-                             and not s.tdma_status.we_are_active for s in muted)
+        muted = [s for s in statuses if 1050 <= s.header.stamp.sec < 1060]
+        assert muted and all(s.software_mute and s.current_slot == 1
+                             and not s.we_are_active for s in muted)
 
         # Unmute (at once) and skew the cycle by 5 s (from the slot boundary at 70): slot 1 is
         # then [95, 105) of the next cycle.

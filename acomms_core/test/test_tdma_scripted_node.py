@@ -80,7 +80,7 @@ def test_plan_cycles_rates_budgets_and_commands(tmp_path):
         ros.configure_and_activate(idle)
         clock.run_until(START + 28.0, dt=0.5)
         assert ros.spin_until(lambda: len(commands) >= 4 and len(idle_commands) >= 4
-                              and statuses[-1].tdma_advanced_status.tdma_status.header.stamp.sec
+                              and statuses[-1].header.stamp.sec
                               == 1028, 5.0)
 
         # Four 2 s packets fit each 10 s slot (0, 2.5, 5, 7.5); the plan is 2 + 1 + 1 packets.
@@ -110,7 +110,7 @@ def test_plan_cycles_rates_budgets_and_commands(tmp_path):
         assert status.last_maximum_miniframe_bytes == 96
         assert list(status.this_cycle_modem_commands) == ["$CCCFQ,AGN"]
         assert list(status.last_cycle_modem_commands) == []  # the entry before had none
-        assert status.tdma_advanced_status.tdma_status.current_slot == 0
+        assert status.current_slot == 0
 
         # A plan that cannot work is refused and the running one stays.
         bad = tmp_path / "bad.yaml"

@@ -18,12 +18,12 @@ REQUIRED_MESSAGES = {
     "Packet", "ReceivedPacket", "TransmittedPacket", "CST", "XST", "EncodedAck",
     "FragmentationStatus", "ModemSensorData", "NeighborReachability", "QueueStatus",
     "SummaryMessageCount", "SimPacket", "SoundSpeedProfile", "Source", "TdmaStatus",
-    "TdmaAdvancedStatus", "TdmaScriptedStatus", "Tick", "Tock",
+    "TdmaAdvancedStatus", "TdmaScriptedStatus", "Tick", "Tock", "UpdateQueuedMessage",
 }
 REQUIRED_SERVICES = {
     "QueueTxPacket", "GetNextPacketData", "PriorityUpdate", "QueueActive", "PingModem",
     "PingTransponders", "GetPlatformLocation", "SimTransmissionLoss", "SimPacketPerformance",
-    "GetOptimalTxDepth",
+    "GetOptimalTxDepth", "GetNextQueuedMessage",
 }
 
 
@@ -185,3 +185,24 @@ def test_specific_constants_and_fixed_names():
     assert any(c.startswith("STATUS_") for c in dir(Tick)) or any(
         c.startswith("STATUS_") for c in dir(Tock))
     assert len(CST.get_fields_and_field_types()) >= 34
+
+
+def test_tdma_status_messages_are_flat_as_ros_acomms():
+    """Each extended TDMA status repeats its parent's fields first, in order, at the top level
+    (no nested status), as ros_acomms publishes them (issue 19)."""
+    from acomms_interfaces import msg
+
+    def fields(name):
+        return list(getattr(msg, name).get_fields_and_field_types())
+
+    basic, advanced = fields("TdmaStatus"), fields("TdmaAdvancedStatus")
+    assert advanced[:len(basic)] == basic and "software_mute" in advanced
+    for child in ("TdmaScriptedStatus", "TdmaSlottedAlohaStatus"):
+        assert fields(child)[:len(advanced)] == advanced, child
+    aloha = fields("TdmaSlottedAlohaStatus")[len(advanced):]
+    assert aloha[:4] == ["aloha_slots", "aloha_slot_priority", "time_to_next_aloha",
+                         "time_to_next_own_slot"]
+    for name in ("TdmaAdvancedStatus", "TdmaScriptedStatus", "TdmaSlottedAlohaStatus"):
+        nested = [t for f, t in getattr(msg, name).get_fields_and_field_types().items()
+                  if "/" in t and f != "header"]
+        assert nested == [], (name, nested)

@@ -70,6 +70,11 @@ Schema (defaults in brackets)::
                                         # kind: a key of acomms_core.mac.registry.MAC_KINDS;
                                         # the other keys: that MAC node's parameters, checked
                                         # by the node's own specs and validator
+        mac_switcher:                   # optional: more MACs, one transmitting at a time
+          default_mac_namespace: tdma   # [tdma] sub-namespace of the `mac` above
+          managed_mac_heartbeat_timeout_sec: 60.0  # and revert_on_deselect: mac_switcher_node's
+          macs:                         # sub-namespace: a MAC section like `mac` (kinds with
+            aloha: {kind: tdma_slotted_aloha, aloha_slots: "1"}  # software_mute only)
         codec_config: demo_codecs.yaml  # relative to this file, absolute, or
                                         # package://acomms_bringup/config/demo_codecs.yaml
         parameters:                     # per-node parameter overrides, applied last
@@ -111,7 +116,8 @@ import yaml
 
 from acomms_core.codecs.config_yaml import CodecYamlError, read_codec_yaml
 from acomms_core.mac.policy import split_reason
-from acomms_core.mac.registry import MAC_KINDS
+from acomms_core.mac.registry import MAC_KINDS, ros_parameter_values
+from acomms_core.mac.switcher import SWITCHER_PARAMETERS, check_switcher_values
 from acomms_core.ros.parameter_spec import check_values, spec_table
 from acomms_sim.modem.location_topic import (
     LOCATION_TOPIC_SPECS,
@@ -244,6 +250,16 @@ class MacConfig:
 
 
 @dataclasses.dataclass(frozen=True)
+class MacSwitcherConfig:
+    """mac_switcher_node's parameters; the managed MACs besides the vehicle's `mac` (which runs
+    in default_namespace), each in its sub-namespace of the vehicle."""
+
+    parameters: Mapping[str, Any]
+    default_namespace: str
+    macs: tuple[tuple[str, MacConfig], ...]
+
+
+@dataclasses.dataclass(frozen=True)
 class Vehicle:
     name: str
     namespace: str
@@ -259,6 +275,7 @@ class Vehicle:
     traffic: tuple[Traffic, ...] = ()
     position_source: PositionSource | None = None
     bridges: tuple[BridgeNode, ...] = ()
+    mac_switcher: MacSwitcherConfig | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -780,6 +797,7 @@ def _parse_vehicle(ctx: _Context, path: str, data: Any, base_dir: pathlib.Path,
     modem = _parse_modem(ctx, section.section("modem", required=True))
     position, trajectory, position_source = _parse_motion(ctx, section, modem)
     mac = _parse_mac(ctx, section.section("mac", required=True))
+    mac_switcher = _parse_mac_switcher(ctx, section.section("mac_switcher"), mac)
     codec_spec = section.get("codec_config", (str,))
     codec_path = section.key_path("codec_config")
     try:
@@ -799,7 +817,7 @@ def _parse_vehicle(ctx: _Context, path: str, data: Any, base_dir: pathlib.Path,
     return Vehicle(name=name, namespace=namespace, src=src, modem=modem, position=position,
                    trajectory=trajectory, mac=mac, codec_config=codec_config.resolve(),
                    parameters=parameters, traffic=traffic, position_source=position_source,
-                   bridges=bridges)
+                   bridges=bridges, mac_switcher=mac_switcher)
 
 
 def node_parameter_specs(node_key: str, modem_kind: str, mac_kind: str) -> dict:
@@ -1077,6 +1095,44 @@ def _parse_mac(ctx: _Context, section: _Section) -> MacConfig:
         name, problem = split_reason(reason, specs)
         raise ctx.error(section.key_path(name) if name else section.path, problem)
     return MacConfig(kind=kind_name, parameters=parameters)
+
+
+def _parse_mac_switcher(ctx: _Context, section: _Section | None, default_mac: MacConfig
+                        ) -> MacSwitcherConfig | None:
+    """mac_switcher_node's own ParameterSpecs and validator decide its keys (managed namespaces
+    come from `macs`); every managed MAC is a `mac` section and needs software_mute."""
+    if section is None:
+        return None
+    specs = spec_table(SWITCHER_PARAMETERS)
+    macs_section = section.section("macs", required=True)
+    macs = []
+    for ns in list(macs_section.data):
+        if not isinstance(ns, str) or not _NAME_TOKEN.match(ns):
+            raise ctx.error(macs_section.key_path(str(ns)), "a MAC namespace is a ROS name token")
+        macs.append((ns, _parse_mac(ctx, macs_section.section(ns))))
+    macs_section.finish()
+    settable = tuple(name for name in specs if name != "managed_mac_namespaces")
+    raw = {key: section.data[key] for key in section.data if key in settable}
+    section.used.update(raw)
+    section.finish(allowed=("macs", *settable))
+    values = ros_parameter_values(SWITCHER_PARAMETERS, {
+        **raw, "managed_mac_namespaces": [ns for ns, _ in macs]})
+    reason = check_values(SWITCHER_PARAMETERS, values, check_switcher_values)
+    if reason:
+        name, problem = split_reason(reason, specs)
+        raise ctx.error(section.key_path("macs" if name == "managed_mac_namespaces" else name)
+                        if name else section.path, problem)
+    default_ns = values.get("default_mac_namespace", specs["default_mac_namespace"].default)
+    if default_ns in dict(macs):
+        raise ctx.error(macs_section.key_path(default_ns),
+                        "the default MAC is the vehicle's `mac`; list only the others here")
+    vehicle_path = section.path.rpartition(".")[0]
+    for path, mac in ((f"{vehicle_path}.mac.kind", default_mac),
+                      *((macs_section.key_path(ns), mac) for ns, mac in macs)):
+        if "software_mute" not in spec_table(MAC_KINDS[mac.kind].parameters):
+            raise ctx.error(path, f"a {mac.kind} MAC has no software_mute, so the switcher "
+                            "cannot mute it")
+    return MacSwitcherConfig(parameters=values, default_namespace=default_ns, macs=tuple(macs))
 
 
 def _slot_overlap_warnings(vehicles: tuple[Vehicle, ...]):

@@ -7,8 +7,10 @@
    sim_packet_performance_node — the services the sim modems use.
 2. one group per vehicle (namespace `/<vehicle>`), in dependency order:
    [trajectory_node (if the vehicle moves)] → modem (modem_sim_node or acomms_driver_node) →
-   message_queue_node → packet_dispatch_node → MAC (tdma_node, tdma_advanced_node or
-   tdma_scripted_node) → the vehicle's `bridges` (acomms_bringup.bridges.registry), in order.
+   message_queue_node → packet_dispatch_node → MAC (the kind's node; with `mac_switcher`, every
+   managed MAC in its sub-namespace `/<vehicle>/<ns>`, started muted, with the vehicle's
+   interfaces remapped to it, then mac_switcher_node) → the vehicle's `bridges`
+   (acomms_bringup.bridges.registry), in order.
 3. `clock` (namespace `/`, only with `use_sim_time`): sim_clock_node, started last so simulated
    time starts moving when every node is ready.
 
@@ -35,8 +37,8 @@ from typing import Any
 import yaml
 
 from acomms_bringup.bridges.registry import BRIDGES
-from acomms_bringup.description.scenario import MODEM_EXECUTABLES, Scenario, Vehicle
-from acomms_core.mac.registry import MAC_KINDS
+from acomms_bringup.description.scenario import MODEM_EXECUTABLES, MacConfig, Scenario, Vehicle
+from acomms_core.mac.registry import MAC_KINDS, MAC_VEHICLE_INTERFACES
 
 # executable -> (package, "module:Class"), as in docs/ARCHITECTURE.md.
 NODE_TYPES: dict[str, tuple[str, str]] = {
@@ -56,6 +58,7 @@ NODE_TYPES: dict[str, tuple[str, str]] = {
     "acomms_driver_node": ("acomms_driver",
                            "acomms_driver.nodes.acomms_driver_node:AcommsDriverNode"),
     "trajectory_node": ("acomms_bringup", "acomms_bringup.nodes.trajectory_node:TrajectoryNode"),
+    "mac_switcher_node": ("acomms_core", "acomms_core.nodes.mac_switcher_node:MacSwitcherNode"),
     "lifecycle_manager": ("acomms_bringup",
                           "acomms_bringup.nodes.lifecycle_manager:LifecycleManager"),
     # The bridge nodes, from the bridge registry (one line per bridge there).
@@ -290,18 +293,40 @@ def describe_vehicle(scenario: Scenario, vehicle: Vehicle | str) -> NodeGroup:
     nodes.append(_with_overrides(_node("packet_dispatch_node", None, namespace, {
         **common, "codec_config_file": codec_config_file}), overrides.get("packet_dispatch_node")))
 
-    # The scenario holds the MAC parameters as ROS carries them (MacKind.ros_values).
-    mac = MAC_KINDS[vehicle.mac.kind]
-    from_vehicle = {name: getattr(vehicle, name) for name in mac.vehicle_parameters}
-    nodes.append(_with_overrides(_node(mac.executable, None, namespace, {
-        **common, **mac.fixed_parameters, **from_vehicle, **vehicle.mac.parameters}),
-        overrides.get("mac")))
+    nodes += _mac_nodes(vehicle, common, overrides.get("mac"))
     nodes += [_node(bridge.kind, None, namespace, {**common, **bridge.parameters})
               for bridge in vehicle.bridges]
 
     nodes_tuple = tuple(nodes)
     return NodeGroup(name=vehicle.name, namespace=namespace, nodes=nodes_tuple,
                      manager=_manager("lifecycle_manager", namespace, nodes_tuple))
+
+
+def _mac_node(vehicle: Vehicle, mac_config: MacConfig, namespace: str, parameters: dict,
+              remappings: tuple = ()) -> NodeDescription:
+    # The scenario holds the MAC parameters as ROS carries them (MacKind.ros_values).
+    mac = MAC_KINDS[mac_config.kind]
+    from_vehicle = {name: getattr(vehicle, name) for name in mac.vehicle_parameters}
+    return _node(mac.executable, None, namespace, {
+        **mac.fixed_parameters, **from_vehicle, **mac_config.parameters, **parameters},
+        remappings)
+
+
+def _mac_nodes(vehicle: Vehicle, common: dict, overrides) -> list[NodeDescription]:
+    """The vehicle's MAC; with a switcher, each managed MAC in its sub-namespace (started muted:
+    mac_switcher_node unmutes the default one), then the switcher."""
+    switcher = vehicle.mac_switcher
+    if switcher is None:
+        return [_with_overrides(_mac_node(vehicle, vehicle.mac, vehicle.namespace, common),
+                                overrides)]
+    remappings = tuple((name, f"{vehicle.namespace}/{name}") for name in MAC_VEHICLE_INTERFACES)
+    nodes = [_mac_node(vehicle, mac, f"{vehicle.namespace}/{ns}",
+                       {**common, "software_mute": True}, remappings)
+             for ns, mac in ((switcher.default_namespace, vehicle.mac), *switcher.macs)]
+    nodes[0] = _with_overrides(nodes[0], overrides)
+    nodes.append(_node("mac_switcher_node", None, vehicle.namespace,
+                       {**common, **switcher.parameters}))
+    return nodes
 
 
 def describe_simulation(scenario: Scenario) -> NodeGroup | None:

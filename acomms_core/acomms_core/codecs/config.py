@@ -20,6 +20,9 @@ The file is a list of packet codecs:
         - id: 101              # unique in the file; ros: 0..255, the 8-bit id on the wire
           ros_type: geometry_msgs/Pose   # or geometry_msgs/msg/Pose
           subscribe_topic: pose           # omitted: decode-only
+          dynamic_queue_service: get_next # instead of subscribe_topic: a dynamic queue, a user
+                               # node's GetNextQueuedMessage service asked at packet-build time
+          dynamic_update_topic: update_queue  # UpdateQueuedMessage events for that node
           publish_topic: from_acomms/pose # omitted: encode-only
           default_dest: 121    # omitted: the node's default_dest
           priority: 20         # omitted: the node's default_priority (higher is sent first)
@@ -75,6 +78,10 @@ MESSAGE_KEYS = {"id", "message_codec", "subscribe_topic", "publish_topic", "ros_
 # Largest queue_maxsize (the queue node's subscription history is as deep as its queue).
 MAX_QUEUE_MAXSIZE = 100_000
 _TOPIC_TOKEN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+DYNAMIC_QUEUE_KEYS = ("dynamic_queue_service", "dynamic_update_topic")  # ros_acomms' names
+TOPIC_KEYS = ("subscribe_topic", "publish_topic", *DYNAMIC_QUEUE_KEYS)  # valid ROS names
 
 
 def topic_name_problem(topic: str) -> str | None:
@@ -175,6 +182,8 @@ class MessageCodecConfig:
     ttl_seconds: float = 0.0
     checksum: str | None = None
     accept_src: tuple = ()               # dispatch publishes only from these sources (empty: any)
+    dynamic_queue_service: str | None = None  # a dynamic queue (acomms_core.queue.dynamic_queue)
+    dynamic_update_topic: str | None = None
     packet_codec: PacketCodecConfig | None = None
     params: dict = dataclasses.field(default_factory=dict)  # every key as written
 
@@ -405,8 +414,8 @@ def _parse_message_codec(params, where: str, index: int, warnings: list,
     if params.get("allow_fragmentation"):
         warnings.append(f"{here}: allow_fragmentation is not implemented; messages larger than a "
                         "packet are refused")
-    if params.get("dynamic_queue_service"):
-        warnings.append(f"{here}: dynamic_queue_service is not implemented; queue ignored")
+    if params.get("dynamic_queue_service") and params.get("subscribe_topic"):
+        raise CodecConfigError(f"{here}: give subscribe_topic or dynamic_queue_service, not both")
 
     def check(key, ok, expected, default=None):
         value = params.get(key, default)
@@ -429,7 +438,7 @@ def _parse_message_codec(params, where: str, index: int, warnings: list,
     ttl = check("ttl_seconds", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
                 and v >= 0, "a number >= 0", 0)
     checksum = check("checksum", lambda v: v in ("crc8", "crc32"), "crc8 or crc32")
-    for key in ("subscribe_topic", "publish_topic"):
+    for key in TOPIC_KEYS:
         check(key, lambda v: isinstance(v, str) and v.strip(), "a non-empty topic name")
         if params.get(key) is not None and topic_name_problem(params[key]):
             raise CodecConfigError(f"{here}: '{key}' {params[key]!r} is not a valid ROS topic "
@@ -445,4 +454,5 @@ def _parse_message_codec(params, where: str, index: int, warnings: list,
         default_dest=dest, priority=priority, queue_order=order, queue_maxsize=maxsize,
         is_active=active, allow_fragmentation=bool(params.get("allow_fragmentation", False)),
         tags=tuple(tags), ttl_seconds=float(ttl), checksum=checksum,
-        accept_src=_int_list(params.get("accept_src"), here, "accept_src"), params=dict(params))
+        accept_src=_int_list(params.get("accept_src"), here, "accept_src"), params=dict(params),
+        **{key: params.get(key) for key in DYNAMIC_QUEUE_KEYS})

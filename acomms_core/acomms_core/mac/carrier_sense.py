@@ -35,7 +35,8 @@ SENSE_SOURCES = ("cst", "reception_events")
 COMMON_PARAMETER_NAMES = (
     "guard_time_seconds", "packet_length_seconds", "always_send_test_data", "miniframe_rate",
     "dataframe_rate", "maximum_miniframe_bytes", "maximum_dataframe_bytes", "tick_period_seconds",
-    "status_period_seconds", "service_timeout_seconds", "modem_profile")
+    "status_period_seconds", "service_timeout_seconds", "modem_profile", "maxlen_manual_queue",
+    "allow_manual_tx_during_priority_slots")
 COMMON_PARAMETERS = tuple(spec_table(TDMA_PARAMETERS)[name] for name in COMMON_PARAMETER_NAMES)
 
 CARRIER_SENSE_PARAMETERS = COMMON_PARAMETERS + (

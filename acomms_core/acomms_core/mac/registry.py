@@ -20,6 +20,29 @@ from acomms_core.mac.tdma_advanced import TdmaAdvancedPolicy
 from acomms_core.mac.tdma_scripted import TdmaScriptedPolicy
 from acomms_core.ros.parameter_spec import ParameterSpec, check_values, defaults, spec_table
 
+# Names a MAC node uses that belong to its vehicle, not to the MAC: a MAC in a sub-namespace of
+# the vehicle (one of several managed by mac_switcher_node) has them remapped to the vehicle's.
+MAC_VEHICLE_INTERFACES = ("get_next_packet_data", "queue_tx_packet", "ping_modem",
+                          "ping_transponders", "cst", "reception_events", "nmea_to_modem")
+
+
+def ros_parameter_values(specs, values: Mapping[str, Any]) -> dict[str, Any]:
+    """Values as ROS parameters carry them (what a launch file or the runner passes): an
+    integer for a double parameter becomes a float, and a list mixing ints and strings (a
+    slot list such as [0, "2:3"]) one comma-separated string. Others stay as they are."""
+    table = spec_table(specs)
+    result = {}
+    for name, value in values.items():
+        spec = table.get(name)
+        if (spec is not None and spec.type_name == "double" and isinstance(value, int)
+                and not isinstance(value, bool)):
+            value = float(value)
+        elif (spec is not None and spec.dynamic_typing and isinstance(value, list)
+              and len({type(item) for item in value}) > 1):
+            value = ",".join(str(item) for item in value)
+        result[name] = value
+    return result
+
 
 @dataclasses.dataclass(frozen=True)
 class MacKind:
@@ -48,21 +71,8 @@ class MacKind:
         return check_values(self.parameters, values, self.validate)
 
     def ros_values(self, values: Mapping[str, Any]) -> dict[str, Any]:
-        """Values as ROS parameters carry them (what a launch file or the runner passes): an
-        integer for a double parameter becomes a float, and a list mixing ints and strings (a
-        slot list such as [0, "2:3"]) one comma-separated string. Others stay as they are."""
-        specs = spec_table(self.parameters)
-        result = {}
-        for name, value in values.items():
-            spec = specs.get(name)
-            if (spec is not None and spec.type_name == "double" and isinstance(value, int)
-                    and not isinstance(value, bool)):
-                value = float(value)
-            elif (spec is not None and spec.dynamic_typing and isinstance(value, list)
-                  and len({type(item) for item in value}) > 1):
-                value = ",".join(str(item) for item in value)
-            result[name] = value
-        return result
+        """Values as ROS parameters carry them (`ros_parameter_values`)."""
+        return ros_parameter_values(self.parameters, values)
 
     def config(self, values: Mapping[str, Any]):
         """The policy's configuration for these values (others default); ScheduleError."""

@@ -171,7 +171,7 @@ class TdmaSlottedAlohaPolicy(TdmaAdvancedPolicy):
         advanced["message"] = f"aloha_slots: {format_slots(config.aloha_slots)}, " + \
             advanced["message"]
         return {
-            "tdma_advanced_status": advanced,
+            **advanced,  # flat, as ros_acomms
             "aloha_slots": list(config.aloha_slots),
             "aloha_slot_priority": config.aloha_slot_priority,
             "aloha_transmit_probability": config.transmit_probability,

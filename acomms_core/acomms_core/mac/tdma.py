@@ -19,6 +19,11 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from acomms_core.mac.manual_transmit import (
+    MANUAL_TRANSMIT_PARAMETER_NAMES,
+    MANUAL_TRANSMIT_PARAMETERS,
+    ManualTransmitQueue,
+)
 from acomms_core.mac.policy import SEND_HELD, Action, RequestData, blame
 from acomms_core.mac.tdma_schedule import (
     ScheduleError,
@@ -72,7 +77,7 @@ TDMA_PARAMETERS = (
                   "Wall-clock time to wait for the queue or modem to answer before giving up, s",
                   0.1, 600.0),
     MODEM_PROFILE_PARAMETER,
-)
+) + MANUAL_TRANSMIT_PARAMETERS
 
 
 SOFTWARE_MUTE_PARAMETER = ParameterSpec("software_mute", False,
@@ -133,7 +138,8 @@ class TdmaPolicy:
 
     PARAMETERS: tuple[ParameterSpec, ...] = TDMA_PARAMETERS
     # Parameters applied at once instead of at the next slot boundary.
-    IMMEDIATE_PARAMETERS = frozenset({"always_send_test_data", "service_timeout_seconds"})
+    IMMEDIATE_PARAMETERS = frozenset({"always_send_test_data", "service_timeout_seconds",
+                                      *MANUAL_TRANSMIT_PARAMETER_NAMES})
 
     def __init__(self, logger, counters: Counter | None = None):
         self.log = logger  # rclpy-style: info/warning/error/debug(text, **throttle options)
@@ -142,6 +148,7 @@ class TdmaPolicy:
         self.config = None
         self.pending: tuple[Any, float, float] | None = None  # config, apply_at, set_at
         self.always_send_test_data = False
+        self.manual = ManualTransmitQueue(self.counters)  # user modem commands (tdma/nmea_to_modem)
         self.reset()
 
     # ----- configuration ------------------------------------------------------------------
@@ -166,6 +173,7 @@ class TdmaPolicy:
 
     def apply_immediate(self, values: Mapping[str, Any]) -> None:
         self.always_send_test_data = bool(values["always_send_test_data"])
+        self.manual.configure(values)
 
     def configure(self, values: Mapping[str, Any]) -> None:
         """Build (files are read again) and install; ScheduleError when it cannot work."""

@@ -206,11 +206,11 @@ class TdmaAdvancedPolicy(SoftwareMute, TdmaPolicy):
     # ----- status -------------------------------------------------------------------------
 
     def status(self, now: float) -> dict[str, Any]:
-        """TdmaAdvancedStatus fields."""
+        """TdmaAdvancedStatus fields: the TdmaStatus ones, then these (flat, as ros_acomms)."""
         config: AdvancedConfig = self.config
         frames, schedule = config.frames, config.schedule
         return {
-            "tdma_status": super().status(now),
+            **super().status(now),
             "software_mute": self.software_mute,
             "message": (f"active_slots: {format_slots(schedule.active_slots)}, "
                         f"comms_slots: {format_slots(config.comms_slots)}, "

@@ -146,7 +146,7 @@ class TdmaScriptedPolicy(TdmaAdvancedPolicy):
         last = self.last_frames or self.config.frames
         entry = self.current_entry()
         return {
-            "tdma_advanced_status": super().status(now),
+            **super().status(now),  # flat, as ros_acomms
             "last_miniframe_rate": last.miniframe_rate,
             "last_dataframe_rate": last.dataframe_rate,
             "last_maximum_miniframe_bytes": last.maximum_miniframe_bytes,

@@ -11,7 +11,11 @@ A MAC node is a thin adapter over its ROS-free policy (`acomms_core.mac.registry
 - every tick: `policy.next_action(now, held)`, carried out by the shared `TransmitPipeline`
   (request data, hold, send) or by `handle_action` (extensions: pings);
 - status: the policy's fields in the kind's status message every status_period_seconds, counters
-  on /diagnostics.
+  on /diagnostics;
+- manual transmit (ros_acomms): a std_msgs/String on `tdma/nmea_to_modem` is kept
+  (`acomms_core.mac.manual_transmit`) and its lines go out on `nmea_to_modem` (the modem
+  driver's command topic) in the next transmit opportunity, instead of a packet; policies' own
+  modem commands (scripted plans) use the same publisher.
 
 The generic `mac_node` executable serves any registered kind named by its read-only `mac_kind`
 parameter; node classes with extra ROS I/O (pings, modem commands) set MAC_KIND and add hooks.
@@ -30,6 +34,7 @@ from rclpy.clock import JumpThreshold
 from rclpy.duration import Duration
 from rclpy.exceptions import ParameterException
 from rclpy.lifecycle import TransitionCallbackReturn
+from std_msgs.msg import String
 
 from acomms_core.mac.policy import RequestData
 from acomms_core.mac.registry import mac_kind
@@ -48,6 +53,8 @@ from acomms_core.ros.ros_support import (
     wake_timer_at,
 )
 from acomms_core.time_grid import TimeGrid, ns_to_seconds, seconds_to_ns
+
+MANUAL_TRANSMIT_TOPIC = "tdma/nmea_to_modem"  # ros_acomms' name, relative to the namespace
 
 
 def message_class(type_name: str):
@@ -93,7 +100,7 @@ class MacNode(ManagedNode):
         self.policy = self.kind.policy(self.get_logger(), self.counters)
         self.policy.identity = self.get_fully_qualified_name()  # keys seeded random draws
         self.pipeline = TransmitPipeline(self, self.policy)
-        self._status_publisher = self._diagnostics_publisher = None
+        self._status_publisher = self._diagnostics_publisher = self._nmea_publisher = None
         self._last_tick_time: float | None = None  # node-clock time of the latest real tick
         self._tick_timer = None
         self._jump_handler = None
@@ -169,6 +176,8 @@ class MacNode(ManagedNode):
         self._diagnostics_publisher = self.configured.publisher(
             DiagnosticArray, "/diagnostics")
         self.pipeline.create_clients(self.configured)
+        self._nmea_publisher = self.configured.publisher(String, "nmea_to_modem")
+        self.configured.subscription(String, MANUAL_TRANSMIT_TOPIC, self._on_manual_transmit, 10)
         self.create_interfaces(self.configured)
         if "software_mute" in self._names:
             self._subscribe_mute_switch()
@@ -222,7 +231,7 @@ class MacNode(ManagedNode):
             self.policy.reset()
             self._tick_timer = self._wake_ns = self._jump_handler = None
         self.pipeline.forget_clients()
-        self._status_publisher = self._diagnostics_publisher = None
+        self._status_publisher = self._diagnostics_publisher = self._nmea_publisher = None
         self.forget_interfaces()
 
     def forget_interfaces(self) -> None:
@@ -267,8 +276,16 @@ class MacNode(ManagedNode):
         if self.pipeline.busy():
             return
         action = self.policy.next_action(now, self.pipeline.held_frames)
-        if isinstance(action, RequestData) and action.modem_commands:
-            self.publish_modem_commands(action.modem_commands)
+        if isinstance(action, RequestData):
+            manual = self.policy.manual.take(action.tags)
+            if manual is not None:  # the user's modem commands use this opportunity
+                self.publish_modem_commands(manual)
+                self.policy.on_transmit(action.frames, now)
+                self.get_logger().info(f"sent manual modem commands instead of a packet: "
+                                       f"{list(manual)}")
+                return
+            if action.modem_commands:
+                self.publish_modem_commands(action.modem_commands)
         if not self.pipeline.run(action, now):
             self.handle_action(action, now)
 
@@ -276,7 +293,16 @@ class MacNode(ManagedNode):
         """Hook: actions other than data (pings); None and Wait do nothing."""
 
     def publish_modem_commands(self, commands: tuple[str, ...]) -> None:
-        """Hook: modem commands a policy issues before a packet."""
+        """Modem commands (NMEA) to the modem driver's `nmea_to_modem`."""
+        publisher = self._nmea_publisher
+        for command in commands:
+            if publisher is not None:
+                publisher.publish(String(data=command))
+
+    def _on_manual_transmit(self, msg: String) -> None:
+        with self._lock:
+            if not self.policy.manual.add(msg.data):
+                self.get_logger().warning(f"{MANUAL_TRANSMIT_TOPIC}: empty command ignored")
 
     # ----- status -------------------------------------------------------------------------
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import sys
 
+from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.executors import (
@@ -50,10 +51,13 @@ from acomms_core.codecs.config import (
     codec_config_from_parameters,
 )
 from acomms_core.modems.registry import DEFAULT_MODEM_PROFILE, modem_profile
-from acomms_core.queue.message_queue import BROADCAST_ADDRESS, MessageQueues, PacketRequest
+from acomms_core.nodes.dynamic_queue_link import DynamicQueueLink, fill_response, packet_request
+from acomms_core.queue.dynamic_queue import DynamicQueues
+from acomms_core.queue.message_queue import BROADCAST_ADDRESS, MessageQueues
 from acomms_core.ros.ros_support import (
     ManagedNode,
     ParameterSpec,
+    counters_diagnostics,
     declare_parameters,
     is_active,
     now_s,
@@ -93,6 +97,9 @@ PARAMETERS = CODEC_CONFIG_PARAMETERS + (
     ParameterSpec("max_packet_bytes", LARGEST_PACKET_BYTES, "Largest packet (miniframe + "
                   "dataframe bytes) any MAC will ask for; messages that can never fit are refused "
                   "on arrival", minimum=1, maximum=65535),
+    ParameterSpec("dynamic_queue_timeout_seconds", 2.0, "Wall-clock time a dynamic queue's "
+                  "get-next service may take to answer before it counts as no offer, s",
+                  minimum=0.01, maximum=600.0),
 ) + SECURITY_PARAMETERS
 
 
@@ -118,6 +125,8 @@ class MessageQueueNode(ManagedNode):
         self._status_pub = self._counters_pub = self._status_timer = None
         self.control_errors = 0  # queue_priority / queue_enable for unknown queue ids
         self._src_client = self._src_timer = self._src_future = None  # src from the modem
+        self.dynamic_link: DynamicQueueLink | None = None  # with dynamic queues (issue 19)
+        self._diagnostics_pub = None
 
     # -- parameters -------------------------------------------------------------------------------
     def _apply(self, values: dict, changed: frozenset) -> None:
@@ -128,6 +137,10 @@ class MessageQueueNode(ManagedNode):
                 queues.set_defaults(values["default_dest"], values["default_priority"])
             queues.unknown_dests_are_reachable = values["unknown_dests_are_reachable"]
             queues.max_packet_bytes = values["max_packet_bytes"]
+        link = self.dynamic_link
+        if link is not None:
+            link.dynamic.default_dest = values["default_dest"]
+            link.timeout_s = values["dynamic_queue_timeout_seconds"]
         timer = self._status_timer
         if "update_rate" in changed and timer is not None:
             timer.timer_period_ns = seconds_to_ns(1.0 / values["update_rate"])
@@ -154,6 +167,11 @@ class MessageQueueNode(ManagedNode):
             self._start_src_query()
         self._status_pub = self.configured.publisher(QueueStatus, "queue_status", 10)
         self._counters_pub = self.configured.publisher(QueueCounters, "queue_counters", 10)
+        dynamic = DynamicQueues(self.codec_config, values["default_dest"])
+        if dynamic:
+            self.dynamic_link = DynamicQueueLink(self, dynamic, self.configured,
+                                                 values["dynamic_queue_timeout_seconds"])
+            self._diagnostics_pub = self.configured.publisher(DiagnosticArray, "/diagnostics")
         self.get_logger().info(f"configured {len(self.queues.queues)} queues from "
                                f"{self.codec_config.path}")
         return TransitionCallbackReturn.SUCCESS
@@ -229,10 +247,15 @@ class MessageQueueNode(ManagedNode):
                                      callback_group=self._subscription_group)
         # A deep request queue: many MACs/tools may call at once and none may be dropped.
         service_qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
-        for srv_type, name, callback in (
-                (GetNextPacketData, "get_next_packet_data", self._on_get_next_packet_data),
-                (PriorityUpdate, "priority_update", self._on_priority_update),
-                (QueueActive, "queue_active", self._on_queue_active)):
+        services = [(PriorityUpdate, "priority_update", self._on_priority_update),
+                    (QueueActive, "queue_active", self._on_queue_active)]
+        if self.dynamic_link is None:
+            services.insert(0, (GetNextPacketData, "get_next_packet_data",
+                                self._on_get_next_packet_data))
+        else:  # answered once the dynamic queues have (acomms_core.nodes.dynamic_queue_link)
+            self.dynamic_link.serve(self.activated, qos_profile=service_qos,
+                                    callback_group=self._service_group)
+        for srv_type, name, callback in services:
             self.activated.service(srv_type, name, callback, qos_profile=service_qos,
                                     callback_group=self._service_group)
         self._status_timer = self.activated.timer(
@@ -261,19 +284,27 @@ class MessageQueueNode(ManagedNode):
             self.queues.set_priority(topic, msg.priority)
 
     def _on_queue_enable(self, msg: QueueEnable) -> None:
+        link = self.dynamic_link
+        if link is not None and link.dynamic.set_active(msg.queue_id, msg.enable):
+            return
         topic = self._queue_topic_for(msg.queue_id, "queue_enable")
         if topic is not None:
             self.queues.set_active(topic, msg.enable)
 
     def on_deactivate(self, state) -> TransitionCallbackReturn:
         self._status_timer = None
+        if self.dynamic_link is not None:
+            self.dynamic_link.close()
         return super().on_deactivate(state)
 
     def on_release(self) -> None:
         """Drop references to what configure and activate made (ManagedNode releases them)."""
         self._status_timer = None
-        self._status_pub = self._counters_pub = None
+        self._status_pub = self._counters_pub = self._diagnostics_pub = None
         self._src_client = self._src_timer = self._src_future = None
+        if self.dynamic_link is not None:
+            self.dynamic_link.close()
+        self.dynamic_link = None
         self.queues = None
         self.codec_config = None
 
@@ -301,25 +332,12 @@ class MessageQueueNode(ManagedNode):
         if queues is None:
             return response
         try:
-            packet = queues.next_packet(PacketRequest(
-                num_miniframe_bytes=max(int(request.num_miniframe_bytes), 0),
-                num_dataframe_bytes=max(int(request.num_dataframe_bytes), 0),
-                match_dest=bool(request.match_dest), dest=int(request.dest),
-                minimum_priority=int(request.minimum_priority),
-                require_tags=tuple(request.require_tags),
-                exclude_tags=tuple(request.exclude_tags)), now_s(self))
+            packet = queues.next_packet(packet_request(request), now_s(self))
         except Exception as exc:  # a bug here must not take the MAC down with it
             self.get_logger().error(f"get_next_packet_data failed: {type(exc).__name__}: {exc}")
             queues.counts.last_error = f"get_next_packet_data: {exc}"
             return response
-        response.dest = packet.dest
-        response.miniframe_bytes = list(packet.miniframe_bytes)
-        response.dataframe_bytes = list(packet.dataframe_bytes)
-        response.queued_message_ids = packet.message_seqs
-        response.num_miniframe_bytes = len(packet.miniframe_bytes)
-        response.num_dataframe_bytes = len(packet.dataframe_bytes)
-        response.num_messages = packet.num_messages
-        return response
+        return fill_response(response, packet)
 
     def _on_priority_update(self, request, response):
         ok = self.queues is not None and self.queues.set_priority(request.topic_name,
@@ -361,6 +379,13 @@ class MessageQueueNode(ManagedNode):
             ignored_inactive=counts.ignored_inactive, packet_requests=counts.packet_requests,
             non_ascii_replaced=counts.non_ascii_replaced,
             dropped_on_arrival=counts.dropped_on_arrival, last_error=counts.last_error))
+        link = self.dynamic_link
+        if link is not None:
+            link.check_overdue()
+            self._diagnostics_pub.publish(counters_diagnostics(
+                f"{self.get_fully_qualified_name()}: dynamic_queues",
+                f"{len(link.dynamic.queues)} dynamic queues", dict(link.dynamic.counts),
+                header.stamp))
 
 
 def make_executor(name: str = MessageQueueNode.EXECUTOR):

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import sys
 
-from std_msgs.msg import String
-
 from acomms_core.nodes.tdma_advanced_node import TdmaAdvancedNode
 from acomms_core.ros.ros_support import run_node
 
@@ -30,21 +28,7 @@ class TdmaScriptedNode(TdmaAdvancedNode):
 
     MAC_KIND = "tdma_scripted"
 
-    def __init__(self, node_name: str | None = None, **kwargs):
-        self._command_publisher = None
-        super().__init__(node_name, **kwargs)
-
-    def create_interfaces(self, resources) -> None:
-        super().create_interfaces(resources)
-        self._command_publisher = resources.publisher(String, "nmea_to_modem")
-
-    def forget_interfaces(self) -> None:
-        super().forget_interfaces()
-        self._command_publisher = None
-
-    def publish_modem_commands(self, commands: tuple[str, ...]) -> None:
-        for command in commands:
-            self._command_publisher.publish(String(data=command))
+    # The plan's modem commands go out through MacNode.publish_modem_commands (nmea_to_modem).
 
 
 def main(args=None) -> int:

@@ -129,10 +129,12 @@ class PacketData:
     dataframe_bytes: bytes = b""
     message_seqs: list = dataclasses.field(default_factory=list)
     codec_ids: list = dataclasses.field(default_factory=list)
+    # (dynamic queue service, message id) of each dynamic queue's message in the packet
+    dynamic_messages: list = dataclasses.field(default_factory=list)
 
     @property
     def num_messages(self) -> int:
-        return len(self.message_seqs)
+        return len(self.message_seqs) + len(self.dynamic_messages)
 
 
 @dataclasses.dataclass
@@ -344,21 +346,28 @@ class MessageQueues:
         with self.lock:
             self.counts.packet_requests += 1
             self._expire_locked(now)
-            chosen = self._select(request)
-            if not chosen:
-                return PacketData(dest=request.dest if request.match_dest else 0)
-            packet_codec = chosen[0].queue.packet_codec
-            mini, data = packet_codec.pack(
-                [(m.queue.codec_id, m.bits) for m in chosen],
-                request.num_miniframe_bytes, request.num_dataframe_bytes)
-            for message in chosen:
-                message.queue.remove(message)
-            self.counts.messages_sent += len(chosen)
-            self._observe("packed", seqs=[m.seq for m in chosen], payload=mini + data,
-                          time_s=now)
-            return PacketData(dest=chosen[0].dest, miniframe_bytes=mini, dataframe_bytes=data,
-                              message_seqs=[m.seq for m in chosen],
-                              codec_ids=[m.queue.codec_id for m in chosen])
+            return self.pack_locked(self._select(request), request, now)
+
+    def pack_locked(self, chosen: list, request: PacketRequest, now: float) -> PacketData:
+        """Pack the chosen messages in order and take the queued ones out of their queues.
+        `chosen` may also hold dynamic queues' messages (acomms_core.queue.dynamic_queue:
+        anything that is not a QueuedMessage, with `queue`, `bits`, `dest` and `key`)."""
+        if not chosen:
+            return PacketData(dest=request.dest if request.match_dest else 0)
+        packet_codec = chosen[0].queue.packet_codec
+        mini, data = packet_codec.pack(
+            [(m.queue.codec_id, m.bits) for m in chosen],
+            request.num_miniframe_bytes, request.num_dataframe_bytes)
+        queued = [m for m in chosen if isinstance(m, QueuedMessage)]
+        for message in queued:
+            message.queue.remove(message)
+        self.counts.messages_sent += len(chosen)
+        self._observe("packed", seqs=[m.seq for m in queued], payload=mini + data, time_s=now)
+        return PacketData(dest=chosen[0].dest, miniframe_bytes=mini, dataframe_bytes=data,
+                          message_seqs=[m.seq for m in queued],
+                          codec_ids=[m.queue.codec_id for m in chosen],
+                          dynamic_messages=[m.key for m in chosen
+                                            if not isinstance(m, QueuedMessage)])
 
     def _eligible_queues(self, request: PacketRequest) -> list[TopicQueue]:
         require, exclude = set(request.require_tags), set(request.exclude_tags)
@@ -381,24 +390,30 @@ class MessageQueues:
             by_priority.setdefault(queue.priority, []).append(queue)
         packet = _PacketFill(request, self.is_reachable)
         for priority in sorted(by_priority, reverse=True):
-            heap = []
-            for index, queue in enumerate(by_priority[priority]):
-                iterator = queue.in_send_order()
-                first = next(iterator, None)
-                if first is not None:
-                    heap.append((self._order_key(first), index, first, iterator))
-            heapq.heapify(heap)
-            while heap:
-                _, index, message, iterator = heapq.heappop(heap)
-                keep_queue, full = packet.offer(message)
-                if full:
-                    return packet.chosen
-                if keep_queue:
-                    following = next(iterator, None)
-                    if following is not None:
-                        heapq.heappush(heap, (self._order_key(following), index, following,
-                                              iterator))
+            if self._fill_level(packet, by_priority[priority]):
+                break
         return packet.chosen
+
+    def _fill_level(self, packet: _PacketFill, queues: list[TopicQueue]) -> bool:
+        """Offer the messages of these queues (one priority) in send order; True: full."""
+        heap = []
+        for index, queue in enumerate(queues):
+            iterator = queue.in_send_order()
+            first = next(iterator, None)
+            if first is not None:
+                heap.append((self._order_key(first), index, first, iterator))
+        heapq.heapify(heap)
+        while heap:
+            _, index, message, iterator = heapq.heappop(heap)
+            keep_queue, full = packet.offer(message)
+            if full:
+                return True
+            if keep_queue:
+                following = next(iterator, None)
+                if following is not None:
+                    heapq.heappush(heap, (self._order_key(following), index, following,
+                                          iterator))
+        return False
 
     @staticmethod
     def _order_key(message: QueuedMessage) -> tuple:
