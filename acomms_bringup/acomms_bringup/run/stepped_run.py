@@ -67,6 +67,8 @@ class SteppedRun:
         clocks.adopt()
         throttle = WarpThrottle(runner.warp)
         start_ns = seconds_to_ns(runner.start_s)
+        clocks.set_ns(start_ns)
+        stepper.driven = clocks.clock_ids()
         now_ns, end_ns = start_ns, start_ns + seconds_to_ns(duration_s)
         try:
             while True:

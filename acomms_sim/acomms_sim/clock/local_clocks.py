@@ -60,9 +60,9 @@ class LocalClocks:
             for clock in source._associated_clocks:
                 clock.set_ros_time_override(now)
 
-    def driven(self, clock) -> bool:
-        """Whether `clock` is one this object sets."""
-        return any(clock in source._associated_clocks for source in self._sources)
+    def clock_ids(self) -> set[int]:
+        """The ids of the clocks this object sets (a stepper need not ask them the time)."""
+        return {id(clock) for source in self._sources for clock in source._associated_clocks}
 
     def release(self) -> None:
         """Give every adopted TimeSource its /clock subscription back (if still ROS time)."""
