@@ -24,7 +24,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from sim_scale import comparable  # noqa: E402
+from sim_scale import comparable, domain_id  # noqa: E402
 
 
 def _burn(stop_at: float) -> None:
@@ -34,7 +34,7 @@ def _burn(stop_at: float) -> None:
 
 def run(scenario: str, out: pathlib.Path, warp: str, duration: float, hog: bool) -> dict:
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
-               ROS_DOMAIN_ID=str(70 + len(list(out.parent.iterdir()))))
+               ROS_DOMAIN_ID=str(domain_id(70 + len(list(out.parent.iterdir())))))
     hogs = []
     if hog:
         stop_at = time.monotonic() + 3600

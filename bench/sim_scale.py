@@ -7,6 +7,7 @@ delivered, peak RSS of that process, and whether summary.json and messages.csv e
 reference run's (wall-time fields aside). The reference is the same scenario at a slow warp
 (`--reference-warp`, default 20) for N up to `--reference-max-n` (a slow run of 64 vehicles for an
 hour takes a long time); larger N print "-". Writes a PNG of the ratio and the start-up time vs N.
+The runs use this shell's ROS_DOMAIN_ID when it is set (on a shared machine, set your own).
 
     source env.sh && python bench/sim_scale.py                       # N = 4 8 16 32 64, 1 h
     python bench/sim_scale.py 4 10 --duration 3600 --reference-max-n 0
@@ -34,9 +35,15 @@ from acomms_bringup.run.report import WALL_TIME_KEYS  # noqa: E402
 EXTRA_ARGS: list[str] = []  # --no-mcap: the simulation without the run.mcap recording
 
 
-def run_once(scenario: pathlib.Path, out: pathlib.Path, warp: str, domain_id: int) -> dict:
+def domain_id(default: int) -> int:
+    """The ROS_DOMAIN_ID of this shell when set (runs are one after another, so one domain is
+    enough, and a machine shared with other ROS users keeps them apart); else `default`."""
+    return int(os.environ.get("ROS_DOMAIN_ID") or default)
+
+
+def run_once(scenario: pathlib.Path, out: pathlib.Path, warp: str, domain: int) -> dict:
     """One acomms_run process; its summary, messages and peak RSS (MB)."""
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
     command = ["acomms_run", str(scenario), "--warp", warp, "--out", str(out), "--quiet",
                *EXTRA_ARGS]
     started = time.monotonic()
@@ -64,7 +71,7 @@ def comparable(summary: dict) -> dict:
 
 def measure(n: int, args, tmp: pathlib.Path) -> dict:
     scenario = write_scale_scenario(n, tmp / f"scale{n}.yaml", duration_s=args.duration)
-    fast = run_once(scenario, tmp / f"max{n}", "max", 40 + n % 50)
+    fast = run_once(scenario, tmp / f"max{n}", "max", domain_id(40 + n % 50))
     summary = fast["summary"]
     row = {"n": n, "startup_wall_s": summary.get("startup_wall_s"),
            "run_wall_s": summary.get("run_wall_s"), "ratio": summary.get("sim_wall_ratio"),
@@ -72,7 +79,8 @@ def measure(n: int, args, tmp: pathlib.Path) -> dict:
            "sent": summary.get("messages_sent"), "rss_mb": round(fast["rss_mb"]),
            "equal_to_reference": "-"}
     if n <= args.reference_max_n:
-        slow = run_once(scenario, tmp / f"ref{n}", str(args.reference_warp), 41 + n % 50)
+        slow = run_once(scenario, tmp / f"ref{n}", str(args.reference_warp),
+                        domain_id(41 + n % 50))
         row["equal_to_reference"] = ("yes" if comparable(slow["summary"]) == comparable(summary)
                                      and slow["messages"] == fast["messages"] else "NO")
     return row

@@ -12,9 +12,9 @@ shared machine the steadier figure), the start-up phases when the runner reports
 
 `--baseline COMMIT` runs the same measurement with the acomms_bringup and acomms_core Python
 packages of COMMIT (extracted with `git archive` and put first on PYTHONPATH; the other packages
-are the installed ones), so before/after numbers come from one command on one machine. Every
-process uses its own ROS_DOMAIN_ID (localhost discovery only) so other ROS processes on the
-machine stay out.
+are the installed ones), so before/after numbers come from one command on one machine. The
+processes use this shell's ROS_DOMAIN_ID (else one from the process id), localhost discovery
+only, so other ROS processes on the machine stay out.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def measure(n: int) -> dict:
 def run_child(n: int, pythonpath: str | None, timeout_s: float) -> dict:
     env = dict(os.environ)
     env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    env["ROS_DOMAIN_ID"] = str(os.getpid() % 100 + 1)
+    env["ROS_DOMAIN_ID"] = os.environ.get("ROS_DOMAIN_ID") or str(os.getpid() % 100 + 1)
     if pythonpath:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [pythonpath, env.get("PYTHONPATH")]))
     try:

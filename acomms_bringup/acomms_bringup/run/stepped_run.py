@@ -5,11 +5,13 @@ It stops the runner's background spinning and moves every node to an executor it
 `--executor single` a SingleThreadedExecutor drained by `executor_stepper.ExecutorStepper`):
 drain all work due now;
 with Tick/Tock participants in other processes, repeat Tick rounds at the same time until a
-round in which nobody (here or there) did any work; then set /clock (sim_clock_node in mode
-`stepped`) straight to the earliest pending event (ROS-time timer deadlines here, `next_event`
-of the participants), at most `warp` × real time. A callback that raises or a step that does
-not finish within the step timeout becomes `RunStopped` (one line: the node and the simulated
-time). After the run the runner spins an executor in the background again for the shutdown.
+round in which nobody (here or there) did any work; then move time straight to the earliest
+pending event (ROS-time timer deadlines here, `next_event` of the participants), at most `warp` ×
+real time: /clock is published (sim_clock_node in mode `stepped`) for other processes, and the
+clocks of this process's nodes are set directly, in a fixed order (`LocalClocks`). A callback that
+raises or a step that does not finish within the step timeout becomes `RunStopped` (one line: the
+node and the simulated time). After the run the runner spins an executor in the background again
+for the shutdown.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from __future__ import annotations
 import time
 
 from acomms_sim.clock.events_stepper import EXECUTOR_EVENTS, EventsStepper, make_executor
-from acomms_sim.clock.executor_stepper import CallbackFailed, ExecutorStepper
+from acomms_sim.clock.executor_stepper import CallbackFailed, ExecutorStepper, node_name
+from acomms_sim.clock.local_clocks import LocalClocks
 from acomms_sim.clock.stepping import (
     StepTimeout,
     WarpThrottle,
@@ -60,8 +63,12 @@ class SteppedRun:
 
         runner = self.runner
         stepper = self._take_over_executor()
+        clocks = LocalClocks(self._ordered_nodes())
+        clocks.adopt()
         throttle = WarpThrottle(runner.warp)
         start_ns = seconds_to_ns(runner.start_s)
+        clocks.set_ns(start_ns)
+        stepper.driven = clocks.clock_ids()
         now_ns, end_ns = start_ns, start_ns + seconds_to_ns(duration_s)
         try:
             while True:
@@ -71,7 +78,8 @@ class SteppedRun:
                     break
                 now_ns = next_step_ns(now_ns, stepper.next_deadline_ns() + remote, end_ns)
                 self._throttle(throttle, ns_to_seconds(now_ns - start_ns))
-                self.clock.set_time_ns(now_ns)
+                self.clock.set_time_ns(now_ns)  # /clock, for other processes and tools
+                clocks.set_ns(now_ns)
                 runner.stats.steps += 1
         except CallbackFailed as exc:
             raise RunStopped(f"{exc} at simulated time "
@@ -82,6 +90,17 @@ class SteppedRun:
             runner.stats.callbacks = stepper.callbacks
             runner.record.steps = runner.stats.steps
             stepper.close()
+            clocks.release()
+
+    def _ordered_nodes(self) -> list:
+        """This process's nodes in a fixed order (the order their clocks move in, so the order
+        of timers due at one time): the recorder, the described nodes in creation order, then
+        any other node of the executor by name."""
+        runner = self.runner
+        ordered = [runner.recorder, *runner.nodes.values()]
+        known = {id(node) for node in ordered}
+        others = [n for n in runner.step_executor.get_nodes() if id(n) not in known]
+        return ordered + sorted(others, key=node_name)
 
     def _wall_s(self) -> float:
         return time.monotonic() - self.runner._started_wall

@@ -138,6 +138,8 @@ class EventsStepper:
         self._drains = 0
         self._final_deadlines: list[int] | None = None  # timer deadlines at the end of a drain
         self._remote_clients: list = []
+        self.driven: set[int] = set()  # ids of clocks the caller sets to the step time itself
+        self._now_ns: int | None = None
         self._wrapped: list = []  # (entity, original callback), restored by close()
         self.fence_node = Node(f"acomms_step_fence_{os.getpid()}", context=context,
                                start_parameter_services=False, enable_rosout=False)
@@ -214,19 +216,23 @@ class EventsStepper:
 
     def _lagging(self, now_ns: int | None) -> list[str]:
         """Nodes whose sim-time clock has not reached now_ns yet, or with a timer due; when
-        none, the timer deadlines are kept for `next_deadline_ns` (nothing ran since)."""
+        none, the timer deadlines are kept for `next_deadline_ns` (nothing ran since). Clocks
+        in `driven` (set by the caller to now_ns before the drain) are not asked."""
         self._final_deadlines = None
         if now_ns is None:
             return []
+        self._now_ns = now_ns
         nodes = self.nodes
         for node in nodes:
             clock = node.get_clock()
+            if id(clock) in self.driven:
+                continue
             if clock.ros_time_is_active and clock.now().nanoseconds < now_ns:
                 return [f"{node_name(node)} (its clock has not reached the step yet)"]
-        deadlines = ros_timer_deadlines_ns(nodes)
+        deadlines = ros_timer_deadlines_ns(nodes, self.driven, now_ns)
         if any(deadline <= now_ns for deadline in deadlines):
             due = [node_name(n) for n in nodes
-                   if any(d <= now_ns for d in ros_timer_deadlines_ns([n]))]
+                   if any(d <= now_ns for d in ros_timer_deadlines_ns([n], self.driven, now_ns))]
             return [f"{(due or ['a node'])[0]} (a timer due now has not run yet)"]
         self._final_deadlines = deadlines
         return []
@@ -256,7 +262,9 @@ class EventsStepper:
 
     def next_deadline_ns(self) -> list[int]:
         deadlines, self._final_deadlines = self._final_deadlines, None
-        return deadlines if deadlines is not None else ros_timer_deadlines_ns(self.nodes)
+        if deadlines is None:
+            deadlines = ros_timer_deadlines_ns(self.nodes, self.driven, self._now_ns)
+        return deadlines
 
     def close(self) -> None:
         """Restore the entities' own callbacks; remove and destroy the fence node."""

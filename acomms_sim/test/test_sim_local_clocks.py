@@ -1,0 +1,93 @@
+"""LocalClocks: a stepped run sets its nodes' ROS clocks itself, in the order it is given, so
+timers due at one simulated time run in that order on the EventsExecutor (the /clock delivery
+order, which came from discovery, made the order and so results change from run to run)."""
+
+import os
+
+import pytest
+import rclpy
+from rclpy.context import Context
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+
+from acomms_sim.clock.events_stepper import (
+    EventsStepper,
+    events_executor_available,
+    make_events_executor,
+)
+from acomms_sim.clock.executor_stepper import ros_timer_deadlines_ns
+from acomms_sim.clock.local_clocks import LocalClocks
+
+S = 1_000_000_000
+pytestmark = pytest.mark.skipif(not events_executor_available(), reason="no EventsExecutor")
+
+
+def clock_subscriptions(node) -> int:
+    return sum(1 for sub in node.subscriptions if sub.topic_name == "/clock")
+
+
+def appender(ran: list, name: str):
+    """A timer callback without parameters (rclpy would pass TimerInfo to one with any)."""
+    return lambda: ran.append(name)
+
+
+@pytest.fixture
+def ros():
+    context = Context()
+    rclpy.init(context=context, domain_id=int(os.environ.get("ROS_DOMAIN_ID", "0")))
+    executor = make_events_executor(context)
+    stepper = EventsStepper(executor, context, step_timeout_s=10.0)
+    nodes, ran = [], []
+    for name in "abcd":
+        node = Node(f"local_clock_{name}", context=context, parameter_overrides=[
+            Parameter("use_sim_time", value=True)])
+        node.create_timer(1.0, appender(ran, name))
+        executor.add_node(node)
+        nodes.append(node)
+    stepper.drain(0.0, now_ns=0)  # the executor takes the timers in (at time 0: none due)
+    assert ran == []
+    yield stepper, nodes, ran
+    stepper.close()
+    for node in nodes:
+        executor.remove_node(node)
+        node.destroy_node()
+    executor.shutdown()
+    rclpy.shutdown(context=context)
+
+
+def step(stepper, clocks, now_ns: int) -> None:
+    clocks.set_ns(now_ns)
+    stepper.drain(now_ns / S, now_ns=now_ns)
+
+
+def test_timers_due_together_run_in_the_order_the_clocks_are_set(ros):
+    stepper, nodes, ran = ros
+    a, b, c, d = nodes
+    clocks = LocalClocks([c, a, d, b])
+    assert clocks.adopt() == 4
+    assert [clock_subscriptions(n) for n in nodes] == [0, 0, 0, 0]
+    assert all(n.get_parameter("use_sim_time").value for n in nodes)  # still sim time
+    stepper.driven = clocks.clock_ids()
+    step(stepper, clocks, 1 * S)
+    assert ran == ["c", "a", "d", "b"]
+    assert all(n.get_clock().now().nanoseconds == 1 * S for n in nodes)
+    assert sorted(stepper.next_deadline_ns()) == [2 * S] * 4
+    clocks.release()
+    assert [clock_subscriptions(n) for n in nodes] == [1, 1, 1, 1]
+
+    ran.clear()
+    clocks = LocalClocks([b, d, a, c])
+    clocks.adopt()
+    step(stepper, clocks, 2 * S)
+    assert ran == ["b", "d", "a", "c"]
+    clocks.release()
+
+
+def test_deadlines_of_driven_clocks_are_read_at_the_step_time(ros):
+    stepper, nodes, _ran = ros
+    clocks = LocalClocks(nodes)
+    clocks.adopt()
+    clocks.set_ns(5 * S)  # every timer is due (deadline 1 s): they keep their deadline
+    assert ros_timer_deadlines_ns(nodes) == [1 * S] * 4
+    assert ros_timer_deadlines_ns(nodes, clocks.clock_ids(), 5 * S) == [1 * S] * 4
+    clocks.release()
