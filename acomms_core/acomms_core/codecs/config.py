@@ -26,7 +26,8 @@ The file is a list of packet codecs:
           queue_order: fifo    # fifo | lifo
           queue_maxsize: 10
           is_active: true
-          allow_fragmentation: false  # accepted; fragmentation is not implemented (warning)
+          allow_fragmentation: false  # larger messages become fragment sessions
+                               # (acomms_core.fragmentation)
           tags: [nav]
           ttl_seconds: 60      # acomms extension: queued messages expire (0/omitted: never)
           checksum: crc8       # acomms extension: crc8 | crc32 appended to the message
@@ -381,9 +382,6 @@ def _parse_message_codec(params, where: str, index: int, warnings: list,
         raise CodecConfigError(f"{here}: 'ros_type' is required (e.g. std_msgs/Float32)")
     for key in sorted(set(params) - MESSAGE_KEYS):
         warnings.append(f"{here}: unknown key '{key}' ignored")
-    if params.get("allow_fragmentation"):
-        warnings.append(f"{here}: allow_fragmentation is not implemented; messages larger than a "
-                        "packet are refused")
     if params.get("dynamic_queue_service"):
         warnings.append(f"{here}: dynamic_queue_service is not implemented; queue ignored")
 

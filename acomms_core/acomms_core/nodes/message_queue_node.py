@@ -48,7 +48,11 @@ from acomms_core.codecs.config import (
     check_codec_config_parameters,
     codec_config_from_parameters,
 )
+from acomms_core.fragmentation.settings import fragmenting_packet_codecs
 from acomms_core.modems.registry import DEFAULT_MODEM_PROFILE, modem_profile
+from acomms_core.nodes.fragmentation_ros import QUEUE_PARAMETERS as FRAGMENTATION_PARAMETERS
+from acomms_core.nodes.fragmentation_ros import QueueFragmentation
+from acomms_core.nodes.fragmentation_ros import declare as declare_fragmentation
 from acomms_core.queue.message_queue import BROADCAST_ADDRESS, MessageQueues, PacketRequest
 from acomms_core.ros.ros_support import (
     ManagedNode,
@@ -106,6 +110,8 @@ class MessageQueueNode(ManagedNode):
     def __init__(self, node_name: str = "message_queue_node", **kwargs):
         super().__init__(node_name, **kwargs)
         declare_parameters(self, PARAMETERS, check_codec_config_parameters, self._apply)
+        self.fragmentation = QueueFragmentation(self)   # issue 15
+        declare_fragmentation(self, FRAGMENTATION_PARAMETERS)
         self.queues: MessageQueues | None = None
         self.codec_config = None
         self._service_group = ReentrantCallbackGroup()
@@ -143,6 +149,13 @@ class MessageQueueNode(ManagedNode):
             default_priority=values["default_priority"],
             unknown_dests_are_reachable=values["unknown_dests_are_reachable"],
             max_packet_bytes=values["max_packet_bytes"])
+        if fragmenting_packet_codecs(self.codec_config):
+            try:
+                self.fragmentation.configure(self.codec_config, self.queues, values["src"],
+                                             BROADCAST_ADDRESS)
+            except ValueError as exc:
+                self.get_logger().error(f"configure refused: {exc}")
+                return TransitionCallbackReturn.FAILURE
         self._warn_unsendable_queues()
         self._status_pub = self.configured.publisher(QueueStatus, "queue_status", 10)
         self._counters_pub = self.configured.publisher(QueueCounters, "queue_counters", 10)
@@ -198,6 +211,8 @@ class MessageQueueNode(ManagedNode):
             1.0 / self.get_parameter("update_rate").value, self.publish_status,
             callback_group=self._service_group)
         self._subscribe_queue_controls()
+        if self.fragmentation.sender is not None:
+            self.fragmentation.activate(self._subscription_group)
 
     def _subscribe_queue_controls(self) -> None:
         """`queue_priority` / `queue_enable` topics beside the services (ros_acomms v8): the
@@ -232,6 +247,7 @@ class MessageQueueNode(ManagedNode):
         """Drop references to what configure and activate made (ManagedNode releases them)."""
         self._status_timer = None
         self._status_pub = self._counters_pub = None
+        self.fragmentation.release()
         self.queues = None
         self.codec_config = None
 
@@ -242,6 +258,9 @@ class MessageQueueNode(ManagedNode):
             return
         outcome = queues.add(topic, msg, now_s(self))
         if outcome in ("encode_failures", "rejected_too_large"):
+            self.get_logger().warning(f"message on {topic} not queued: "
+                                      f"{queues.counts.last_error}", throttle_duration_sec=5.0)
+        elif outcome == "fragment_sessions_full":
             self.get_logger().warning(f"message on {topic} not queued: "
                                       f"{queues.counts.last_error}", throttle_duration_sec=5.0)
         elif outcome == "dropped_queue_full":
@@ -308,8 +327,10 @@ class MessageQueueNode(ManagedNode):
             summary_message_counts=[SummaryMessageCount(**s)
                                     for s in snapshot["summary_message_counts"]],
             queue_summaries=[QueueSummary(**s) for s in snapshot["queue_summaries"]]))
+        self.fragmentation.publish(now)
         counts = queues.counts
         counters_pub.publish(QueueCounters(
+            **self.fragmentation.counters(),
             header=header, messages_received=counts.messages_received,
             messages_queued=counts.messages_queued, messages_sent=counts.messages_sent,
             dropped_queue_full=counts.dropped_queue_full, expired_ttl=counts.expired_ttl,

@@ -30,6 +30,7 @@ from collections import Counter, deque
 from bitstring import Bits
 
 from acomms_core.codecs import CodecConfig, EncodeError, MessageCodecConfig
+from acomms_core.fragmentation.sender import FragmentRefused
 from acomms_core.modems.registry import DEFAULT_MODEM_PROFILE, modem_profile
 
 BROADCAST_ADDRESS = modem_profile(DEFAULT_MODEM_PROFILE).broadcast_address
@@ -132,7 +133,8 @@ class PacketData:
 
     @property
     def num_messages(self) -> int:
-        return len(self.message_seqs)
+        """Messages in the packet (fragment pieces and acks included)."""
+        return len(self.codec_ids)
 
 
 @dataclasses.dataclass
@@ -207,6 +209,8 @@ class MessageQueues:
         self.counts = QueueCounts()
         self._seq = 0
         self.observer = None  # optional callable(event, **facts), see the module docstring
+        # optional acomms_core.fragmentation.queue_hooks.FragmentationSender (issue 15)
+        self.fragmentation = None
 
     def _observe(self, event: str, **facts) -> None:
         if self.observer is not None:
@@ -287,7 +291,11 @@ class MessageQueues:
                 self.counts.non_ascii_replaced += metadata["non_ascii_replaced"]
                 self.counts.last_error = (f"{topic}: {metadata['non_ascii_replaced']} non-ASCII "
                                           "characters sent as '?'")
-            if self.never_fits(queue, len(bits)):
+            never_fits = self.never_fits(queue, len(bits))
+            hooks = self.fragmentation
+            if hooks is not None and hooks.wants(queue, len(bits), never_fits):
+                return self._open_session(hooks, queue, topic, msg, bits, dest, now)
+            if never_fits:
                 self._observe("refused", topic=topic, msg=msg, reason="rejected_too_large")
                 return self._fail("rejected_too_large",
                                   f"{topic}: message is {len(bits)} bits "
@@ -308,6 +316,21 @@ class MessageQueues:
             self.counts.messages_queued += 1
             self._observe("queued", topic=topic, msg=msg, seq=queued.seq, time_s=now)
             return outcome
+
+    def _open_session(self, hooks, queue, topic, msg, bits, dest, now: float) -> str:
+        """A message that becomes a fragment session (acomms_core.fragmentation)."""
+        try:
+            hooks.open(queue, bits, dest, now, self._seq + 1)
+        except FragmentRefused as exc:
+            self._observe("refused", topic=topic, msg=msg, reason="rejected_too_large")
+            if exc.counter == "rejected_too_large":
+                return self._fail("rejected_too_large", f"{topic}: {exc}")
+            self.counts.last_error = f"{topic}: {exc}"
+            return exc.counter
+        self._seq += 1
+        self.counts.messages_queued += 1
+        self._observe("queued", topic=topic, msg=msg, seq=self._seq, time_s=now)
+        return "fragmented"
 
     def _fail(self, counter: str, reason: str) -> str:
         setattr(self.counts, counter, getattr(self.counts, counter) + 1)
@@ -334,7 +357,8 @@ class MessageQueues:
         with self.lock:
             self.counts.packet_requests += 1
             self._expire_locked(now)
-            chosen = self._select(request)
+            packet, planned = self._fill(request, now)
+            chosen = packet.chosen
             if not chosen:
                 return PacketData(dest=request.dest if request.match_dest else 0)
             packet_codec = chosen[0].queue.packet_codec
@@ -343,33 +367,55 @@ class MessageQueues:
                 request.num_miniframe_bytes, request.num_dataframe_bytes)
             for message in chosen:
                 message.queue.remove(message)
-            self.counts.messages_sent += len(chosen)
-            self._observe("packed", seqs=[m.seq for m in chosen], payload=mini + data,
-                          time_s=now)
+            if planned:
+                self.fragmentation.commit(planned, now)
+            seqs = [m.seq for m in chosen if m.seq]   # fragment acks have no message number
+            self.counts.messages_sent += sum(not hasattr(m.queue, "is_fragment") for m in chosen)
+            self._observe("packed", seqs=seqs, payload=mini + data, time_s=now)
             return PacketData(dest=chosen[0].dest, miniframe_bytes=mini, dataframe_bytes=data,
-                              message_seqs=[m.seq for m in chosen],
+                              message_seqs=seqs,
                               codec_ids=[m.queue.codec_id for m in chosen])
 
-    def _eligible_queues(self, request: PacketRequest) -> list[TopicQueue]:
-        require, exclude = set(request.require_tags), set(request.exclude_tags)
-        eligible = []
-        for queue in self.queues.values():
-            if not queue.messages or not queue.active:
-                continue
-            if request.minimum_priority and queue.priority < request.minimum_priority:
-                continue
-            if require and not (queue.tags & require):
-                continue
-            if exclude and (queue.tags & exclude):
-                continue
-            eligible.append(queue)
-        return eligible
+    def _fill(self, request: PacketRequest, now: float) -> tuple[_PacketFill, list]:
+        """The packet's messages: fragment pieces and acks of at least the highest queued
+        priority first, then queued messages, then the other pieces (fragmentation.queue_hooks)."""
+        packet = _PacketFill(request, self.is_reachable)
+        hooks = self.fragmentation
+        if hooks is None:
+            self._select(request, packet)
+            return packet, []
+        eligible = self._eligible_queues(request)
+        def may_send(queue) -> bool:
+            return self._queue_eligible(queue, request)
+        top = max((queue.priority for queue in eligible), default=None)
+        planned = hooks.fill(packet, request, may_send, now, at_least=top) if top is not None \
+            else []
+        self._select(request, packet)
+        return packet, planned + hooks.fill(packet, request, may_send, now)
 
-    def _select(self, request: PacketRequest) -> list[QueuedMessage]:
+    @staticmethod
+    def _queue_eligible(queue: TopicQueue, request: PacketRequest) -> bool:
+        """Whether the request lets this queue send (active, priority, tags)."""
+        if not queue.active:
+            return False
+        if request.minimum_priority and queue.priority < request.minimum_priority:
+            return False
+        require, exclude = set(request.require_tags), set(request.exclude_tags)
+        if require and not (queue.tags & require):
+            return False
+        return not (exclude and (queue.tags & exclude))
+
+    def _eligible_queues(self, request: PacketRequest) -> list[TopicQueue]:
+        return [queue for queue in self.queues.values()
+                if queue.messages and self._queue_eligible(queue, request)]
+
+    def _select(self, request: PacketRequest,
+                packet: _PacketFill | None = None) -> list[QueuedMessage]:
         by_priority: dict[int, list[TopicQueue]] = {}
         for queue in self._eligible_queues(request):
             by_priority.setdefault(queue.priority, []).append(queue)
-        packet = _PacketFill(request, self.is_reachable)
+        if packet is None:
+            packet = _PacketFill(request, self.is_reachable)
         for priority in sorted(by_priority, reverse=True):
             heap = []
             for index, queue in enumerate(by_priority[priority]):
