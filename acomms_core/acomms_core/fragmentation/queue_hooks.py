@@ -4,7 +4,10 @@
 - decides which messages become sessions (`wants`: an allow_fragmentation queue's message that
   never fits max_packet_bytes, or is longer than fragment_above_bytes when that is set, else
   does not fit the last packet the MAC asked for) and opens them;
-- keeps the acks this vehicle owes (`queue_ack`, the latest one per session);
+- keeps the acks this vehicle owes (`queue_ack`, the latest one per session), and sends each
+  again `fragment_ack_repeats` times, `fragment_ack_repeat_s` apart, unless a newer one for the
+  same session replaces it (a lost ack would otherwise cost the sender an ack timeout and the
+  link a round of needless retransmissions);
 - fills packets (`fill`): pieces are offered to the packet being filled like queued messages
   (same packet codec, same destination, reachability, room): before the queued messages those
   whose priority is at least the highest queued one, after them the rest (acks at
@@ -84,7 +87,8 @@ class FragmentationSender:
         self.packet_codec_of = packet_codec_of
         self.message_class = message_class
         self.src = src
-        self.pending_acks: dict[tuple, tuple[int, Bits]] = {}   # (dest, codec, session) -> ack
+        # (dest, codec, session) -> [dest, ack bits, not before (s), repeats left]
+        self.pending_acks: dict[tuple, list] = {}
         self.last_request: tuple[int, int] | None = None   # (miniframe, dataframe) bytes
         self.acks_sent = 0
 
@@ -124,8 +128,8 @@ class FragmentationSender:
             return f"ack to send refused: {exc}"
         if self.packet_codec_of(ack.codec_id) is None:
             return f"ack to send refused: no message codec id {ack.codec_id}"
-        self.pending_acks[(int(dest), ack.codec_id, ack.session_id)] = (
-            int(dest), Bits(bytes=bytes(encoded)))
+        self.pending_acks[(int(dest), ack.codec_id, ack.session_id)] = [
+            int(dest), Bits(bytes=bytes(encoded)), float("-inf"), self.settings.ack_repeats]
         return None
 
     def on_ack(self, src: int, dest: int, encoded: bytes, now: float) -> str:
@@ -144,7 +148,8 @@ class FragmentationSender:
         """(priority, order, kind, item) of everything that could go into this packet."""
         items = []
         for order, (key, value) in enumerate(self.pending_acks.items()):
-            items.append((self.settings.ack_priority, 0, order, "ack", (key, value)))
+            if value[2] <= now:
+                items.append((self.settings.ack_priority, 0, order, "ack", (key, value)))
         for order, session in enumerate(self.fragmenter.sessions.values()):
             queue = session.owner
             if eligible(queue) and self.fragmenter.has_work(session, now):
@@ -169,7 +174,7 @@ class FragmentationSender:
         return planned
 
     def _offer_ack(self, packet, item, now: float) -> _Planned | None:
-        key, (dest, bits) = item
+        key, (dest, bits, _, _) = item
         message = self.message_class(0, PieceQueue(self.settings.ack_id,
                                                    self.packet_codec_of(key[1])), bits, dest, now)
         packet.offer(message)
@@ -204,8 +209,13 @@ class FragmentationSender:
         for step in planned:
             if step.session is not None:
                 self.fragmenter.commit(step.session, step.pieces, now)
-            elif self.pending_acks.pop(step.ack_key, None) is not None:
+            elif step.ack_key in self.pending_acks:
                 self.acks_sent += 1
+                pending = self.pending_acks[step.ack_key]
+                if pending[3] <= 0:   # sent as often as fragment_ack_repeats asks
+                    del self.pending_acks[step.ack_key]
+                else:                 # sent again later unless a newer ack replaces it
+                    pending[2], pending[3] = now + self.settings.ack_repeat_s, pending[3] - 1
 
     # -- reporting ------------------------------------------------------------------------------
     def expire(self, now: float) -> list[str]:

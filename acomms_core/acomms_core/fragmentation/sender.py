@@ -5,8 +5,10 @@ lost when (a) an ack acknowledges a block sent in a later packet (the link deliv
 an earlier unacknowledged block did not arrive), or (b) it was sent `ack_timeout_s` ago and is
 still not acknowledged, or (c) a null ack says the start header never arrived (every block in
 flight is then lost, since the receiver could not keep them). Only lost and unsent blocks are
-ever sent, lost ones first; at most `window_blocks` are in flight. Broadcast sessions are sent
-once, without acks. A session without progress for `session_ttl_s` ends (`expire`).
+ever sent, lost ones first; at most `window_blocks` are in flight. Until block 0 is
+acknowledged, the first piece of every packet carries a start header (for whatever blocks it
+holds): a lost start then costs 9 bytes a packet instead of every continuation sent before the
+receiver learnt the session. Broadcast sessions are sent once, without acks. A session without progress for `session_ttl_s` ends (`expire`).
 """
 
 from __future__ import annotations
@@ -80,8 +82,8 @@ class OutgoingSession:
     def ranges(self, states) -> list[tuple[int, int]]:
         return to_ranges(b for b, s in enumerate(self.state) if s in states)
 
-    def fragment(self, first: int, last: int) -> Fragment:
-        if first == 0:
+    def fragment(self, first: int, last: int, as_start: bool) -> Fragment:
+        if as_start:
             header = StartHeader(self.session_id, self.src, self.dest, self.timestamp_s,
                                  self.block_size_bits, self.size_blocks, first, last)
         else:
@@ -164,18 +166,20 @@ class Fragmenter:
         packet codec charges); the start header first while block 0 is owed."""
         blocks = self.candidates(session, now)
         pieces = []
-        for first, last in to_ranges(blocks):   # block 0 (the start) first when it is owed
-            count = self._blocks_that_fit(session, first, room_bits, cost)
+        start_owed = session.state[0] != ACKED
+        for index, (first, last) in enumerate(to_ranges(blocks)):   # block 0 first if owed
+            as_start = first == 0 or (start_owed and index == 0)
+            count = self._blocks_that_fit(session, as_start, room_bits, cost)
             if count <= 0:
                 break
             last = min(last, first + count - 1)
-            pieces.append(session.fragment(first, last))
-            room_bits -= cost(piece_bits(last - first + 1, session.block_size_bits, first == 0))
+            pieces.append(session.fragment(first, last, as_start))
+            room_bits -= cost(piece_bits(last - first + 1, session.block_size_bits, as_start))
         return pieces
 
     @staticmethod
-    def _blocks_that_fit(session, first: int, room_bits: int, cost) -> int:
-        size, is_start = session.block_size_bits, first == 0
+    def _blocks_that_fit(session, is_start: bool, room_bits: int, cost) -> int:
+        size = session.block_size_bits
         overhead = cost(piece_bits(0, size, is_start))
         count = (room_bits - overhead) // size
         while count > 0 and cost(piece_bits(count, size, is_start)) > room_bits:

@@ -11,7 +11,8 @@ link must use the same reserved ids. Defaults and why:
 - ack timeout 120 s (longer than a typical TDMA cycle, so a lost ack costs time, not packets:
   gaps are resent as soon as a later ack shows them; only the tail waits for the timeout);
 - session TTL 1800 s without progress (no new block acknowledged / received);
-- acks at priority 100 (above ros_acomms' default 10), at most 16 ranges each (70 bytes).
+- acks at priority 100 (above ros_acomms' default 10), at most 16 ranges each (70 bytes), each
+  sent again up to 3 times, at least 30 s apart, while no newer ack replaces it.
 """
 
 from __future__ import annotations
@@ -50,6 +51,10 @@ SENDER_PARAMETERS = (
                   "acknowledged are sent again", minimum=0.1, maximum=1e6),
     ParameterSpec("fragment_ack_priority", 100, "Queue priority of fragment acks (higher is "
                   "sent first)", minimum=0, maximum=32767),
+    ParameterSpec("fragment_ack_repeats", 3, "Times an ack is sent again (unless a newer ack "
+                  "for its session replaces it), against lost acks", minimum=0, maximum=100),
+    ParameterSpec("fragment_ack_repeat_s", 30.0, "Least time between repeats of one ack",
+                  minimum=0.0, maximum=1e6),
     ParameterSpec("fragment_max_sessions", 16, "Outgoing fragment sessions open at once; more "
                   "messages are refused (counted)", minimum=1, maximum=255),
 )
@@ -83,7 +88,8 @@ FIELD_OF = {"fragment_start_id": "start_id", "fragment_continuation_id": "contin
             "fragment_session_ttl_s": "session_ttl_s",
             "fragment_block_size_bits": "block_size_bits", "fragment_above_bytes": "above_bytes",
             "fragment_window_blocks": "window_blocks", "fragment_ack_timeout_s": "ack_timeout_s",
-            "fragment_ack_priority": "ack_priority", "fragment_max_sessions": "max_sessions",
+            "fragment_ack_priority": "ack_priority", "fragment_ack_repeats": "ack_repeats",
+            "fragment_ack_repeat_s": "ack_repeat_s", "fragment_max_sessions": "max_sessions",
             "src": "own_address", "fragment_max_open_sessions": "max_open_sessions",
             "fragment_max_ack_ranges": "max_ack_ranges",
             "fragment_max_session_bytes": "max_session_bytes"}
@@ -104,6 +110,8 @@ class FragmentationSettings:
     window_blocks: int
     ack_timeout_s: float
     ack_priority: int
+    ack_repeats: int
+    ack_repeat_s: float
     max_sessions: int
     own_address: int
     max_open_sessions: int

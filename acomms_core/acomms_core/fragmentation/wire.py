@@ -13,8 +13,9 @@ message codec's 1-byte id, then the header and data below. All fields are big-en
   number of ranges 7 b (1..127), session id 8 b, then (start 16 b, end 16 b) per inclusive range.
 
 Every block is `block_size_bits` long; the message is zero-padded to whole blocks. Blocks are
-numbered 0 .. size-1; the start header always carries block 0, so "block 0 acknowledged" means the
-start header arrived, and a NACK naming block 0 (the null ack) asks for the start header again.
+numbered 0 .. size-1; block 0 always travels under a start header, so "block 0 acknowledged"
+means a start header arrived, and a NACK naming block 0 (the null ack) asks for the start header
+again. A start header may carry any blocks (the sender repeats it until block 0 is acked).
 """
 
 from __future__ import annotations
