@@ -8,7 +8,8 @@ flight is then lost, since the receiver could not keep them). Only lost and unse
 ever sent, lost ones first; at most `window_blocks` are in flight. Until block 0 is
 acknowledged, the first piece of every packet carries a start header (for whatever blocks it
 holds): a lost start then costs 9 bytes a packet instead of every continuation sent before the
-receiver learnt the session. Broadcast sessions are sent once, without acks. A session without progress for `session_ttl_s` ends (`expire`).
+receiver learnt the session. Broadcast sessions are sent once, without acks. A session without
+progress for `session_ttl_s` ends (`expire`).
 """
 
 from __future__ import annotations
