@@ -59,3 +59,15 @@ def test_without_allow_fragmentation_a_large_message_is_still_refused(tmp_path):
     sender, _ = make_link(tmp_path)
     sender.queues.config.by_id()[110].allow_fragmentation = False
     assert sender.queues.add("blob", String(data=text_of(3000)), 0.0) == "rejected_too_large"
+
+
+def test_reserved_ids_in_the_config_are_refused(tmp_path):
+    from fragmentation_support import BLOB_CONFIG, write_config
+
+    from acomms_core.codecs.config import load_codec_config
+    from acomms_core.fragmentation.settings import FragmentationSettings, config_problem
+    config = load_codec_config(write_config(tmp_path, BLOB_CONFIG.replace("id: 111",
+                                                                          "id: 253")))
+    assert "reserved" in config_problem(config, FragmentationSettings.from_values({}))
+    moved = FragmentationSettings.from_values({}, continuation_id=200)
+    assert config_problem(config, moved) is None

@@ -285,7 +285,8 @@ def describe_vehicle(scenario: Scenario, vehicle: Vehicle | str) -> NodeGroup:
         **common, "src": vehicle.src, "codec_config_file": codec_config_file}),
         overrides.get("message_queue_node")))
     nodes.append(_with_overrides(_node("packet_dispatch_node", None, namespace, {
-        **common, "codec_config_file": codec_config_file}), overrides.get("packet_dispatch_node")))
+        **common, "src": vehicle.src, "codec_config_file": codec_config_file}),
+        overrides.get("packet_dispatch_node")))
 
     # The scenario holds the MAC parameters as ROS carries them (MacKind.ros_values).
     mac = MAC_KINDS[vehicle.mac.kind]

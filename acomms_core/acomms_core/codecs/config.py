@@ -28,6 +28,7 @@ The file is a list of packet codecs:
           is_active: true
           allow_fragmentation: false  # larger messages become fragment sessions
                                # (acomms_core.fragmentation)
+          fragment_always: false  # acomms extension: every message is a session (acked)
           tags: [nav]
           ttl_seconds: 60      # acomms extension: queued messages expire (0/omitted: never)
           checksum: crc8       # acomms extension: crc8 | crc32 appended to the message
@@ -71,7 +72,7 @@ MESSAGE_KEYS = {"id", "message_codec", "subscribe_topic", "publish_topic", "ros_
                 "default_dest", "queue_order", "queue_maxsize", "is_active",
                 "allow_fragmentation", "priority", "tags", "fields", "ttl_seconds", "checksum",
                 "dynamic_queue_service", "dynamic_update_topic", "on_out_of_range",
-                "accept_src"}
+                "accept_src", "fragment_always"}
 
 # Largest queue_maxsize (the queue node's subscription history is as deep as its queue).
 MAX_QUEUE_MAXSIZE = 100_000

@@ -2,8 +2,9 @@
 
 `MessageQueues.fragmentation` holds a `FragmentationSender`. It
 - decides which messages become sessions (`wants`: an allow_fragmentation queue's message that
-  never fits max_packet_bytes, or is longer than fragment_above_bytes when that is set, else
-  does not fit the last packet the MAC asked for) and opens them;
+  has `fragment_always: true` in its codec config, never fits max_packet_bytes, or is longer
+  than fragment_above_bytes when that is set, else does not fit the last packet the MAC asked
+  for) and opens them;
 - keeps the acks this vehicle owes (`queue_ack`, the latest one per session), and sends each
   again `fragment_ack_repeats` times, `fragment_ack_repeat_s` apart, unless a newer one for the
   same session replaces it (a lost ack would otherwise cost the sender an ack timeout and the
@@ -96,6 +97,8 @@ class FragmentationSender:
     def wants(self, queue, message_bits: int, never_fits: bool) -> bool:
         if not queue.config.allow_fragmentation:
             return False
+        if queue.config.params.get("fragment_always"):
+            return True
         above = self.settings.above_bytes
         if never_fits or above > 0:
             return never_fits or message_bits > 8 * above
