@@ -13,7 +13,7 @@ from acomms_core.nodes.message_queue_node import MessageQueueNode
 from acomms_core.nodes.packet_dispatch_node import PacketDispatchNode
 from acomms_core.ros.testing import RosHarness
 from acomms_driver.nodes.acomms_driver_node import AcommsDriverNode
-from acomms_interfaces.msg import FragmentationStatus, Packet
+from acomms_interfaces.msg import FragmentationStatus, Packet, ReceivedPacket
 from acomms_interfaces.srv import GetNextPacketData, QueueTxPacket
 from acomms_sim.emulator.micromodem_emulator import EmulatorNetwork
 from acomms_sim.physics.geodesy import offset_position
@@ -71,7 +71,10 @@ def test_fragments_and_acks_cross_emulated_micromodems(tmp_path):
             for name in SRCS:
                 _node(ros, MessageQueueNode, name, str(config), update_rate=10.0)
                 _node(ros, PacketDispatchNode, name, str(config))
-            inbox, statuses = [], []
+            inbox, statuses, heard = [], [], {n: [] for n in SRCS}
+            for name in SRCS:
+                ros.helper.create_subscription(ReceivedPacket, f"/{name}/packet_rx",
+                                               heard[name].append, 10)
             ros.helper.create_subscription(String, "/b/from_acomms/report", inbox.append, 10)
             ros.helper.create_subscription(FragmentationStatus, "/a/fragmentation_status",
                                            statuses.append, 50)
@@ -87,9 +90,11 @@ def test_fragments_and_acks_cross_emulated_micromodems(tmp_path):
                 return any(s.state == FragmentationStatus.STATE_COMPLETED for s in statuses)
 
             for _ in range(12):
-                for name in SRCS:
-                    _send_one(ros, *clients[name])
-                if ros.spin_until(completed, timeout=1.5):
+                for name, other in (("a", "b"), ("b", "a")):
+                    before = len(heard[other])
+                    if _send_one(ros, *clients[name]):   # on the air, then received
+                        ros.spin_until(lambda o=other, n=before: len(heard[o]) > n, 3.0)
+                if ros.spin_until(completed, timeout=0.2):
                     break
             assert completed(), [(s.acked_blocks, s.payload_size_blocks) for s in statuses]
             assert ros.spin_until(lambda: inbox, 5.0)
@@ -98,16 +103,16 @@ def test_fragments_and_acks_cross_emulated_micromodems(tmp_path):
         network.close()
 
 
-def _send_one(ros, queue_client, modem_client) -> None:
+def _send_one(ros, queue_client, modem_client) -> bool:
     """One packet from this vehicle's queue through its modem (rate 1 FDP), as a MAC would."""
     data = ros.call(queue_client, GetNextPacketData.Request(num_miniframe_bytes=32,
                                                             num_dataframe_bytes=192))
     if data.num_messages == 0:
-        return
+        return False
     packet = Packet(dest=data.dest, packet_type=Packet.PACKET_TYPE_FDP, miniframe_rate=1,
                     dataframe_rate=1, miniframe_bytes=data.miniframe_bytes,
                     dataframe_bytes=data.dataframe_bytes)
     response = ros.call(modem_client, QueueTxPacket.Request(
         queue=QueueTxPacket.Request.QUEUE_IMMEDIATE, packet=packet))
     assert response.success
-    ros.spin_until(lambda: False, timeout=0.4)    # on the air, then received
+    return True

@@ -39,7 +39,7 @@ CODECS = """\
 
 SCENARIO = """\
 name: fragments
-duration_seconds: 420
+duration_seconds: 150
 seed: 3
 clock: {use_sim_time: true, warp_factor: 10.0}
 channel:
@@ -59,6 +59,8 @@ vehicles:
       active_slots: 0
       guard_time_seconds: 2.0
       packet_length_seconds: 5.0
+      miniframe_rate: 5
+      dataframe_rate: 5
     codec_config: codecs.yaml
     traffic:
       - topic: to_acomms/report

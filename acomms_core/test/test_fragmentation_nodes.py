@@ -35,7 +35,7 @@ def _carry(ros, client, rx, src, keep) -> bool:
 
 def test_large_message_crosses_two_stacks_with_losses(tmp_path):
     config = write_config(tmp_path)
-    text = text_of(3000, 5)
+    text = text_of(2500, 5)     # 2188 bytes: more than max_packet_bytes
     with RosHarness() as ros:
         queue_a = queue_node(ros, "/auv1", config, src=1, update_rate=20.0)
         dispatch_node(ros, "/auv1", config, src=1)
