@@ -8,7 +8,8 @@
 - keeps the acks this vehicle owes (`queue_ack`, the latest one per session), and sends each
   again `fragment_ack_repeats` times, `fragment_ack_repeat_s` apart, unless a newer one for the
   same session replaces it (a lost ack would otherwise cost the sender an ack timeout and the
-  link a round of needless retransmissions);
+  link a round of needless retransmissions); a repeat goes only where queued messages leave room
+  (or in a packet with nothing else), so it never steals a packet from other traffic;
 - fills packets (`fill`): pieces are offered to the packet being filled like queued messages
   (same packet codec, same destination, reachability, room): before the queued messages those
   whose priority is at least the highest queued one, after them the rest (acks at
@@ -33,6 +34,7 @@ from acomms_core.fragmentation.wire import (
 )
 
 DEFAULT_BLOCK_SIZE_BITS = 248
+REPEAT_PRIORITY = -1   # repeated acks: after every queued message (never take a packet's dest)
 # QueueCounters field -> counter (sender's own counters plus the acks this vehicle sent)
 QUEUE_COUNTER_FIELDS = {f"fragment_{name}": name for name in SENDER_COUNTERS + ("acks_sent",)}
 
@@ -151,8 +153,10 @@ class FragmentationSender:
         """(priority, order, kind, item) of everything that could go into this packet."""
         items = []
         for order, (key, value) in enumerate(self.pending_acks.items()):
-            if value[2] <= now:
-                items.append((self.settings.ack_priority, 0, order, "ack", (key, value)))
+            if value[2] <= now:   # a repeat only fills room queued messages leave
+                repeat = value[3] < self.settings.ack_repeats
+                items.append((REPEAT_PRIORITY if repeat else self.settings.ack_priority, 0,
+                              order, "ack", (key, value)))
         for order, session in enumerate(self.fragmenter.sessions.values()):
             queue = session.owner
             if eligible(queue) and self.fragmenter.has_work(session, now):
