@@ -4,6 +4,7 @@ block; the receiver writes the file into its directory and refuses traversal (is
 from __future__ import annotations
 
 import hashlib
+import subprocess
 import textwrap
 
 from rclpy.parameter import Parameter
@@ -95,3 +96,21 @@ def test_send_file_succeeds_when_acknowledged_and_receiver_stays_in_its_director
         assert ros.spin_until(lambda: receiver.counts["files_path_refused"] == 1, 10.0)
         assert not (tmp_path / "escape.bin").exists()
         assert sorted(p.name for p in inbox.iterdir()) == ["survey.bin"]
+        # the command-line tool: progress, and exit 0 once everything was acknowledged
+        (tmp_path / "plan.txt").write_bytes(payload[:500])
+        tool = subprocess.Popen(["acomms_send_file", "2", str(tmp_path / "plan.txt"),
+                                 "--namespace", "/auv1", "--timeout", "60"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            for _ in range(400):
+                _relay(ros, clients[0], rx[1], 1)
+                ros.spin_until(lambda: False, timeout=0.05)
+                _relay(ros, clients[1], rx[0], 2)
+                if ros.spin_until(lambda: tool.poll() is not None, timeout=0.1):
+                    break
+            out, err = tool.communicate(timeout=30)
+        finally:
+            tool.kill()
+        assert tool.returncode == 0, err
+        assert "blocks acknowledged" in out and "sent:" in out
+        assert (inbox / "plan.txt").read_bytes() == payload[:500]
