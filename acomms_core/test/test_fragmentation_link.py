@@ -71,3 +71,22 @@ def test_reserved_ids_in_the_config_are_refused(tmp_path):
     assert "reserved" in config_problem(config, FragmentationSettings.from_values({}))
     moved = FragmentationSettings.from_values({}, continuation_id=200)
     assert config_problem(config, moved) is None
+
+
+def test_corrupted_block_is_never_published_and_is_counted(tmp_path):
+    sender, receiver = make_link(tmp_path)
+    assert sender.queues.add("blob", String(data=text_of(3000)), 0.0) == "fragmented"
+    now, corrupted = 0.0, False
+    while sender.sender.fragmenter.sessions and now < 2000:
+        now += 5.0
+        packet = sender.next_packet(*PACKET, now)
+        data = bytearray(packet.dataframe_bytes)
+        if data and not corrupted and len(data) > 100:
+            data[100] ^= 0x10                 # one bit of a block, framing intact
+            corrupted = True
+        receiver.receive(1, packet.dest, packet.miniframe_bytes, bytes(data), now)
+        reply = receiver.next_packet(*PACKET, now)
+        sender.receive(2, reply.dest, reply.miniframe_bytes, reply.dataframe_bytes, now)
+    assert corrupted and receiver.published == []
+    assert receiver.receiver.counts["reassembly_failures"] == 1
+    assert "crc32" in receiver.errors[0]
