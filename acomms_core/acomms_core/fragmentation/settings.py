@@ -1,7 +1,8 @@
 """Fragmentation parameters (ParameterSpec tables), their pure validator and plain settings.
 
-The queue node declares COMMON + SENDER, the dispatch node COMMON + RECEIVER; both ends of a
-link must use the same reserved ids. Defaults and why:
+The queue node declares COMMON + SENDER, the dispatch node COMMON + RECEIVER (read at configure:
+change them, then cleanup + configure); both ends of a link must use the same reserved ids.
+Defaults and why:
 - reserved slot ids 252/253/254 (start/continuation/ack): high ids, rarely used by codec configs;
   a config that uses them together with allow_fragmentation is refused at configure;
 - block size 0 = auto: the largest block <= 255 bits that tiles the payload of the last packet
