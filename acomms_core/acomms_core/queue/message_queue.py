@@ -14,6 +14,9 @@ Beyond ros_acomms:
 - every size decision (what a budget holds, what a message costs in a packet, what can never
   fit) is asked of the queue's packet codec (`acomms_core.codecs.PacketCodec`), never assumed;
 - one lock guards the queues, so any number of concurrent callers are served one after another;
+- with `fragmentation` set (acomms_core.fragmentation.queue_hooks.FragmentationSender), an
+  allow_fragmentation message larger than a packet becomes a fragment session, and its pieces
+  and the acks this vehicle owes are offered into packets beside the queued messages;
 - an optional `observer(event, **facts)` hears what happens to each message, under the lock (a
   run's accounting): "queued" (topic, msg, seq, time_s), "refused" (topic, msg, reason: the
   counter's name), "dropped_queue_full" (seq), "expired" (seq), "packed" (seqs, payload: the
