@@ -37,6 +37,8 @@ setup(
             "wec_standin_operator = acomms_bringup.bridges.wec_standin:main_operator",
             "acomms_recorder = acomms_bringup.nodes.recorder_node:main",
             "netsim_client_node = acomms_bringup.nodes.netsim_client_node:main",
+            "file_transfer_node = acomms_bringup.file_transfer.file_transfer_node:main",
+            "acomms_send_file = acomms_bringup.file_transfer.send_file_cli:main",
         ],
     },
 )

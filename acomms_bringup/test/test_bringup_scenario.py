@@ -100,10 +100,10 @@ def test_demo_codec_config_follows_ros_acomms_schema():
             assert codec["queue_order"] in ("fifo", "lifo")
             assert all("codec" in field for field in codec["fields"].values())
             ids.append(codec["id"])
-    assert len(ids) == len(set(ids)) == 3
+    assert len(ids) == len(set(ids)) == 4   # 4: the demo file (issue 15)
     types = {c["ros_type"] for p in packet_codecs for c in p["message_codecs"]}
     assert types == {"sensor_msgs/msg/NavSatFix", "sensor_msgs/msg/Temperature",
-                     "std_msgs/msg/String"}
+                     "std_msgs/msg/String", "acomms_interfaces/msg/FileTransfer"}
 
 
 def test_defaults(tmp_path):

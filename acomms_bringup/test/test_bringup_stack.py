@@ -61,7 +61,8 @@ def test_vehicle_nodes_parameters_and_remappings(two_vehicles):
         assert node.executable == executable and node.package == "acomms_core"
         assert node.remappings == ()
     assert queue.parameters == {"use_sim_time": True, "src": 2, "codec_config_file": codec_file}
-    assert dispatch.parameters == {"use_sim_time": True, "codec_config_file": codec_file}
+    assert dispatch.parameters == {"use_sim_time": True, "src": 2,   # src: issue 15
+                                   "codec_config_file": codec_file}
     assert (mac.executable, mac.plugin) == ("tdma_node", "acomms_core.nodes.tdma_node:TdmaNode")
     assert mac.parameters == {"use_sim_time": True, "num_slots": 2,
                               "slot_duration_seconds": 15.0, "active_slots": 1,

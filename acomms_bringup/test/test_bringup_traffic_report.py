@@ -36,7 +36,9 @@ def test_demo_traffic_is_parsed():
     assert (nav.period_seconds, nav.start_seconds) == (60.0, 5.0)
     assert nav.key_path == "vehicles[0].traffic[0]"
     assert topside.traffic[0].fields == {"data": "cmd {seq}: next survey leg"}
-    assert scenario.vehicle("gateway").traffic == ()
+    (mission,) = scenario.vehicle("gateway").traffic   # issue 15: a file to the AUV
+    assert mission.ros_type == "acomms_interfaces/msg/FileTransfer"
+    assert mission.file == CONFIG / "demo_mission.txt" and mission.fields == {"dest": 1}
 
 
 @pytest.mark.parametrize("traffic, key, words", [
@@ -56,6 +58,10 @@ def test_demo_traffic_is_parsed():
      "duplicate traffic topic"),
     ([{"topic": "to_acomms/command", "period_seconds": 5, "fields": [1]}],
      "vehicles[0].traffic[0].fields", "expected a mapping"),
+    ([{"topic": "to_acomms/command", "period_seconds": 5, "file": "demo_mission.txt"}],
+     "vehicles[0].traffic[0].file", "files travel as acomms_interfaces/msg/FileTransfer"),
+    ([{"topic": "to_acomms/file", "period_seconds": 5, "file": "no_such_file.bin"}],
+     "vehicles[0].traffic[0].file", "file not found"),
 ])
 def test_bad_traffic_names_file_and_key(tmp_path, traffic, key, words):
     path = scenario_with(tmp_path, traffic)

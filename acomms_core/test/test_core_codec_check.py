@@ -17,7 +17,7 @@ def test_demo_config_sizes_resolutions_and_rates(capsys):
     assert codec_check.main([str(DEMO_CODECS), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     codecs = {c["id"]: c for c in report["message_codecs"]}
-    assert set(codecs) == {1, 2, 3}
+    assert set(codecs) == {1, 2, 3, 4}   # 4: the demo file (issue 15)
     nav = codecs[1]
     assert nav["ros_type"] == "sensor_msgs/msg/NavSatFix"
     # the size the queue really encodes lies within [min, max]

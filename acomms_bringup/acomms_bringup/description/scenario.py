@@ -89,6 +89,8 @@ Schema (defaults in brackets)::
                                         # seed) with period_seconds as the mean interval
             fields: {latitude: 41.5, altitude: -20.0}  # message fields; nested messages as
                                         # mappings; strings may use {seq}, {vehicle}, {time}
+            file: survey.bin            # [none] acomms_interfaces/msg/FileTransfer only: send
+                                        # this file (name, data, sha256; relative to this file)
         bridges:                        # bridge nodes started after the MAC, in this order
           - wec_telemetry_bridge        # a key of acomms_bringup.bridges.registry.BRIDGES,
           - kind: remote_service_server # or kind + that node's parameters
@@ -226,6 +228,7 @@ class PositionSource:
                 "location_max_age_s": self.max_age_seconds}
 
 
+FILE_TRANSFER_TYPE = "acomms_interfaces/msg/FileTransfer"
 # modem_sim_node parameter -> position_source key, to name a refused value's key path
 _SOURCE_KEYS = {"modem_location_topic": "topic", "location_topic_type": "type",
                 "enu_origin_latitude": "origin", "enu_origin_longitude": "origin",
@@ -300,6 +303,7 @@ class Traffic:
     fields: Mapping[str, Any]
     key_path: str  # where it is in the scenario file, for error messages
     arrivals: str = "periodic"  # or "poisson" (period_seconds is then the mean interval)
+    file: pathlib.Path | None = None  # issue 15: a FileTransfer carrying this file
 
 
 @dataclasses.dataclass(frozen=True)
@@ -807,7 +811,7 @@ def _parse_vehicle(ctx: _Context, path: str, data: Any, base_dir: pathlib.Path,
     if not codec_config.is_file():
         raise ctx.error(codec_path, f"codec config file not found: {codec_config}")
     codec_data = _check_codec_config(ctx, codec_path, codec_config)
-    traffic = tuple(_parse_traffic(ctx, key_path, item, codec_data, codec_config)
+    traffic = tuple(_parse_traffic(ctx, key_path, item, codec_data, codec_config, base_dir)
                     for key_path, item in section.items("traffic"))
     _check_unique_topics(ctx, traffic)
     bridges = _parse_bridges(ctx, section)
@@ -995,7 +999,7 @@ def _subscribe_topics(codec_data: list) -> dict[str, str]:
 
 
 def _parse_traffic(ctx: _Context, path: str, data: Any, codec_data: list,
-                   codec_config: pathlib.Path) -> Traffic:
+                   codec_config: pathlib.Path, base_dir: pathlib.Path | None = None) -> Traffic:
     section = _Section(ctx, data, path)
     topic = section.get("topic", (str,))
     if not topic or topic.startswith("/") or not all(
@@ -1018,9 +1022,24 @@ def _parse_traffic(ctx: _Context, path: str, data: Any, codec_data: list,
     start = section.get("start_seconds", (float,), 0.0, minimum=0.0)
     fields = section.get("fields", (dict,), {})
     arrivals = section.get("arrivals", (str,), "periodic", choices=TRAFFIC_ARRIVALS)
+    file = _traffic_file(ctx, section, codec_type, base_dir or codec_config.parent)
     section.finish()
     return Traffic(topic=topic, ros_type=codec_type, period_seconds=period, start_seconds=start,
-                   fields=fields, key_path=path, arrivals=arrivals)
+                   fields=fields, key_path=path, arrivals=arrivals, file=file)
+
+
+def _traffic_file(ctx: _Context, section, codec_type: str, base_dir: pathlib.Path):
+    """issue 15: `file:` (relative to the scenario) sends that file as a FileTransfer."""
+    spec = section.get("file", (str,), "")
+    if not spec:
+        return None
+    if codec_type != FILE_TRANSFER_TYPE:
+        raise ctx.error(section.key_path("file"), f"files travel as {FILE_TRANSFER_TYPE}, "
+                        f"not {codec_type}")
+    path = pathlib.Path(spec) if pathlib.Path(spec).is_absolute() else base_dir / spec
+    if not path.is_file():
+        raise ctx.error(section.key_path("file"), f"file not found: {path}")
+    return path
 
 
 def _check_unique_topics(ctx: _Context, traffic: tuple[Traffic, ...]) -> None:

@@ -291,7 +291,8 @@ def describe_vehicle(scenario: Scenario, vehicle: Vehicle | str) -> NodeGroup:
         **common, "src": vehicle.src, "codec_config_file": codec_config_file}),
         overrides.get("message_queue_node")))
     nodes.append(_with_overrides(_node("packet_dispatch_node", None, namespace, {
-        **common, "codec_config_file": codec_config_file}), overrides.get("packet_dispatch_node")))
+        **common, "src": vehicle.src, "codec_config_file": codec_config_file}),
+        overrides.get("packet_dispatch_node")))
 
     nodes += _mac_nodes(vehicle, common, overrides.get("mac"))
     nodes += [_node(bridge.kind, None, namespace, {**common, **bridge.parameters})

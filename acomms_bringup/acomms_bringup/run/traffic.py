@@ -14,6 +14,7 @@ schedule (`TrafficPlan.due`).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -166,9 +167,14 @@ class TrafficPlan:
 
     def build(self, now_s: float):
         """Message number `seq`, published at now_s."""
-        return build_message(self.cls, self.traffic.fields, seq=self.seq,
-                             vehicle=self.vehicle.name, time_s=now_s, origin_s=self.origin_s,
-                             key_path=self.traffic.key_path)
+        message = build_message(self.cls, self.traffic.fields, seq=self.seq,
+                                vehicle=self.vehicle.name, time_s=now_s, origin_s=self.origin_s,
+                                key_path=self.traffic.key_path)
+        if self.traffic.file is not None:   # issue 15: the file's name, bytes and SHA-256
+            data = self.traffic.file.read_bytes()
+            message.name, message.data = self.traffic.file.name, list(data)
+            message.sha256 = list(hashlib.sha256(data).digest())
+        return message
 
 
 def _queue_default_dest(stack: StackDescription, vehicle: Vehicle) -> int:

@@ -29,7 +29,9 @@ The file is a list of packet codecs:
           queue_order: fifo    # fifo | lifo
           queue_maxsize: 10
           is_active: true
-          allow_fragmentation: false  # accepted; fragmentation is not implemented (warning)
+          allow_fragmentation: false  # larger messages become fragment sessions
+                               # (acomms_core.fragmentation)
+          fragment_always: false  # acomms extension: every message is a session (acked)
           tags: [nav]
           ttl_seconds: 60      # acomms extension: queued messages expire (0/omitted: never)
           checksum: crc8       # acomms extension: crc8 | crc32 appended to the message
@@ -73,7 +75,7 @@ MESSAGE_KEYS = {"id", "message_codec", "subscribe_topic", "publish_topic", "ros_
                 "default_dest", "queue_order", "queue_maxsize", "is_active",
                 "allow_fragmentation", "priority", "tags", "fields", "ttl_seconds", "checksum",
                 "dynamic_queue_service", "dynamic_update_topic", "on_out_of_range",
-                "accept_src"}
+                "accept_src", "fragment_always"}
 
 # Largest queue_maxsize (the queue node's subscription history is as deep as its queue).
 MAX_QUEUE_MAXSIZE = 100_000
@@ -411,9 +413,6 @@ def _parse_message_codec(params, where: str, index: int, warnings: list,
         raise CodecConfigError(f"{here}: 'ros_type' is required (e.g. std_msgs/Float32)")
     for key in sorted(set(params) - MESSAGE_KEYS):
         warnings.append(f"{here}: unknown key '{key}' ignored")
-    if params.get("allow_fragmentation"):
-        warnings.append(f"{here}: allow_fragmentation is not implemented; messages larger than a "
-                        "packet are refused")
     if params.get("dynamic_queue_service") and params.get("subscribe_topic"):
         raise CodecConfigError(f"{here}: give subscribe_topic or dynamic_queue_service, not both")
 

@@ -50,8 +50,12 @@ from acomms_core.codecs.config import (
     check_codec_config_parameters,
     codec_config_from_parameters,
 )
+from acomms_core.fragmentation.settings import fragmenting_packet_codecs
 from acomms_core.modems.registry import DEFAULT_MODEM_PROFILE, modem_profile
 from acomms_core.nodes.dynamic_queue_link import DynamicQueueLink, fill_response, packet_request
+from acomms_core.nodes.fragmentation_ros import QUEUE_PARAMETERS as FRAGMENTATION_PARAMETERS
+from acomms_core.nodes.fragmentation_ros import QueueFragmentation
+from acomms_core.nodes.fragmentation_ros import declare as declare_fragmentation
 from acomms_core.queue.dynamic_queue import DynamicQueues
 from acomms_core.queue.message_queue import BROADCAST_ADDRESS, MessageQueues
 from acomms_core.ros.ros_support import (
@@ -118,6 +122,8 @@ class MessageQueueNode(ManagedNode):
     def __init__(self, node_name: str = "message_queue_node", **kwargs):
         super().__init__(node_name, **kwargs)
         declare_parameters(self, PARAMETERS, check_codec_config_parameters, self._apply)
+        self.fragmentation = QueueFragmentation(self)   # issue 15
+        declare_fragmentation(self, FRAGMENTATION_PARAMETERS)
         self.queues: MessageQueues | None = None
         self.codec_config = None
         self._service_group = ReentrantCallbackGroup()
@@ -137,6 +143,10 @@ class MessageQueueNode(ManagedNode):
                 queues.set_defaults(values["default_dest"], values["default_priority"])
             queues.unknown_dests_are_reachable = values["unknown_dests_are_reachable"]
             queues.max_packet_bytes = values["max_packet_bytes"]
+        sender = self.fragmentation.sender
+        if "src" in changed and sender is not None:  # e.g. src learnt from query_modem_src
+            with queues.lock:
+                sender.src = values["src"]
         link = self.dynamic_link
         if link is not None:
             link.dynamic.default_dest = values["default_dest"]
@@ -162,6 +172,13 @@ class MessageQueueNode(ManagedNode):
             default_priority=values["default_priority"],
             unknown_dests_are_reachable=values["unknown_dests_are_reachable"],
             max_packet_bytes=values["max_packet_bytes"])
+        if fragmenting_packet_codecs(self.codec_config):
+            try:
+                self.fragmentation.configure(self.codec_config, self.queues, values["src"],
+                                             BROADCAST_ADDRESS)
+            except ValueError as exc:
+                self.get_logger().error(f"configure refused: {exc}")
+                return TransitionCallbackReturn.FAILURE
         self._warn_unsendable_queues()
         if values["src"] < 0:
             self._start_src_query()
@@ -262,6 +279,8 @@ class MessageQueueNode(ManagedNode):
             1.0 / self.get_parameter("update_rate").value, self.publish_status,
             callback_group=self._service_group)
         self._subscribe_queue_controls()
+        if self.fragmentation.sender is not None:
+            self.fragmentation.activate(self._subscription_group)
 
     def _subscribe_queue_controls(self) -> None:
         """`queue_priority` / `queue_enable` topics beside the services (ros_acomms v8): the
@@ -305,6 +324,7 @@ class MessageQueueNode(ManagedNode):
         if self.dynamic_link is not None:
             self.dynamic_link.close()
         self.dynamic_link = None
+        self.fragmentation.release()
         self.queues = None
         self.codec_config = None
 
@@ -317,6 +337,9 @@ class MessageQueueNode(ManagedNode):
         for warning in queues.take_clamp_warnings():
             self.get_logger().warning(f"{topic}: {warning}")
         if outcome in ("encode_failures", "rejected_too_large"):
+            self.get_logger().warning(f"message on {topic} not queued: "
+                                      f"{queues.counts.last_error}", throttle_duration_sec=5.0)
+        elif outcome == "fragment_sessions_full":
             self.get_logger().warning(f"message on {topic} not queued: "
                                       f"{queues.counts.last_error}", throttle_duration_sec=5.0)
         elif outcome == "dropped_queue_full":
@@ -370,8 +393,10 @@ class MessageQueueNode(ManagedNode):
             summary_message_counts=[SummaryMessageCount(**s)
                                     for s in snapshot["summary_message_counts"]],
             queue_summaries=[QueueSummary(**s) for s in snapshot["queue_summaries"]]))
+        self.fragmentation.publish(now)
         counts = queues.counts
         counters_pub.publish(QueueCounters(
+            **self.fragmentation.counters(),
             header=header, messages_received=counts.messages_received,
             messages_queued=counts.messages_queued, messages_sent=counts.messages_sent,
             dropped_queue_full=counts.dropped_queue_full, expired_ttl=counts.expired_ttl,

@@ -31,6 +31,11 @@ from acomms_core.codecs.config import (
     check_codec_config_parameters,
     codec_config_from_parameters,
 )
+from acomms_core.fragmentation.settings import fragmenting_packet_codecs
+from acomms_core.nodes.fragmentation_ros import DISPATCH_PARAMETERS as FRAGMENTATION_PARAMETERS
+from acomms_core.nodes.fragmentation_ros import DispatchFragmentation
+from acomms_core.nodes.fragmentation_ros import declare as declare_fragmentation
+from acomms_core.queue.message_queue import BROADCAST_ADDRESS
 from acomms_core.ros.ros_support import (
     ManagedNode,
     declare_parameters,
@@ -57,6 +62,7 @@ COUNTERS = ("packets_received", "packets_unmatched", "messages_published", "unkn
 # packet_rx: packets arrive seconds apart, but a burst (a replay, a flood) waits in the
 # middleware (KEEP_ALL) rather than being overwritten unseen; what the middleware reports lost
 # (message_lost) is counted as packets_lost_on_arrival.
+FRAGMENT_EXPIRY_PERIOD_S = 10.0   # how often stalled incoming fragment sessions are looked for
 PACKET_RX_QOS = QoSProfile(history=HistoryPolicy.KEEP_ALL, reliability=ReliabilityPolicy.RELIABLE)
 
 
@@ -68,6 +74,8 @@ class PacketDispatchNode(ManagedNode):
     def __init__(self, node_name: str = "packet_dispatch_node", **kwargs):
         super().__init__(node_name, **kwargs)
         declare_parameters(self, PARAMETERS, check_codec_config_parameters)
+        self.fragmentation = DispatchFragmentation(self)   # issue 15
+        declare_fragmentation(self, FRAGMENTATION_PARAMETERS)
         self.codec_config = None
         self.counts = dict.fromkeys(COUNTERS, 0)
         self.last_error = ""
@@ -89,6 +97,12 @@ class PacketDispatchNode(ManagedNode):
             self.get_logger().warning(warning)
         self.counts = dict.fromkeys(COUNTERS, 0)
         self.last_error = ""
+        if fragmenting_packet_codecs(self.codec_config):
+            try:
+                self.fragmentation.configure(self.codec_config, BROADCAST_ADDRESS)
+            except ValueError as exc:
+                self.get_logger().error(f"configure refused: {exc}")
+                return TransitionCallbackReturn.FAILURE
         qos = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
         for message in self.codec_config.message_codecs:
             for src, topic in message.publish_topics().items():
@@ -104,6 +118,8 @@ class PacketDispatchNode(ManagedNode):
             self.activated.subscription(
                 ReceivedPacket, "packet_rx", self.on_packet_rx, PACKET_RX_QOS,
                 event_callbacks=SubscriptionEventCallbacks(message_lost=self._on_packet_lost))
+            if self.fragmentation.receiver is not None:
+                self.activated.timer(FRAGMENT_EXPIRY_PERIOD_S, self._expire_fragments)
         except Exception as exc:  # e.g. QoS the middleware refuses
             return self.activate_failed(exc)
         return super().on_activate(state)
@@ -115,8 +131,13 @@ class PacketDispatchNode(ManagedNode):
                                "them")
             self.get_logger().warning(self.last_error, throttle_duration_sec=2.0)
 
+    def _expire_fragments(self) -> None:
+        with self._dispatch_lock:
+            self.fragmentation.expire(now_s(self))
+
     def on_release(self) -> None:
         """Drop references to what configure made (ManagedNode releases the entities)."""
+        self.fragmentation.release()
         self._topic_publishers = {}
         self._status_pub = None
         self.codec_config = None
@@ -147,8 +168,9 @@ class PacketDispatchNode(ManagedNode):
                 self.counts["packets_unmatched"] += 1
             return
         for packet_config in matching:
+            codecs = self.fragmentation.decoders(packet_config, packet.src)
             result = packet_config.packet_codec.decode(
-                miniframe, dataframe, packet_config.codecs_by_id(), received_packet=received,
+                miniframe, dataframe, codecs, received_packet=received,
                 minibytes_valid=list(received.minibytes_valid),
                 databytes_valid=list(received.databytes_valid))
             for name in ("unknown_ids", "checksum_failures", "invalid_bytes", "decode_errors"):
@@ -158,6 +180,12 @@ class PacketDispatchNode(ManagedNode):
                 self.last_error = f"packet from {packet.src}: {error}"
                 self.get_logger().warning(self.last_error, throttle_duration_sec=2.0)
             for codec_id, message in result.messages:
+                if self.fragmentation.is_piece(codec_id):   # issue 15: a fragment or an ack
+                    complete = self.fragmentation.handle(received, codec_id, message, codecs,
+                                                         now_s(self))
+                    if complete is None:
+                        continue
+                    codec_id, message = complete
                 if not self._source_accepted(config, codec_id, packet.src):
                     continue
                 publisher = (self._topic_publishers.get((codec_id, packet.src))
@@ -196,7 +224,7 @@ class PacketDispatchNode(ManagedNode):
         if status_pub is not None:
             status_pub.publish(DispatchStatus(
                 header=Header(stamp=seconds_to_time_msg(now_s(self))), last_error=self.last_error,
-                **self.counts))
+                **self.counts, **self.fragmentation.counters()))
 
 
 def main(args=None) -> int:

@@ -14,6 +14,9 @@ Beyond ros_acomms:
 - every size decision (what a budget holds, what a message costs in a packet, what can never
   fit) is asked of the queue's packet codec (`acomms_core.codecs.PacketCodec`), never assumed;
 - one lock guards the queues, so any number of concurrent callers are served one after another;
+- with `fragmentation` set (acomms_core.fragmentation.queue_hooks.FragmentationSender), an
+  allow_fragmentation message larger than a packet becomes a fragment session, and its pieces
+  and the acks this vehicle owes are offered into packets beside the queued messages;
 - an optional `observer(event, **facts)` hears what happens to each message, under the lock (a
   run's accounting): "queued" (topic, msg, seq, time_s), "refused" (topic, msg, reason: the
   counter's name), "dropped_queue_full" (seq), "expired" (seq), "packed" (seqs, payload: the
@@ -30,6 +33,7 @@ from collections import Counter, deque
 from bitstring import Bits
 
 from acomms_core.codecs import CodecConfig, EncodeError, MessageCodecConfig
+from acomms_core.fragmentation.sender import FragmentRefused
 from acomms_core.modems.registry import DEFAULT_MODEM_PROFILE, modem_profile
 
 BROADCAST_ADDRESS = modem_profile(DEFAULT_MODEM_PROFILE).broadcast_address
@@ -134,7 +138,8 @@ class PacketData:
 
     @property
     def num_messages(self) -> int:
-        return len(self.message_seqs) + len(self.dynamic_messages)
+        """Messages in the packet (fragment pieces and acks included)."""
+        return len(self.codec_ids)
 
 
 @dataclasses.dataclass
@@ -212,6 +217,8 @@ class MessageQueues:
         self.clamp_warnings: list[str] = []
         self._seq = 0
         self.observer = None  # optional callable(event, **facts), see the module docstring
+        # optional acomms_core.fragmentation.queue_hooks.FragmentationSender (issue 15)
+        self.fragmentation = None
 
     def _observe(self, event: str, **facts) -> None:
         if self.observer is not None:
@@ -293,7 +300,11 @@ class MessageQueues:
                 self.counts.non_ascii_replaced += metadata["non_ascii_replaced"]
                 self.counts.last_error = (f"{topic}: {metadata['non_ascii_replaced']} non-ASCII "
                                           "characters sent as '?'")
-            if self.never_fits(queue, len(bits)):
+            never_fits = self.never_fits(queue, len(bits))
+            hooks = self.fragmentation
+            if hooks is not None and hooks.wants(queue, len(bits), never_fits):
+                return self._open_session(hooks, queue, topic, msg, bits, dest, now)
+            if never_fits:
                 self._observe("refused", topic=topic, msg=msg, reason="rejected_too_large")
                 return self._fail("rejected_too_large",
                                   f"{topic}: message is {len(bits)} bits "
@@ -321,6 +332,21 @@ class MessageQueues:
             warnings, self.clamp_warnings = self.clamp_warnings, []
         return warnings
 
+    def _open_session(self, hooks, queue, topic, msg, bits, dest, now: float) -> str:
+        """A message that becomes a fragment session (acomms_core.fragmentation)."""
+        try:
+            hooks.open(queue, bits, dest, now, self._seq + 1)
+        except FragmentRefused as exc:
+            self._observe("refused", topic=topic, msg=msg, reason="rejected_too_large")
+            if exc.counter == "rejected_too_large":
+                return self._fail("rejected_too_large", f"{topic}: {exc}")
+            self.counts.last_error = f"{topic}: {exc}"
+            return exc.counter
+        self._seq += 1
+        self.counts.messages_queued += 1
+        self._observe("queued", topic=topic, msg=msg, seq=self._seq, time_s=now)
+        return "fragmented"
+
     def _fail(self, counter: str, reason: str) -> str:
         setattr(self.counts, counter, getattr(self.counts, counter) + 1)
         self.counts.last_error = reason
@@ -346,11 +372,14 @@ class MessageQueues:
         with self.lock:
             self.counts.packet_requests += 1
             self._expire_locked(now)
-            return self.pack_locked(self._select(request), request, now)
+            packet, planned = self._fill(request, now)
+            return self.pack_locked(packet.chosen, request, now, planned)
 
-    def pack_locked(self, chosen: list, request: PacketRequest, now: float) -> PacketData:
+    def pack_locked(self, chosen: list, request: PacketRequest, now: float,
+                    planned: list = ()) -> PacketData:
         """Pack the chosen messages in order and take the queued ones out of their queues.
-        `chosen` may also hold dynamic queues' messages (acomms_core.queue.dynamic_queue:
+        `chosen` may hold fragment pieces and acks (QueuedMessages of a PieceQueue, committed
+        through `planned`) and dynamic queues' messages (acomms_core.queue.dynamic_queue:
         anything that is not a QueuedMessage, with `queue`, `bits`, `dest` and `key`)."""
         if not chosen:
             return PacketData(dest=request.dest if request.match_dest else 0)
@@ -361,34 +390,57 @@ class MessageQueues:
         queued = [m for m in chosen if isinstance(m, QueuedMessage)]
         for message in queued:
             message.queue.remove(message)
-        self.counts.messages_sent += len(chosen)
-        self._observe("packed", seqs=[m.seq for m in queued], payload=mini + data, time_s=now)
+        if planned:
+            self.fragmentation.commit(planned, now)
+        seqs = [m.seq for m in queued if m.seq]   # fragment acks have no message number
+        self.counts.messages_sent += sum(not hasattr(m.queue, "is_fragment") for m in chosen)
+        self._observe("packed", seqs=seqs, payload=mini + data, time_s=now)
         return PacketData(dest=chosen[0].dest, miniframe_bytes=mini, dataframe_bytes=data,
-                          message_seqs=[m.seq for m in queued],
+                          message_seqs=seqs,
                           codec_ids=[m.queue.codec_id for m in chosen],
                           dynamic_messages=[m.key for m in chosen
                                             if not isinstance(m, QueuedMessage)])
 
-    def _eligible_queues(self, request: PacketRequest) -> list[TopicQueue]:
-        require, exclude = set(request.require_tags), set(request.exclude_tags)
-        eligible = []
-        for queue in self.queues.values():
-            if not queue.messages or not queue.active:
-                continue
-            if request.minimum_priority and queue.priority < request.minimum_priority:
-                continue
-            if require and not (queue.tags & require):
-                continue
-            if exclude and (queue.tags & exclude):
-                continue
-            eligible.append(queue)
-        return eligible
+    def _fill(self, request: PacketRequest, now: float) -> tuple[_PacketFill, list]:
+        """The packet's messages: fragment pieces and acks of at least the highest queued
+        priority first, then queued messages, then the other pieces (fragmentation.queue_hooks)."""
+        packet = _PacketFill(request, self.is_reachable)
+        hooks = self.fragmentation
+        if hooks is None:
+            self._select(request, packet)
+            return packet, []
+        eligible = self._eligible_queues(request)
+        def may_send(queue) -> bool:
+            return self._queue_eligible(queue, request)
+        top = max((queue.priority for queue in eligible), default=None)
+        planned = hooks.fill(packet, request, may_send, now, at_least=top) if top is not None \
+            else []
+        self._select(request, packet)
+        return packet, planned + hooks.fill(packet, request, may_send, now)
 
-    def _select(self, request: PacketRequest) -> list[QueuedMessage]:
+    @staticmethod
+    def _queue_eligible(queue: TopicQueue, request: PacketRequest) -> bool:
+        """Whether the request lets this queue send (active, priority, tags)."""
+        if not queue.active:
+            return False
+        if request.minimum_priority and queue.priority < request.minimum_priority:
+            return False
+        require, exclude = set(request.require_tags), set(request.exclude_tags)
+        if require and not (queue.tags & require):
+            return False
+        return not (exclude and (queue.tags & exclude))
+
+    def _eligible_queues(self, request: PacketRequest) -> list[TopicQueue]:
+        return [queue for queue in self.queues.values()
+                if queue.messages and self._queue_eligible(queue, request)]
+
+    def _select(self, request: PacketRequest,
+                packet: _PacketFill | None = None) -> list[QueuedMessage]:
         by_priority: dict[int, list[TopicQueue]] = {}
         for queue in self._eligible_queues(request):
             by_priority.setdefault(queue.priority, []).append(queue)
-        packet = _PacketFill(request, self.is_reachable)
+        if packet is None:
+            packet = _PacketFill(request, self.is_reachable)
         for priority in sorted(by_priority, reverse=True):
             if self._fill_level(packet, by_priority[priority]):
                 break
