@@ -432,6 +432,8 @@ class LifecycleManager(_NodeReach, Node):
         try:
             return await action()
         except Exception as exc:  # a bug here must be reported, not kill the executor
+            if self._stopping():
+                return False, f"{what} interrupted: the process is stopping"
             self.manager_state = "failed"
             self.last_message = f"{what} failed unexpectedly: {exc!r}"
             self.get_logger().error(self.last_message)
@@ -465,6 +467,8 @@ class LifecycleManager(_NodeReach, Node):
         return True, self.last_message
 
     async def _startup_failed(self, reason: str, changed: list[_Managed]) -> tuple[bool, str]:
+        if self._stopping():
+            return False, "startup interrupted: the process is stopping"
         self.get_logger().error(f"startup failed: {reason}; rolling back")
         rolled_back, problems = await self._roll_back(changed)
         self.manager_state = "failed"
@@ -597,6 +601,10 @@ class LifecycleManager(_NodeReach, Node):
         if managed.state != expected:
             managed.problem = f"{label} left it {managed.state}, expected {expected}"
             raise TransitionError(f"{managed.name}: {managed.problem}")
+
+    def _stopping(self) -> bool:
+        """The process is going down (SIGINT): what is in flight ends quietly."""
+        return getattr(self, "_destroyed", False) or not self.context.ok()
 
     def destroy_node(self):
         self._destroyed = True  # a pending startup coroutine must not touch a dead handle
