@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import sys
+import threading
 import time
 from typing import Any
 
@@ -177,12 +178,17 @@ class _NodeReach:
     node handed over with `use_local_nodes`, the node object itself. Mixed into
     LifecycleManager (uses its `_resources`, `_group`, `_steady`, `_timeout`, `_service_wait`)."""
 
+    def _make_clients(self, managed: _Managed) -> None:
+        """Both service clients, once (status and startup may run in parallel threads)."""
+        with self._clients_lock:
+            if managed.get_state is None:
+                managed.change_state = self._resources.client(
+                    ChangeState, f"{managed.name}/change_state", callback_group=self._group)
+                managed.get_state = self._resources.client(
+                    GetState, f"{managed.name}/get_state", callback_group=self._group)
+
     async def _wait_for_services(self, managed: _Managed) -> None:
-        if managed.change_state is None:
-            managed.change_state = self._resources.client(
-                ChangeState, f"{managed.name}/change_state", callback_group=self._group)
-            managed.get_state = self._resources.client(
-                GetState, f"{managed.name}/get_state", callback_group=self._group)
+        self._make_clients(managed)
         deadline = time.monotonic() + self._service_wait
         while not (managed.change_state.service_is_ready()
                    and managed.get_state.service_is_ready()):
@@ -329,6 +335,7 @@ class LifecycleManager(_NodeReach, Node):
     def __init__(self, node_name: str = "lifecycle_manager", **kwargs):
         super().__init__(node_name, **kwargs)
         self._group = ReentrantCallbackGroup()
+        self._clients_lock = threading.Lock()
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         values = declare_parameters(self, PARAMETERS, check_node_names)
         self._resources = NodeResources(self)  # released by destroy_node
@@ -409,8 +416,13 @@ class LifecycleManager(_NodeReach, Node):
         return await self._respond(response, "restart", restart)
 
     async def _on_status(self, request, response):
-        for managed in self._managed:
-            await self._refresh_state(managed)
+        for managed in self._managed:  # one quick read each: a status never waits long
+            if managed.node is None:
+                self._make_clients(managed)
+                if not managed.get_state.service_is_ready():
+                    managed.state = "unknown"
+                    continue
+            await self._refresh_state(managed, attempts=Attempts(0.0))
         self._publish_status()
         response.success = all(m.state == "active" for m in self._managed)
         lines = [f"manager {self.manager_state}"]
