@@ -33,6 +33,7 @@ import time
 import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+SIGTERM_TIMEOUT_S = 20
 BAD_OUTPUT = ("[ERROR]", "InvalidHandle", "Traceback", "exit code -", "process has died")
 
 FLEET_LAUNCH = '''
@@ -60,6 +61,9 @@ def share(package: str) -> pathlib.Path:
 
 
 def launch_command(launch_file: pathlib.Path, *arguments: str) -> list[str]:
+    # Exiting 16 processes at once on 2 busy cores can take longer than launch's default 5 s
+    # before it escalates to SIGTERM.
+    arguments = (*arguments, f"sigterm_timeout:={SIGTERM_TIMEOUT_S}")
     if shutil.which("ros2"):
         return ["ros2", "launch", str(launch_file), *arguments]
     return [sys.executable, str(ROOT / "scripts" / "run_launch.py"), str(launch_file),

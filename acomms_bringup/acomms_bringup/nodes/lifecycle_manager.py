@@ -142,6 +142,7 @@ TRANSITION_LABELS = {Transition.TRANSITION_CONFIGURE: "configure",
                      Transition.TRANSITION_CLEANUP: "cleanup"}
 TRANSITION_IDS = {label: transition_id for transition_id, label in TRANSITION_LABELS.items()}
 LOCAL_BUSY_POLL_SECONDS = 0.002  # while an in-process node is inside another of its callbacks
+MANAGER_POLL_SECONDS = 0.1  # while waiting for the managers of wait_for_managers
 
 
 @dataclasses.dataclass
@@ -352,6 +353,7 @@ class LifecycleManager(_NodeReach, Node):
         for service, handler in (("startup", self._on_startup), ("shutdown", self._on_shutdown),
                                  ("restart", self._on_restart), ("status", self._on_status)):
             self._resources.service(Trigger, f"~/{service}", handler, callback_group=self._group)
+        self._follow_managers()
         self._publish_status()
         self._autostart_timer = None
         if values["autostart"]:
@@ -557,39 +559,38 @@ class LifecycleManager(_NodeReach, Node):
         await self._drive([managed], DOWN)
         return managed.state != before
 
-    async def _wait_for_managers(self) -> None:
-        """Until every manager of `wait_for_managers` reports its group active (its
-        transient-local manager_status), or manager_wait_seconds pass."""
-        waiting = {resolve_node_name(name, self.get_namespace()): "no status yet"
-                   for name in self._wait_for}
-        if not waiting:
-            return
-        self.get_logger().info(f"waiting for {', '.join(waiting)} to be active")
-        done = Future()
-
-        def on_status(name, array):
-            state = next((v.value for v in array.status[0].values if v.key == "state"), "?")
-            waiting[name] = "active" if state == "active" else (
-                f"{state}: {array.status[0].message}")
-            if all(v == "active" for v in waiting.values()) and not done.done():
-                done.set_result(True)
-
+    def _follow_managers(self) -> None:
+        """Subscribe once to each `wait_for_managers` manager's transient-local manager_status
+        (kept until destroy_node: destroying entities while a multi-threaded executor builds its
+        wait set is not safe)."""
+        self._followed = {resolve_node_name(name, self.get_namespace()): "no status yet"
+                          for name in self._wait_for}
         qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                          reliability=ReliabilityPolicy.RELIABLE)
-        subscriptions = [self.create_subscription(
-            DiagnosticArray, f"{name}/manager_status",
-            lambda array, name=name: on_status(name, array), qos, callback_group=self._group)
-            for name in waiting]
-        try:
-            with self._steady_timer(self.get_parameter("manager_wait_seconds").value,
-                                    lambda: done.done() or done.set_result(False)):
-                ready = await done
-        finally:
-            for subscription in subscriptions:
-                self.destroy_subscription(subscription)
-        if not ready:
-            late = "; ".join(f"{n} ({s})" for n, s in waiting.items() if s != "active")
-            raise TransitionError(f"managers not active in time: {late}")
+        for name in self._followed:
+            self._resources.subscription(
+                DiagnosticArray, f"{name}/manager_status",
+                lambda array, name=name: self._on_followed_status(name, array), qos,
+                callback_group=self._group)
+
+    def _on_followed_status(self, name: str, array: DiagnosticArray) -> None:
+        manager = array.status[0]
+        state = next((v.value for v in manager.values if v.key == "state"), "?")
+        self._followed[name] = "active" if state == "active" else f"{state}: {manager.message}"
+
+    async def _wait_for_managers(self) -> None:
+        """Until every manager of `wait_for_managers` reports its group active, or
+        manager_wait_seconds pass."""
+        if not self._followed:
+            return
+        self.get_logger().info(f"waiting for {', '.join(self._followed)} to be active")
+        deadline = time.monotonic() + self.get_parameter("manager_wait_seconds").value
+        while any(state != "active" for state in self._followed.values()):
+            if time.monotonic() >= deadline:
+                late = "; ".join(f"{n} ({s})" for n, s in self._followed.items()
+                                 if s != "active")
+                raise TransitionError(f"managers not active in time: {late}")
+            await self._sleep(MANAGER_POLL_SECONDS)
 
     # --- transitions -----------------------------------------------------------------------
 

@@ -139,6 +139,11 @@ def run_node(node_factory: Callable[[], Any], args: list[str] | None = None) -> 
                 executor.spin()
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
+        except Exception:
+            # SIGINT shut the context down while the executor was between two waits: rclpy
+            # then raises from its next wait set (RCLError) instead of ExternalShutdownException.
+            if not (interrupted or not rclpy.ok()):
+                raise
         finally:
             executor.shutdown()
             node.destroy_node()
