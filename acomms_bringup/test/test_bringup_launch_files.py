@@ -12,8 +12,8 @@ import types
 
 import pytest
 
-from acomms_bringup.description.scenario import ScenarioError, load_scenario
 from acomms_bringup.description.launch_actions import for_launch
+from acomms_bringup.description.scenario import ScenarioError, load_scenario
 from acomms_bringup.description.stack import describe_stack, describe_vehicle
 from acomms_bringup.description.vehicle_params import (
     ParamsFileError,
