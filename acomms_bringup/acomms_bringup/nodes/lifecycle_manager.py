@@ -1,13 +1,19 @@
 """lifecycle_manager: bring a vehicle's lifecycle nodes up and down in dependency order.
 
-Drives the nodes named in `node_names` (fully qualified, in dependency order) through their
-standard `<node>/change_state` and `<node>/get_state` services (lifecycle_msgs), so it works the
-same for nodes in this process (embedded runner) and in other processes (launch files).
+Drives the nodes named in `node_names` (in dependency order; relative names are resolved in the
+manager's namespace, so a launch file can push a namespace around the manager and its nodes)
+through their standard `<node>/change_state` and `<node>/get_state` services (lifecycle_msgs), so
+it works the same for nodes in this process (embedded runner) and in other processes (launch files).
 
-- startup: configure every node in order, then activate every node in order. If one fails (the
-  transition is refused or fails, its services do not appear, or it does not answer in time), the
-  manager names the node and the reason, then rolls back what this startup changed (deactivate,
-  clean up, in reverse order), so no node is left half-started.
+- startup: configure every node in order, then activate every node in order, each step planned
+  by `acomms_bringup.description.bringup_policy.next_step` from the states, the moved node's
+  state read again just before its transition. A call whose answer does not come within
+  `transition_timeout_seconds` is not a failure: it is retried with backoff until
+  `retry_deadline_seconds` (a change_state only after reading that the node did not move). If a
+  node refuses a transition, stays away, or the deadline passes, the manager names the node and
+  the reason, then rolls back what this startup changed (deactivate, clean up, in reverse
+  order), so no node is left half-started. With `wait_for_managers`, startup first waits until
+  those managers report their groups active (their `manager_status`).
 - shutdown: deactivate then clean up in reverse order (best effort; failures are reported).
 - restart: shutdown then startup.
 
