@@ -14,6 +14,7 @@ set -u
 # Keep test traffic off the vehicle network and away from other test runs on this machine.
 export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
 export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-$(( (RANDOM % 100) + 1 ))}"
+export ACOMMS_TEST_ISOLATED=1  # conftest.py: keep this domain (per xdist worker)
 targets=() extra=()
 while [ $# -gt 0 ]; do
   case "$1" in

@@ -1,13 +1,19 @@
 """lifecycle_manager: bring a vehicle's lifecycle nodes up and down in dependency order.
 
-Drives the nodes named in `node_names` (fully qualified, in dependency order) through their
-standard `<node>/change_state` and `<node>/get_state` services (lifecycle_msgs), so it works the
-same for nodes in this process (embedded runner) and in other processes (launch files).
+Drives the nodes named in `node_names` (in dependency order; relative names are resolved in the
+manager's namespace, so a launch file can push a namespace around the manager and its nodes)
+through their standard `<node>/change_state` and `<node>/get_state` services (lifecycle_msgs), so
+it works the same for nodes in this process (embedded runner) and in other processes (launch files).
 
-- startup: configure every node in order, then activate every node in order. If one fails (the
-  transition is refused or fails, its services do not appear, or it does not answer in time), the
-  manager names the node and the reason, then rolls back what this startup changed (deactivate,
-  clean up, in reverse order), so no node is left half-started.
+- startup: configure every node in order, then activate every node in order, each step planned
+  by `acomms_bringup.description.bringup_policy.next_step` from the states, the moved node's
+  state read again just before its transition. A call whose answer does not come within
+  `transition_timeout_seconds` is not a failure: it is retried with backoff until
+  `retry_deadline_seconds` (a change_state only after reading that the node did not move). If a
+  node refuses a transition, stays away, or the deadline passes, the manager names the node and
+  the reason, then rolls back what this startup changed (deactivate, clean up, in reverse
+  order), so no node is left half-started. With `wait_for_managers`, startup first waits until
+  those managers report their groups active (their `manager_status`).
 - shutdown: deactivate then clean up in reverse order (best effort; failures are reported).
 - restart: shutdown then startup.
 
@@ -36,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import sys
+import threading
 import time
 from typing import Any
 
@@ -51,6 +58,17 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 from std_srvs.srv import Trigger
 
+from acomms_bringup.description.bringup_policy import (
+    DOWN,
+    TRANSITION_STATES,
+    UP,
+    Attempts,
+    Blocked,
+    Wait,
+    is_valid_node_name,
+    next_step,
+    resolve_node_name,
+)
 from acomms_core.ros.ros_support import (
     NodeResources,
     ParameterSpec,
@@ -69,8 +87,9 @@ STATE_LABELS = {
 
 PARAMETERS = (
     ParameterSpec("node_names", None,
-                  "Fully qualified names of the lifecycle nodes to manage, in dependency order "
-                  "(started in this order, stopped in reverse).",
+                  "Names of the lifecycle nodes to manage, in dependency order (started in this "
+                  "order, stopped in reverse); relative names are resolved in the manager's "
+                  "namespace.",
                   read_only=True, parameter_type=Parameter.Type.STRING_ARRAY),
     ParameterSpec("autostart", True,
                   "Start (configure + activate) the managed nodes as soon as the manager runs."),
@@ -80,17 +99,32 @@ PARAMETERS = (
     ParameterSpec("service_wait_seconds", 10.0,
                   "Longest wait for a managed node's lifecycle services to appear, s (wall time).",
                   minimum=0.0, maximum=600.0),
+    ParameterSpec("retry_deadline_seconds", 60.0,
+                  "How long one step (a state read or a transition) is retried when its answer "
+                  "does not come, with backoff, before the manager gives up, s (wall time).",
+                  minimum=0.0, maximum=3600.0),
+    ParameterSpec("wait_for_managers", None,
+                  "Other lifecycle managers (names, relative ones in this namespace) whose groups "
+                  "must be active before this manager starts its own (e.g. the clock after every "
+                  "vehicle).",
+                  read_only=True, parameter_type=Parameter.Type.STRING_ARRAY),
+    ParameterSpec("manager_wait_seconds", 300.0,
+                  "Longest wait for the managers in wait_for_managers to be active, s (wall time).",
+                  minimum=0.0, maximum=3600.0),
 )
 
 
 def check_node_names(values: dict[str, Any]) -> str | None:
-    """Pure validator: node_names must be distinct fully qualified node names."""
+    """Pure validator: node_names must be distinct node names (fully qualified or relative);
+    wait_for_managers must be node names too."""
     names = list(values.get("node_names") or ())
     if not names:
-        return "node_names: give at least one fully qualified lifecycle node name"
-    for name in names:
-        if not name.startswith("/") or name.endswith("/") or "//" in name:
-            return f"node_names: {name!r} is not a fully qualified node name like /auv/node"
+        return "node_names: give at least one lifecycle node name"
+    for key in ("node_names", "wait_for_managers"):
+        for name in values.get(key) or ():
+            if not is_valid_node_name(name):
+                return (f"{key}: {name!r} is not a node name like /auv/node (fully qualified) "
+                        "or node (relative to the manager's namespace)")
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         return f"node_names: listed more than once: {duplicates}"
@@ -112,7 +146,9 @@ TRANSITION_LABELS = {Transition.TRANSITION_CONFIGURE: "configure",
                      Transition.TRANSITION_ACTIVATE: "activate",
                      Transition.TRANSITION_DEACTIVATE: "deactivate",
                      Transition.TRANSITION_CLEANUP: "cleanup"}
+TRANSITION_IDS = {label: transition_id for transition_id, label in TRANSITION_LABELS.items()}
 LOCAL_BUSY_POLL_SECONDS = 0.002  # while an in-process node is inside another of its callbacks
+MANAGER_POLL_SECONDS = 0.1  # while waiting for the managers of wait_for_managers
 
 
 @dataclasses.dataclass
@@ -149,12 +185,17 @@ class _NodeReach:
     node handed over with `use_local_nodes`, the node object itself. Mixed into
     LifecycleManager (uses its `_resources`, `_group`, `_steady`, `_timeout`, `_service_wait`)."""
 
+    def _make_clients(self, managed: _Managed) -> None:
+        """Both service clients, once (status and startup may run in parallel threads)."""
+        with self._clients_lock:
+            if managed.get_state is None:
+                managed.change_state = self._resources.client(
+                    ChangeState, f"{managed.name}/change_state", callback_group=self._group)
+                managed.get_state = self._resources.client(
+                    GetState, f"{managed.name}/get_state", callback_group=self._group)
+
     async def _wait_for_services(self, managed: _Managed) -> None:
-        if managed.change_state is None:
-            managed.change_state = self._resources.client(
-                ChangeState, f"{managed.name}/change_state", callback_group=self._group)
-            managed.get_state = self._resources.client(
-                GetState, f"{managed.name}/get_state", callback_group=self._group)
+        self._make_clients(managed)
         deadline = time.monotonic() + self._service_wait
         while not (managed.change_state.service_is_ready()
                    and managed.get_state.service_is_ready()):
@@ -166,8 +207,9 @@ class _NodeReach:
                     "running, with that exact name and namespace?)")
             await self._sleep(0.05)
 
-    async def _call(self, kind: str, request, what: str, managed: _Managed):
-        """`kind` ("change_state" or "get_state") service call to a node; its answer."""
+    async def _call_once(self, kind: str, request, what: str, managed: _Managed):
+        """One `kind` ("change_state" or "get_state") call; its answer, or None when none came
+        within the transition timeout (lost or late: the caller decides whether to retry)."""
         client = getattr(managed, kind)
         if client is None or not client.service_is_ready():
             await self._wait_for_services(managed)
@@ -180,24 +222,77 @@ class _NodeReach:
                 managed.problem = f"{what} call failed: {exc}"
                 raise TransitionError(f"{managed.name}: {managed.problem}") from None
         if future.cancelled() or result is None:
-            managed.problem = f"{what} got no answer within {self._timeout:g} s"
-            raise TransitionError(f"{managed.name}: {managed.problem}")
+            client.remove_pending_request(future)
+            return None
         return result
 
-    async def _refresh_state(self, managed: _Managed, required: bool = False) -> str:
+    def _no_answer(self, managed: _Managed, what: str, attempts: Attempts) -> TransitionError:
+        managed.problem = (f"{what} got no answer within {self._timeout:g} s "
+                           f"({attempts.count} attempts in {self._retry_deadline:g} s)")
+        return TransitionError(f"{managed.name}: {managed.problem}")
+
+    async def _pause_or_give_up(self, managed: _Managed, what: str, attempts: Attempts):
+        pause = attempts.next_pause_s()
+        if pause is None:
+            raise self._no_answer(managed, what, attempts)
+        await self._sleep(pause)
+
+    async def _read_state(self, managed: _Managed, what: str = "get_state",
+                          attempts: Attempts | None = None) -> str:
+        """get_state, retried with backoff until the retry deadline (or that of `attempts`,
+        the transition it is part of, reported as `what`)."""
+        attempts = attempts or Attempts(self._retry_deadline)
+        while True:
+            attempts.attempted()
+            result = await self._call_once("get_state", GetState.Request(), "get_state",
+                                           managed)
+            if result is not None:
+                return STATE_LABELS.get(result.current_state.id,
+                                        result.current_state.label or "unknown")
+            await self._pause_or_give_up(managed, what, attempts)
+
+    async def _refresh_state(self, managed: _Managed, required: bool = False,
+                             what: str = "get_state", attempts: Attempts | None = None) -> str:
         if managed.node is not None:
             managed.state = lifecycle_state_label(managed.node)
             return managed.state
         try:
-            result = await self._call("get_state", GetState.Request(), "get_state", managed)
+            managed.state = await self._read_state(managed, what, attempts)
         except TransitionError:
             managed.state = "unknown"
             if required:
                 raise
-            return managed.state
-        managed.state = STATE_LABELS.get(result.current_state.id,
-                                         result.current_state.label or "unknown")
         return managed.state
+
+    async def _service_transition(self, managed: _Managed, transition_id: int, label: str,
+                                  expected: str) -> bool:
+        """change_state over the service; an answer that does not come is not a failure: the
+        state is read again, and the transition sent again only if it did not happen."""
+        before = managed.state
+        request = ChangeState.Request(transition=Transition(id=transition_id))
+        attempts = Attempts(self._retry_deadline)
+        while True:
+            attempts.attempted()
+            result = await self._call_once("change_state", request, label, managed)
+            if result is not None:
+                return result.success
+            state = await self._settled_state(managed, attempts, label)
+            if state == expected:
+                return True
+            if state != before:
+                return False  # it moved elsewhere (a failed transition): not retried
+            self.get_logger().warning(f"{managed.name}: {label} got no answer within "
+                                      f"{self._timeout:g} s; the node is still {state}: "
+                                      "sending it again")
+            await self._pause_or_give_up(managed, label, attempts)
+
+    async def _settled_state(self, managed: _Managed, attempts: Attempts, what: str) -> str:
+        """The node's state once it is out of any transition state (read again with backoff)."""
+        while True:
+            state = await self._refresh_state(managed, True, what, attempts)
+            if state not in TRANSITION_STATES:
+                return state
+            await self._pause_or_give_up(managed, what, attempts)
 
     async def _local_transition(self, managed: _Managed, transition_id: int, label: str) -> bool:
         """Run the transition in this thread, as the node's change_state service would: inside
@@ -241,16 +336,57 @@ class _NodeReach:
             self.destroy_timer(timer)
 
 
-class LifecycleManager(_NodeReach, Node):
+class _FollowManagers:
+    """`wait_for_managers`: other managers whose groups must be active first. Mixed into
+    LifecycleManager (uses its `_wait_for`, `_resources`, `_group`, `_sleep`)."""
+
+    def _follow_managers(self) -> None:
+        """Subscribe once to each `wait_for_managers` manager's transient-local manager_status
+        (kept until destroy_node: destroying entities while a multi-threaded executor builds its
+        wait set is not safe)."""
+        self._followed = {resolve_node_name(name, self.get_namespace()): "no status yet"
+                          for name in self._wait_for}
+        qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                         reliability=ReliabilityPolicy.RELIABLE)
+        for name in self._followed:
+            self._resources.subscription(
+                DiagnosticArray, f"{name}/manager_status",
+                lambda array, name=name: self._on_followed_status(name, array), qos,
+                callback_group=self._group)
+
+    def _on_followed_status(self, name: str, array: DiagnosticArray) -> None:
+        manager = array.status[0]
+        state = next((v.value for v in manager.values if v.key == "state"), "?")
+        self._followed[name] = "active" if state == "active" else f"{state}: {manager.message}"
+
+    async def _wait_for_managers(self) -> None:
+        """Until every manager of `wait_for_managers` reports its group active, or
+        manager_wait_seconds pass."""
+        if not self._followed:
+            return
+        self.get_logger().info(f"waiting for {', '.join(self._followed)} to be active")
+        deadline = time.monotonic() + self.get_parameter("manager_wait_seconds").value
+        while any(state != "active" for state in self._followed.values()):
+            if time.monotonic() >= deadline:
+                late = "; ".join(f"{n} ({s})" for n, s in self._followed.items()
+                                 if s != "active")
+                raise TransitionError(f"managers not active in time: {late}")
+            await self._sleep(MANAGER_POLL_SECONDS)
+
+
+class LifecycleManager(_FollowManagers, _NodeReach, Node):
     """Configures/activates its managed nodes in order; rolls back on failure."""
 
     def __init__(self, node_name: str = "lifecycle_manager", **kwargs):
         super().__init__(node_name, **kwargs)
         self._group = ReentrantCallbackGroup()
+        self._clients_lock = threading.Lock()
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         values = declare_parameters(self, PARAMETERS, check_node_names)
         self._resources = NodeResources(self)  # released by destroy_node
-        self._managed = [_Managed(name) for name in values["node_names"]]
+        self._managed = [_Managed(resolve_node_name(name, self.get_namespace()))
+                         for name in values["node_names"]]
+        self._wait_for = tuple(values["wait_for_managers"] or ())  # read-only parameter
         self.manager_state = "idle"  # idle | starting | active | stopping | failed
         self.last_message = ""
         self._busy = False
@@ -261,6 +397,7 @@ class LifecycleManager(_NodeReach, Node):
         for service, handler in (("startup", self._on_startup), ("shutdown", self._on_shutdown),
                                  ("restart", self._on_restart), ("status", self._on_status)):
             self._resources.service(Trigger, f"~/{service}", handler, callback_group=self._group)
+        self._follow_managers()
         self._publish_status()
         self._autostart_timer = None
         if values["autostart"]:
@@ -301,6 +438,10 @@ class LifecycleManager(_NodeReach, Node):
     def _service_wait(self) -> float:
         return self.get_parameter("service_wait_seconds").value
 
+    @property
+    def _retry_deadline(self) -> float:
+        return self.get_parameter("retry_deadline_seconds").value
+
     # --- service handlers -------------------------------------------------------------------
 
     async def _autostart(self):
@@ -321,8 +462,13 @@ class LifecycleManager(_NodeReach, Node):
         return await self._respond(response, "restart", restart)
 
     async def _on_status(self, request, response):
-        for managed in self._managed:
-            await self._refresh_state(managed)
+        for managed in self._managed:  # one quick read each: a status never waits long
+            if managed.node is None:
+                self._make_clients(managed)
+                if not managed.get_state.service_is_ready():
+                    managed.state = "unknown"
+                    continue
+            await self._refresh_state(managed, attempts=Attempts(0.0))
         self._publish_status()
         response.success = all(m.state == "active" for m in self._managed)
         lines = [f"manager {self.manager_state}"]
@@ -344,6 +490,8 @@ class LifecycleManager(_NodeReach, Node):
         try:
             return await action()
         except Exception as exc:  # a bug here must be reported, not kill the executor
+            if self._stopping():
+                return False, f"{what} interrupted: the process is stopping"
             self.manager_state = "failed"
             self.last_message = f"{what} failed unexpectedly: {exc!r}"
             self.get_logger().error(self.last_message)
@@ -360,41 +508,59 @@ class LifecycleManager(_NodeReach, Node):
         self._publish_status()
         changed: list[_Managed] = []  # nodes this startup moved, in the order it moved them
         try:
+            await self._wait_for_managers()
             for managed in self._managed:
                 managed.problem = ""
                 if managed.node is None:
                     await self._wait_for_services(managed)
                 await self._refresh_state(managed, required=True)
-            for managed in self._managed:
-                if managed.state == "unconfigured":
-                    # A node that failed or timed out mid-transition may still have moved:
-                    # it is rolled back too (from wherever it ended up).
-                    changed.append(managed)
-                    await self._transition(managed, Transition.TRANSITION_CONFIGURE, "inactive")
-                elif managed.state not in ("inactive", "active"):
-                    raise TransitionError(f"{managed.name}: cannot configure from state "
-                                          f"{managed.state}")
-            for managed in self._managed:
-                if managed.state == "inactive":
-                    if managed not in changed:
-                        changed.append(managed)
-                    await self._transition(managed, Transition.TRANSITION_ACTIVATE, "active")
+            # A node that failed or timed out mid-transition may still have moved: it is
+            # rolled back too (from wherever it ended up).
+            await self._drive(self._managed, UP, changed)
         except TransitionError as exc:
-            reason = str(exc)
-            self.get_logger().error(f"startup failed: {reason}; rolling back")
-            rolled_back, problems = await self._roll_back(changed)
-            self.manager_state = "failed"
-            message = f"startup failed: {reason}"
-            message += (f"; rolled back {', '.join(rolled_back)}" if rolled_back
-                        else "; nothing to roll back")
-            if problems:
-                message += f"; roll-back problems: {'; '.join(problems)}"
-            self.last_message = message
-            return False, message
+            return await self._startup_failed(str(exc), changed)
         self.manager_state = "active"
         self.last_message = f"startup: {len(self._managed)} nodes active"
         self.get_logger().info(f"{self.last_message}: {', '.join(self.node_names)}")
         return True, self.last_message
+
+    async def _startup_failed(self, reason: str, changed: list[_Managed]) -> tuple[bool, str]:
+        if self._stopping():
+            return False, "startup interrupted: the process is stopping"
+        self.get_logger().error(f"startup failed: {reason}; rolling back")
+        rolled_back, problems = await self._roll_back(changed)
+        self.manager_state = "failed"
+        message = f"startup failed: {reason}"
+        message += (f"; rolled back {', '.join(rolled_back)}" if rolled_back
+                    else "; nothing to roll back")
+        if problems:
+            message += f"; roll-back problems: {'; '.join(problems)}"
+        self.last_message = message
+        return False, message
+
+    async def _drive(self, nodes: list[_Managed], direction: str,
+                     changed: list[_Managed] | None = None) -> None:
+        """Move `nodes` (dependency order) all the way up or down, one transition at a time,
+        each planned by `next_step` from the states known, the moved node's state read again
+        just before its transition."""
+        while True:
+            plan = next_step([m.state for m in nodes], direction)
+            if plan is None:
+                return
+            managed = nodes[plan.index]
+            if isinstance(plan, Blocked):
+                managed.problem = plan.reason
+                raise TransitionError(f"{managed.name}: {plan.reason}")
+            if isinstance(plan, Wait):
+                await self._settled_state(managed, Attempts(self._retry_deadline),
+                                          f"leaving state {plan.state}")
+                continue
+            before = managed.state
+            if managed.node is None and await self._refresh_state(managed, True) != before:
+                continue  # someone else moved it: plan again
+            if changed is not None and managed not in changed:
+                changed.append(managed)
+            await self._transition(managed, TRANSITION_IDS[plan.transition], plan.expected)
 
     async def shutdown(self) -> tuple[bool, str]:
         """Deactivate then clean up every node, in reverse order; report what failed."""
@@ -432,16 +598,10 @@ class LifecycleManager(_NodeReach, Node):
 
     async def _bring_down(self, managed: _Managed) -> bool:
         """Deactivate and clean up as needed; True if the node had to be moved."""
-        if managed.state == "unknown":
-            await self._refresh_state(managed, required=True)
-        moved = False
-        if managed.state == "active":
-            await self._transition(managed, Transition.TRANSITION_DEACTIVATE, "inactive")
-            moved = True
-        if managed.state == "inactive":
-            await self._transition(managed, Transition.TRANSITION_CLEANUP, "unconfigured")
-            moved = True
-        return moved
+        await self._refresh_state(managed, required=True)
+        before = managed.state
+        await self._drive([managed], DOWN)
+        return managed.state != before
 
     # --- transitions -----------------------------------------------------------------------
 
@@ -453,8 +613,8 @@ class LifecycleManager(_NodeReach, Node):
             if managed.node is not None:
                 success = await self._local_transition(managed, transition_id, label)
             else:
-                request = ChangeState.Request(transition=Transition(id=transition_id))
-                success = (await self._call("change_state", request, label, managed)).success
+                success = await self._service_transition(managed, transition_id, label,
+                                                         expected)
         finally:
             # Whatever happened, learn where the node ended up (rollback depends on it).
             await self._refresh_state(managed)
@@ -465,6 +625,10 @@ class LifecycleManager(_NodeReach, Node):
         if managed.state != expected:
             managed.problem = f"{label} left it {managed.state}, expected {expected}"
             raise TransitionError(f"{managed.name}: {managed.problem}")
+
+    def _stopping(self) -> bool:
+        """The process is going down (SIGINT): what is in flight ends quietly."""
+        return getattr(self, "_destroyed", False) or not self.context.ok()
 
     def destroy_node(self):
         self._destroyed = True  # a pending startup coroutine must not touch a dead handle

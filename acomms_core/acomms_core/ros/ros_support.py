@@ -27,7 +27,7 @@ from acomms_core.ros.parameter_spec import ParameterSpec, Validator
 __all__ = ["ParameterSpec", "Validator", "declare_parameters", "parameter_values", "run_node",
            "is_active", "lifecycle_state_label", "NodeResources", "ManagedNode",
            "destroy_entities", "now_s", "seconds_to_time_msg", "seconds_to_duration_msg",
-           "stamp_seconds", "counters_diagnostics", "wake_timer_at"]
+           "stamp_seconds", "counters_diagnostics", "wake_timer_at", "announce_unconfigured"]
 
 # apply(values, changed): values are every spec's current value after an accepted change,
 # changed the names that changed.
@@ -101,7 +101,10 @@ def run_node(node_factory: Callable[[], Any], args: list[str] | None = None) -> 
     fastest for nodes whose callbacks are short, e.g. the queue and dispatch under a message
     flood; default "multi": a MultiThreadedExecutor, services answered in parallel). A node whose
     initial parameters are refused (out of range, wrong type, or a validator's reason) exits with
-    status 1 and the reason on stderr, not a traceback.
+    status 1 and the reason on stderr, not a traceback. SIGINT / SIGTERM (Ctrl-C, `ros2 launch`
+    stopping) end the process with status 0 and no error, whenever they come
+    (`_quiet_interrupts`). A lifecycle node left unconfigured says once what it waits for
+    (`announce_unconfigured`).
     """
     import sys
 
@@ -113,6 +116,7 @@ def run_node(node_factory: Callable[[], Any], args: list[str] | None = None) -> 
         SingleThreadedExecutor,
     )
 
+    interrupted = _quiet_interrupts()
     rclpy.init(args=args)
     try:
         try:
@@ -121,19 +125,68 @@ def run_node(node_factory: Callable[[], Any], args: list[str] | None = None) -> 
             name = getattr(node_factory, "__name__", "node")
             print(f"{name}: refused parameters: {exc}", file=sys.stderr)
             return 1
+        except Exception:
+            if interrupted or not rclpy.ok():
+                return 0  # interrupted while the node was being made: nothing to report
+            raise
+        if isinstance(node, LifecycleNode):
+            announce_unconfigured(node)
         single = getattr(node_factory, "EXECUTOR", "multi") == "single"
         executor = SingleThreadedExecutor() if single else MultiThreadedExecutor()
         executor.add_node(node)
         try:
-            executor.spin()
+            if not interrupted:  # a signal before rclpy.init: stop at once
+                executor.spin()
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
+        except Exception:
+            # SIGINT shut the context down while the executor was between two waits: rclpy
+            # then raises from its next wait set (RCLError) instead of ExternalShutdownException.
+            if not (interrupted or not rclpy.ok()):
+                raise
         finally:
             executor.shutdown()
             node.destroy_node()
     finally:
         rclpy.try_shutdown()
     return 0
+
+
+def _quiet_interrupts() -> list[int]:
+    """Before rclpy.init: a Python handler for SIGINT and SIGTERM that only notes the signal
+    (in the returned list). rclpy's own handler, installed by init on top of it, shuts the
+    context down (the executor's spin returns) and then calls this one, so no KeyboardInterrupt
+    lands in the middle of start-up or teardown (it left InvalidHandle errors and exit status
+    -2 under `ros2 launch`)."""
+    import signal
+
+    received: list[int] = []
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda number, _frame: received.append(number))
+    return received
+
+
+UNCONFIGURED_NOTICE_S = 3.0  # wall seconds after start before an unconfigured node says so
+
+
+def announce_unconfigured(node, after_s: float = UNCONFIGURED_NOTICE_S) -> None:
+    """Once, `after_s` wall seconds after start, a node still unconfigured logs what it is
+    waiting for (a lifecycle manager, or `ros2 lifecycle set`). Safe to call twice."""
+    if getattr(node, "_unconfigured_notice", None) is not None:
+        return
+    from rclpy.clock import Clock, ClockType
+
+    def notice():
+        node._unconfigured_notice.cancel()
+        if lifecycle_state_label(node) == "unconfigured":
+            name = node.get_fully_qualified_name()
+            node.get_logger().info(
+                f"unconfigured: waiting for a lifecycle manager (a lifecycle_manager with {name} "
+                f"in node_names, e.g. vehicle.launch.py, or `ros2 lifecycle set {name} "
+                "configure` then `activate`)")
+
+    node._unconfigured_notice = node.create_timer(
+        after_s, notice, clock=Clock(clock_type=ClockType.STEADY_TIME))
 
 
 def destroy_entities(node, entities: Iterable[Any]) -> None:
@@ -284,6 +337,7 @@ class ManagedNode(LifecycleNode):
         super().__init__(node_name, **kwargs)
         self.configured = NodeResources(self)
         self.activated = NodeResources(self)
+        announce_unconfigured(self)
 
     def close_worker(self) -> None:
         """Close the WORKER (if any, if running); safe to call twice."""
