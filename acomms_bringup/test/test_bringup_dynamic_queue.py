@@ -17,7 +17,7 @@ from acomms_interfaces.msg import UpdateQueuedMessage
 from acomms_interfaces.srv import GetNextQueuedMessage
 
 CONFIG = pathlib.Path(__file__).resolve().parents[1] / "config"
-DYNAMIC_ENTRY = {"id": 4, "ros_type": "std_msgs/UInt8", "dynamic_queue_service": "get_next",
+DYNAMIC_ENTRY = {"ros_type": "std_msgs/UInt8", "dynamic_queue_service": "get_next",
                  "dynamic_update_topic": "update_queue", "publish_topic": "from_acomms/dynamic",
                  "priority": 50, "fields": {"data": {"codec": "uint8"}}}
 
@@ -33,11 +33,13 @@ def wait(predicate, timeout):
 
 def test_dynamic_queue_message_crosses_the_channel(tmp_path):
     codecs = yaml.safe_load((CONFIG / "demo_codecs.yaml").read_text())
-    codecs[0]["message_codecs"].append(DYNAMIC_ENTRY)
+    # The dynamic queue takes the next id the demo codecs leave free.
+    entry = dict(DYNAMIC_ENTRY, id=1 + max(m["id"] for m in codecs[0]["message_codecs"]))
+    codecs[0]["message_codecs"].append(entry)
     codec_path = tmp_path / "codecs.yaml"
     codec_path.write_text(yaml.safe_dump(codecs))
     codec = next(m.codec for m in load_codec_config(str(codec_path)).message_codecs
-                 if m.id == 4)
+                 if m.id == entry["id"])
     data = yaml.safe_load((CONFIG / "two_vehicles.yaml").read_text())
     for vehicle in data["vehicles"]:
         vehicle["codec_config"] = str(codec_path)

@@ -147,8 +147,8 @@ NODE_PARAMETER_TABLES = {
     "trajectory_node": "acomms_bringup.nodes.trajectory_node:PARAMETERS",
     "modem_sim_node": "acomms_sim.nodes.modem_sim_node:SPECS",
     "acomms_driver_node": "acomms_driver.nodes.driver_parameters:PARAMETERS",
-    "message_queue_node": "acomms_core.nodes.message_queue_node:PARAMETERS",
-    "packet_dispatch_node": "acomms_core.nodes.packet_dispatch_node:PARAMETERS",
+    "message_queue_node": "acomms_core.nodes.message_queue_node:DECLARED_PARAMETERS",
+    "packet_dispatch_node": "acomms_core.nodes.packet_dispatch_node:DECLARED_PARAMETERS",
 }
 ROS_NODE_PARAMETERS = ("use_sim_time",)
 

@@ -106,6 +106,9 @@ PARAMETERS = CODEC_CONFIG_PARAMETERS + (
                   minimum=0.01, maximum=600.0),
 ) + SECURITY_PARAMETERS
 
+# Every parameter the node declares (its own table, then fragmentation's): what scenarios check.
+DECLARED_PARAMETERS = PARAMETERS + FRAGMENTATION_PARAMETERS
+
 
 SRC_QUERY_PERIOD_S = 1.0  # src unknown: query_modem_src is asked this often (node clock)
 

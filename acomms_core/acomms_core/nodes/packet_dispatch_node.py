@@ -56,6 +56,9 @@ from acomms_interfaces.msg import DispatchStatus, ReceivedPacket
 
 PARAMETERS = CODEC_CONFIG_PARAMETERS + SECURITY_PARAMETERS
 
+# Every parameter the node declares (its own table, then fragmentation's): what scenarios check.
+DECLARED_PARAMETERS = PARAMETERS + FRAGMENTATION_PARAMETERS
+
 COUNTERS = ("packets_received", "packets_unmatched", "messages_published", "unknown_ids",
             "checksum_failures", "invalid_bytes", "decode_errors", "no_publish_topic",
             "packets_lost_on_arrival") + SECURITY_COUNTERS

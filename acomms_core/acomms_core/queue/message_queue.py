@@ -195,6 +195,18 @@ class _PacketFill:
         return True, self.remaining < codec.message_cost_bits(0)
 
 
+def queue_may_send(queue: TopicQueue, request: PacketRequest) -> bool:
+    """Whether the request lets this queue send (active, priority, tags)."""
+    if not queue.active:
+        return False
+    if request.minimum_priority and queue.priority < request.minimum_priority:
+        return False
+    require, exclude = set(request.require_tags), set(request.exclude_tags)
+    if require and not (queue.tags & require):
+        return False
+    return not (exclude and (queue.tags & exclude))
+
+
 class MessageQueues:
     """All queues of one node, their counters and the packet filler."""
 
@@ -411,28 +423,16 @@ class MessageQueues:
             return packet, []
         eligible = self._eligible_queues(request)
         def may_send(queue) -> bool:
-            return self._queue_eligible(queue, request)
+            return queue_may_send(queue, request)
         top = max((queue.priority for queue in eligible), default=None)
         planned = hooks.fill(packet, request, may_send, now, at_least=top) if top is not None \
             else []
         self._select(request, packet)
         return packet, planned + hooks.fill(packet, request, may_send, now)
 
-    @staticmethod
-    def _queue_eligible(queue: TopicQueue, request: PacketRequest) -> bool:
-        """Whether the request lets this queue send (active, priority, tags)."""
-        if not queue.active:
-            return False
-        if request.minimum_priority and queue.priority < request.minimum_priority:
-            return False
-        require, exclude = set(request.require_tags), set(request.exclude_tags)
-        if require and not (queue.tags & require):
-            return False
-        return not (exclude and (queue.tags & exclude))
-
     def _eligible_queues(self, request: PacketRequest) -> list[TopicQueue]:
         return [queue for queue in self.queues.values()
-                if queue.messages and self._queue_eligible(queue, request)]
+                if queue.messages and queue_may_send(queue, request)]
 
     def _select(self, request: PacketRequest,
                 packet: _PacketFill | None = None) -> list[QueuedMessage]:
