@@ -78,7 +78,7 @@ class ModemPair:
                                        self.tx[name].append, 10)
             helper.create_subscription(CST, f"/{name}/cst", self.cst[name].append, 10)
         helper.create_subscription(DiagnosticArray, "/diagnostics", self.diagnostics.append, 50)
-        helper.create_subscription(Log, "/rosout", self.rosout.append, 100)
+        helper.create_subscription(Log, "/rosout", self.rosout.append, 1000)  # deep: logs burst
 
     def spin_until(self, predicate, timeout_s: float = WAIT_S) -> bool:
         """Let the modems work (and, on sim time, time pass) until predicate() holds."""

@@ -42,7 +42,9 @@ def test_manager_brings_up_by_relative_name_and_sigint_exits_cleanly():
                     "-p", "node_names:=[sim_packet_performance_node]")
     lone = start("sim_clock_node", "--ros-args", "-r", f"__ns:={namespace}")
     stalled = start("lifecycle_manager", "--ros-args", "-r", f"__ns:={namespace}",
-                    "-r", "__node:=stalled_manager", "-p", "node_names:=[absent_node]")
+                    "-r", "__node:=stalled_manager", "-p", "node_names:=[absent_node]",
+                    # still waiting when SIGINT comes, however slow the machine is
+                    "-p", "service_wait_seconds:=600.0", "-p", "retry_deadline_seconds:=600.0")
     processes = [node, manager, lone, stalled]
     try:
         with RosHarness() as harness:

@@ -142,7 +142,11 @@ class SimClock:
             self._publish()
             if self._spin_until(lambda: self._settled(target), timeout=0.25):
                 return
-        raise AssertionError(f"sim time {t:.3f} not settled after {timeout} s")
+        behind = [n.get_fully_qualified_name() for n in self.sim_nodes
+                  if n.get_clock().now().nanoseconds < target]
+        macs = [(m.get_fully_qualified_name(), m.idle, m.last_tick_time) for m in self.macs]
+        raise AssertionError(f"sim time {t:.3f} not settled after {timeout} s: clocks behind "
+                             f"{behind}; MACs (idle, last tick) {macs}")
 
     def jump(self, t: float, timeout: float = 5.0) -> None:
         """Set the clock without waiting for a MAC tick (timers restart one period after a

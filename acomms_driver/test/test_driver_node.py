@@ -140,7 +140,7 @@ def test_driver_with_emulator(transport, modems, tmp_path):
                                        miniframe_rate=1, dataframe_rate=5,
                                        miniframe_bytes=mini, dataframe_bytes=data))
         assert response.success and response.position_in_queue == 0
-        assert ros.spin_until(lambda: len(driver.tx) == 1, 5.0)
+        assert ros.spin_until(lambda: len(driver.tx) == 1, 15.0)
         assert f"CCTFP,0,0,2,1,5,0,0,{mini.hex()},{data.hex()}" in host_lines(a)
         sent = driver.tx[0]
         assert bytes(sent.packet.dataframe_bytes) == data and sent.xst.dest == 2
@@ -150,7 +150,7 @@ def test_driver_with_emulator(transport, modems, tmp_path):
         data = bytes(range(100, 200))
         assert driver.queue(Packet(dest=2, packet_type=Packet.PACKET_TYPE_LEGACY_PSK,
                                    dataframe_rate=1, dataframe_bytes=data)).success
-        assert ros.spin_until(lambda: len(driver.tx) == 2, 5.0)
+        assert ros.spin_until(lambda: len(driver.tx) == 2, 15.0)
         lines = host_lines(a)
         assert "CCCYC,0,1,2,1,0,2" in lines
         assert f"CCTXD,1,2,0,{data[:64].hex()}" in lines
@@ -159,7 +159,7 @@ def test_driver_with_emulator(transport, modems, tmp_path):
         # emulated reception -> ReceivedPacket with the bytes and CST
         mini, data = b"\x01\x02\x03", bytes(range(256)) * 2
         b.handle_line(nmea.format_sentence("CCTFP", [1, 3, 3, 0, 0, mini.hex(), data.hex()]))
-        assert ros.spin_until(lambda: driver.rx, 5.0)
+        assert ros.spin_until(lambda: driver.rx, 15.0)
         rx = driver.rx[0]
         assert (rx.packet.src, rx.packet.dest, rx.packet.packet_type) == (2, 1, 3)
         assert bytes(rx.packet.miniframe_bytes) == mini

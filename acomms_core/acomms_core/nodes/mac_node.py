@@ -247,12 +247,13 @@ class MacNode(ManagedNode):
             try:
                 self._tick(now)
             finally:
-                # Set last, so "ticked at t and idle" really means t's decision is complete.
-                self.last_tick_time = now
                 self._schedule_tick(None if self.pipeline.busy() else
                                     self.policy.next_decision_time_s(
                                         now, self.pipeline.held_frames,
                                         ns_to_seconds(self._grid.period_ns)))
+                # Set last, so "ticked at t and idle" really means t's decision is complete and
+                # the next wake is set (a clock moved on before that would delay the wake).
+                self.last_tick_time = now
 
     def _on_clock_jump_back(self, _jump) -> None:
         """Sim time restarted: tick as usual from the new time (the schedule decides anew)."""
@@ -265,11 +266,20 @@ class MacNode(ManagedNode):
         and transmit times stay those of ticking every period."""
         if self._tick_timer is None or self._grid is None:
             return
-        now_ns = self.get_clock().now().nanoseconds
-        wake_ns = self._grid.wake_for(decision_s, now_ns)
-        self._wake_ns = wake_ns if wake_ns > self._grid.next_after(now_ns) else None
-        if not wake_timer_at(self._tick_timer, wake_ns, now_ns):
-            self._wake_ns = None  # deactivated by another thread meanwhile
+        clock = self.get_clock()
+        now_ns = clock.now().nanoseconds
+        for _attempt in range(3):
+            wake_ns = self._grid.wake_for(decision_s, now_ns)
+            self._wake_ns = wake_ns if wake_ns > self._grid.next_after(now_ns) else None
+            if not wake_timer_at(self._tick_timer, wake_ns, now_ns):
+                self._wake_ns = None  # deactivated by another thread meanwhile
+                return
+            # The timer counts its period from the clock at reset: if /clock moved it meanwhile
+            # (another executor thread), the wake would come late; set it again from the new time.
+            moved_ns = clock.now().nanoseconds
+            if moved_ns == now_ns:
+                return
+            now_ns = moved_ns
 
     def _tick(self, now: float) -> None:
         self.policy.begin_tick(now)
