@@ -158,6 +158,8 @@ class MacNode(ManagedNode):
             self.pipeline.service_timeout_s = float(values["service_timeout_seconds"])
             self.policy.apply(values, changed, now_s(self), is_active(self))
             self._schedule_tick(None)  # the change may open an opportunity: tick as usual
+            if self._grid_tick_lost():
+                self._on_tick()
 
     # ----- lifecycle ----------------------------------------------------------------------
 
@@ -259,6 +261,16 @@ class MacNode(ManagedNode):
         """Sim time restarted: tick as usual from the new time (the schedule decides anew)."""
         with self._lock:
             self._schedule_tick(None)
+
+    def _grid_tick_lost(self) -> bool:
+        """Now is a grid time whose tick has not run: the timer was just reset (a parameter
+        change) after it came due, so that tick would be lost; the caller runs it."""
+        if self._tick_timer is None or self._grid is None or not is_active(self):
+            return False
+        now_ns = self.get_clock().now().nanoseconds
+        last_s = self._last_tick_time
+        return self._grid.latest_at_or_before(now_ns) == now_ns and (
+            last_s is None or seconds_to_ns(last_s) < now_ns)
 
     def _schedule_tick(self, decision_s: float | None) -> None:
         """Wake the tick timer at the grid time of the next possible decision (None: the next
