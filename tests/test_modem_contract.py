@@ -31,6 +31,7 @@ import pytest
 from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.msg import Log
 from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 
 from acomms_core.ros.ros_support import seconds_to_time_msg, stamp_seconds
@@ -78,7 +79,11 @@ class ModemPair:
                                        self.tx[name].append, 10)
             helper.create_subscription(CST, f"/{name}/cst", self.cst[name].append, 10)
         helper.create_subscription(DiagnosticArray, "/diagnostics", self.diagnostics.append, 50)
-        helper.create_subscription(Log, "/rosout", self.rosout.append, 1000)  # deep: logs burst
+        # /rosout publishers keep their history (transient local): a log written before the
+        # match with this subscription completes still arrives.
+        helper.create_subscription(Log, "/rosout", self.rosout.append, QoSProfile(
+            depth=1000, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+            reliability=ReliabilityPolicy.RELIABLE))
 
     def spin_until(self, predicate, timeout_s: float = WAIT_S) -> bool:
         """Let the modems work (and, on sim time, time pass) until predicate() holds."""

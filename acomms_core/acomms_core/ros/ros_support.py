@@ -159,11 +159,32 @@ def _quiet_interrupts() -> list[int]:
     lands in the middle of start-up or teardown (it left InvalidHandle errors and exit status
     -2 under `ros2 launch`)."""
     import signal
+    import threading
 
     received: list[int] = []
+
+    def on_signal(number, _frame) -> None:
+        received.append(number)
+        if len(received) == 1:  # a shutdown that hangs must not keep the process alive
+            watchdog = threading.Timer(SHUTDOWN_GRACE_S, _exit_after_grace)
+            watchdog.daemon = True
+            watchdog.start()
+
     for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda number, _frame: received.append(number))
+        signal.signal(signum, on_signal)
     return received
+
+
+SHUTDOWN_GRACE_S = 15.0  # wall seconds a node may take to stop after SIGINT / SIGTERM
+
+
+def _exit_after_grace() -> None:
+    import os
+    import sys
+
+    print(f"[WARN] shutdown did not finish within {SHUTDOWN_GRACE_S:g} s of the signal; "
+          "exiting", file=sys.stderr, flush=True)
+    os._exit(0)
 
 
 UNCONFIGURED_NOTICE_S = 3.0  # wall seconds after start before an unconfigured node says so
