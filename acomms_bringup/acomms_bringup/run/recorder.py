@@ -25,6 +25,7 @@ from rcl_interfaces.msg import Log
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from acomms_bringup.description.scenario import Scenario, Vehicle
 from acomms_bringup.run import report
@@ -73,7 +74,11 @@ class Recorder(Node):
             plan.cls, f"{plan.vehicle.namespace}/{plan.traffic.topic}", 50)) for plan in plans]
         self._subscribe_channel_events()
         self._subscribe_arrivals()
-        self.create_subscription(Log, "/rosout", self._on_log, 100, callback_group=self._group)
+        # Transient local, as /rosout publishers are: a node's error logged before this
+        # subscription matched it (a failed configure at start-up) still arrives.
+        self.create_subscription(Log, "/rosout", self._on_log, QoSProfile(
+            depth=1000, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+            reliability=ReliabilityPolicy.RELIABLE), callback_group=self._group)
 
     def _subscribe_channel_events(self) -> None:
         from acomms_interfaces.msg import SimPacket, SimReceptionEvent, TransmittedPacket

@@ -57,7 +57,7 @@ from acomms_sim.clock.stepping import (
 
 CLOCK_MODES = ("deterministic", "free")
 GROUP_START_TIMEOUT_S = 120.0  # wall seconds for one start-up stage to come up
-FAILURE_LOG_WAIT_S = 1.0  # wall seconds for a failed node's log line to reach /rosout
+FAILURE_LOG_WAIT_S = 3.0  # wall seconds for a failed node's log line to reach /rosout
 SHUTDOWN_TIMEOUT_S = 30.0
 STALL_TIMEOUT_S = 30.0  # wall seconds without simulated time moving before giving up
 
