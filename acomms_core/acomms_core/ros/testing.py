@@ -76,6 +76,12 @@ class RosHarness:
         """Call a service and wait for the response; raises TimeoutError."""
         if not client.wait_for_service(timeout_sec=timeout):
             raise TimeoutError(f"service {client.srv_name} not available")
+        if not getattr(client, "_acomms_called", False):
+            # wait_for_service sees the server's request reader; the server's response writer
+            # may not have matched this client yet, and a response sent before it does is lost
+            # (a known DDS race): give discovery a moment before a client's first request.
+            client._acomms_called = True
+            self.spin_for(0.2)
         future = client.call_async(request)
         if not self.spin_until(future.done, timeout):
             raise TimeoutError(f"service {client.srv_name} did not answer in {timeout} s")
