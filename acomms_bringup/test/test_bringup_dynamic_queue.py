@@ -5,10 +5,10 @@ publishes it, and the user node hears that it was transmitted."""
 import dataclasses
 import io
 import pathlib
-import time
 
 import yaml
 from std_msgs.msg import UInt8
+from test_bringup_runner import wait
 
 from acomms_bringup.description.scenario import parse_scenario
 from acomms_bringup.run.runner import Runner
@@ -20,15 +20,6 @@ CONFIG = pathlib.Path(__file__).resolve().parents[1] / "config"
 DYNAMIC_ENTRY = {"ros_type": "std_msgs/UInt8", "dynamic_queue_service": "get_next",
                  "dynamic_update_topic": "update_queue", "publish_topic": "from_acomms/dynamic",
                  "priority": 50, "fields": {"data": {"codec": "uint8"}}}
-
-
-def wait(predicate, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
 
 
 def test_dynamic_queue_message_crosses_the_channel(tmp_path):
