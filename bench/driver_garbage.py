@@ -74,7 +74,8 @@ class Flood:
         params = {"modem_connection_type": "tcp", "modem_remote_host": "127.0.0.1",
                   "modem_remote_port": self.server.port, "modem_log_dir": log_dir,
                   "diagnostics_period_s": 0.5, "handshake_timeout_s": 1.0,
-                  "modem_silence_timeout_s": 30.0, "modem_config_query": ""}
+                  "modem_silence_timeout_s": 30.0, "modem_config_query": "",
+                  "query_modem_clock": False}  # no handshake replies in the counts
         self.node = ros.add(AcommsDriverNode(
             context=ros.context, namespace="flood",
             parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]))
