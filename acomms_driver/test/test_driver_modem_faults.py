@@ -194,6 +194,35 @@ def test_heartbeat_between_cacyc_and_cadrq_keeps_legacy_psk_going(rig_factory):
     assert rig.client.status.sentence_counts["CAREV"] >= 1
 
 
+def test_legacy_cycle_survives_a_preempted_link_thread(rig_factory):
+    """The modem's $CACYC/$CADRQ can be read before the link thread, having written $CCCYC, has
+    moved pyacomms to WaitingForCacyc (a loaded machine): the cycle must still be sent."""
+    rig = rig_factory(use_legacy_packets=True).start()
+    link = rig.client.protocol.link
+    write_line = link.write_line
+
+    def preempted_write_line(line):
+        written = write_line(line)
+        if line.startswith("$CCCYC"):
+            time.sleep(0.5)  # $CACYC and the first $CADRQ arrive and are read meanwhile
+        return written
+
+    link.write_line = preempted_write_line
+    request_frame = rig.a._request_frame
+
+    def slow_request_frame():  # the modem takes 0.3 s to ask for each frame
+        time.sleep(0.3)
+        request_frame()
+
+    rig.a._request_frame = slow_request_frame
+    data = bytes(range(100))
+    assert rig.client.queue_packet(ModemPacket(dest=2, packet_type=PACKET_TYPE_LEGACY_PSK,
+                                               dataframe_rate=1, dataframe_bytes=data))[0]
+    assert wait_until(lambda: rig.events["on_transmit"], 5.0), rig.client.status.sentence_counts
+    lines = rig.host_lines()
+    assert f"CCTXD,1,2,0,{data[:64].hex()}" in lines and f"CCTXD,1,2,0,{data[64:].hex()}" in lines
+
+
 def test_statistics_outputs_are_enforced_and_parameters_logged(rig_factory):
     """A modem with CST/XST/REV off would receive silently: the handshake turns them on."""
     rig = rig_factory(config_a={"CST": "0", "XST": "0", "REV": "0"}).start()

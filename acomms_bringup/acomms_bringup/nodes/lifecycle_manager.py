@@ -149,6 +149,14 @@ TRANSITION_LABELS = {Transition.TRANSITION_CONFIGURE: "configure",
 TRANSITION_IDS = {label: transition_id for transition_id, label in TRANSITION_LABELS.items()}
 LOCAL_BUSY_POLL_SECONDS = 0.002  # while an in-process node is inside another of its callbacks
 MANAGER_POLL_SECONDS = 0.1  # while waiting for the managers of wait_for_managers
+# rclpy's multi-threaded executor resumes a waiting coroutine only when it next wakes up; a
+# future completed while the coroutine was still running in another thread can leave it asleep
+# with nothing else due. A steady timer wakes the executor this often while a sequence runs.
+SEQUENCE_WAKE_SECONDS = 0.1
+# Fast DDS calls a service "not ready" while its graph still holds one half of a dead server
+# with the same name (a node restarted within its discovery lease). After this long the manager
+# uses the services the node lists in the graph instead; a request that is lost is retried.
+GRAPH_FALLBACK_SECONDS = 1.0
 
 
 @dataclasses.dataclass
@@ -194,11 +202,33 @@ class _NodeReach:
                 managed.get_state = self._resources.client(
                     GetState, f"{managed.name}/get_state", callback_group=self._group)
 
-    async def _wait_for_services(self, managed: _Managed) -> None:
+    def _services_usable(self, managed: _Managed, listed_is_enough: bool) -> bool:
+        """Both clients matched, or (listed_is_enough) both services listed on the node."""
+        if managed.change_state.service_is_ready() and managed.get_state.service_is_ready():
+            return True
+        if not listed_is_enough:
+            return False
+        namespace, _, name = managed.name.rpartition("/")
+        try:
+            listed = {service for service, _types in
+                      self.get_service_names_and_types_by_node(name, namespace or "/")}
+        except Exception:  # the node is not in the graph (yet)
+            return False
+        if {f"{managed.name}/change_state", f"{managed.name}/get_state"} <= listed:
+            self.get_logger().warning(
+                f"{managed.name}: its lifecycle services are listed but DDS does not report "
+                "them ready (a dead node with the same name is still in the graph?); using "
+                "them anyway", throttle_duration_sec=10.0)
+            return True
+        return False
+
+    async def _wait_for_services(self, managed: _Managed, listed_is_enough: bool = False
+                                 ) -> None:
         self._make_clients(managed)
-        deadline = time.monotonic() + self._service_wait
-        while not (managed.change_state.service_is_ready()
-                   and managed.get_state.service_is_ready()):
+        started = time.monotonic()
+        deadline = started + self._service_wait
+        while not self._services_usable(managed, listed_is_enough or (
+                time.monotonic() - started >= GRAPH_FALLBACK_SECONDS)):
             if time.monotonic() >= deadline:
                 managed.problem = "lifecycle services not available"
                 raise TransitionError(
@@ -212,7 +242,7 @@ class _NodeReach:
         within the transition timeout (lost or late: the caller decides whether to retry)."""
         client = getattr(managed, kind)
         if client is None or not client.service_is_ready():
-            await self._wait_for_services(managed)
+            await self._wait_for_services(managed, listed_is_enough=True)
             client = getattr(managed, kind)
         future = client.call_async(request)
         with self._steady_timer(self._timeout, future.cancel):
@@ -465,7 +495,7 @@ class LifecycleManager(_FollowManagers, _NodeReach, Node):
         for managed in self._managed:  # one quick read each: a status never waits long
             if managed.node is None:
                 self._make_clients(managed)
-                if not managed.get_state.service_is_ready():
+                if not self._services_usable(managed, listed_is_enough=True):
                     managed.state = "unknown"
                     continue
             await self._refresh_state(managed, attempts=Attempts(0.0))
@@ -488,7 +518,8 @@ class LifecycleManager(_FollowManagers, _NodeReach, Node):
             return False, message
         self._busy = True
         try:
-            return await action()
+            with self._steady_timer(SEQUENCE_WAKE_SECONDS, lambda: None):
+                return await action()
         except Exception as exc:  # a bug here must be reported, not kill the executor
             if self._stopping():
                 return False, f"{what} interrupted: the process is stopping"

@@ -84,8 +84,30 @@ class RosHarness:
             self.spin_for(0.2)
         future = client.call_async(request)
         if not self.spin_until(future.done, timeout):
-            raise TimeoutError(f"service {client.srv_name} did not answer in {timeout} s")
+            raise TimeoutError(f"service {client.srv_name} did not answer in {timeout} s; "
+                               f"executor tasks pending: {self.pending_tasks() or 'none'}")
         return future.result()
+
+    def pending_tasks(self) -> str:
+        """Where each unfinished executor task waits (coroutine frames), for a timeout's
+        message: a service that never answers shows what its handler is awaiting."""
+        with self.executor._tasks_lock:
+            tasks = list(self.executor._tasks)
+        described = []
+        for task, entity, _node in tasks:
+            if task.done():
+                continue
+            frames, awaited = [], getattr(task, "_handler", None)
+            while awaited is not None:
+                frame = getattr(awaited, "cr_frame", None) or getattr(awaited, "gi_frame", None)
+                if frame is not None:
+                    frames.append(f"{frame.f_code.co_name}:{frame.f_lineno}")
+                awaited = getattr(awaited, "cr_await", None) or getattr(awaited, "gi_yieldfrom",
+                                                                          None)
+            name = getattr(entity, "srv_name", None) or type(entity).__name__
+            described.append(f"[{name}{' executing' if task.executing() else ''}: "
+                             f"{' > '.join(frames) or '?'}]")
+        return " ".join(described)
 
     def configure_and_activate(self, node) -> None:
         """Drive a lifecycle node to active; raises with the state it got stuck in."""

@@ -131,6 +131,11 @@ class MicromodemProtocol:
         self.counters = notifier.counters
         self.link: LinkSupervisor | None = None  # set by attach()
         self._lock = threading.RLock()
+        # pyacomms' state machine is driven from two threads: the link thread hands it a packet
+        # (it writes $CCCYC, then enters WaitingForCacyc) and the reader thread feeds it replies.
+        # Without one lock a fast $CACYC/$CADRQ is handled in Idle and the cycle is lost.
+        # Order: this lock, then self._lock (never the other way round).
+        self._pyacomms_lock = threading.RLock()
         self.tx = TransmitQueue(self._lock, self.counters)
         self.status = ModemStatus()
         self.setup = SessionSetup(self)
@@ -216,6 +221,10 @@ class MicromodemProtocol:
         self._reset_pyacomms_state()
 
     def _send_packet(self, packet: ModemPacket) -> None:
+        with self._pyacomms_lock:
+            self._send_packet_locked(packet)
+
+    def _send_packet_locked(self, packet: ModemPacket) -> None:
         rules = self.settings.packet_rules()
         kind = self.tx.in_flight_kind = rules.kind(packet)
         # Sent at its CATXF (a legacy cycle: once pyacomms is back to Idle).
@@ -250,9 +259,10 @@ class MicromodemProtocol:
         self.modem.send_packet(PyacommsPacket(cycle, frames))
 
     def _reset_pyacomms_state(self) -> None:
-        if not isinstance(self.modem.state, acomms.commstate.Idle):
-            self.counters["pyacomms_state_resets"] += 1
-            self.modem._changestate(acomms.commstate.Idle)
+        with self._pyacomms_lock:
+            if not isinstance(self.modem.state, acomms.commstate.Idle):
+                self.counters["pyacomms_state_resets"] += 1
+                self.modem._changestate(acomms.commstate.Idle)
 
     # ------------------------------------------------------------------ receiving
     def handle_sentence(self, sentence: nmea.Sentence) -> None:
@@ -271,7 +281,8 @@ class MicromodemProtocol:
         if kind not in _NOT_FOR_PYACOMMS:
             try:
                 # pyacomms catches its own parser errors; this guards against anything else.
-                self.modem._process_incoming_nmea(sentence.xor_line)
+                with self._pyacomms_lock:
+                    self.modem._process_incoming_nmea(sentence.xor_line)
             except Exception as exc:  # noqa: BLE001 - a parser bug must not kill the reader
                 self._sentence_failed("pyacomms_errors", kind, exc)
         if kind == "CATXF":
@@ -366,7 +377,7 @@ class MicromodemProtocol:
 
     def _handle_txf(self) -> None:
         # An FDP packet is sent at its CATXF; a legacy cycle once pyacomms is back to Idle.
-        with self._lock:
+        with self._pyacomms_lock, self._lock:
             if self.tx.in_flight_fdp or isinstance(self.modem.state, acomms.commstate.Idle):
                 self.tx.mark_sent()
         self.notifier.call("on_txf")
