@@ -9,7 +9,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 block="${1:-ros-install}"
 commands="$(sed -n "/<!-- $block:begin -->/,/<!-- $block:end -->/p" README.md \
-  | grep -v -e '^<!--' -e '^```')"
+  | grep -v -e '^<!--' -e '^```' || true)"
 [ -n "$commands" ] || { echo "readme_ros_install: no $block block in README.md" >&2; exit 1; }
 echo "$commands"
 set +u  # ROS setup scripts read unset variables
