@@ -100,13 +100,14 @@ def cases(workdir: pathlib.Path) -> dict[str, tuple[list[str], list[str], str, s
     }
 
 
-def wait_active(node, executor, managers: list[str], deadline: float) -> str | None:
+def wait_active(node, executor, managers: list[str], deadline: float,
+                alive=lambda: True) -> str | None:
     """None once every manager's status says all its nodes are active; else what is not."""
     from std_srvs.srv import Trigger
 
     pending = {name: node.create_client(Trigger, f"{name}/status") for name in managers}
     last = {name: "no answer" for name in managers}
-    while pending and time.monotonic() < deadline:
+    while pending and time.monotonic() < deadline and alive():
         for name, client in list(pending.items()):
             if not client.service_is_ready():
                 continue
@@ -120,14 +121,15 @@ def wait_active(node, executor, managers: list[str], deadline: float) -> str | N
     return "; ".join(f"{name}: {last[name]}" for name in pending) or None
 
 
-def message_crosses(node, executor, sender: str, receiver: str, deadline: float) -> bool:
+def message_crosses(node, executor, sender: str, receiver: str, deadline: float,
+                    alive=lambda: True) -> bool:
     from std_msgs.msg import String
 
     received = []
     node.create_subscription(String, f"{receiver}/from_acomms/command", received.append, 10)
     publisher = node.create_publisher(String, f"{sender}/to_acomms/command", 10)
     next_publish = 0.0
-    while not received and time.monotonic() < deadline:
+    while not received and time.monotonic() < deadline and alive():
         if time.monotonic() >= next_publish:
             publisher.publish(String(data="launch_check"))
             next_publish = time.monotonic() + 5.0
@@ -171,16 +173,22 @@ def run_case(name: str, case, timeout_s: float, workdir: pathlib.Path) -> list[s
     node = rclpy.create_node(f"launch_check_{name}", context=context)
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
+
+    def alive() -> bool:  # a launch that failed (e.g. an import error) ends the case at once
+        return process.poll() is None
+
     try:
         started = time.monotonic()
-        not_active = wait_active(node, executor, managers, started + timeout_s)
-        if not_active:
+        not_active = wait_active(node, executor, managers, started + timeout_s, alive)
+        if not alive():
+            problems.append(f"launch ended early (status {process.returncode}); see {log}")
+        elif not_active:
             problems.append(f"not active within {timeout_s:g} s: {not_active}")
         else:
             print(f"[{name}] every group active after {time.monotonic() - started:.1f} s",
                   flush=True)
             sent = time.monotonic()
-            if message_crosses(node, executor, sender, receiver, sent + timeout_s):
+            if message_crosses(node, executor, sender, receiver, sent + timeout_s, alive):
                 print(f"[{name}] message crossed after {time.monotonic() - sent:.1f} s",
                       flush=True)
             else:

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Runs the README's "With a ROS 2 install" commands exactly as written (the lines between
-# <!-- ros-install:begin --> and <!-- ros-install:end -->), from the repository root: CI uses it so
-# the README cannot drift from what is tested.
+# Runs one of the README's "With a ROS 2 install" blocks exactly as written (the lines between
+# <!-- BLOCK:begin --> and <!-- BLOCK:end -->), from the repository root: CI uses it so the README
+# cannot drift from what is tested.
+#   scripts/readme_ros_install.sh [ros-install]   # install, build, colcon test
+#   scripts/readme_ros_install.sh ros-launch      # a new shell's set-up, then launch_check.py
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-commands="$(sed -n '/<!-- ros-install:begin -->/,/<!-- ros-install:end -->/p' README.md \
-  | grep -v -e '^<!--' -e '^```')"
-[ -n "$commands" ] || { echo "readme_ros_install: no ros-install block in README.md" >&2; exit 1; }
+block="${1:-ros-install}"
+commands="$(sed -n "/<!-- $block:begin -->/,/<!-- $block:end -->/p" README.md \
+  | grep -v -e '^<!--' -e '^```' || true)"
+[ -n "$commands" ] || { echo "readme_ros_install: no $block block in README.md" >&2; exit 1; }
 echo "$commands"
 set +u  # ROS setup scripts read unset variables
 eval "$commands"

@@ -14,7 +14,7 @@ from acomms_bringup.description.vehicle_params import (
 
 VEHICLE = """
 /**:
-  ros__parameters: {use_sim_time: false, shared: 1}
+  ros__parameters: {use_sim_time: false, packet_length_seconds: 4.0}
 /**/modem_sim_node:
   ros__parameters: {SRC: 3, location_source: service}
 fleet:
@@ -26,7 +26,7 @@ fleet:
 /other/packet_dispatch_node:
   ros__parameters: {codec_config_file: wrong.yaml}
 tdma_advanced_node:
-  ros__parameters: {num_slots: 3, shared: 2}
+  ros__parameters: {num_slots: 3, packet_length_seconds: 6.0}
 """
 
 
@@ -47,9 +47,9 @@ def test_sections_in_every_key_form_apply_in_file_order():
     sections = sections_of(yaml.safe_load(VEHICLE))
     assert [s.key for s in sections][2] == "fleet/auv/message_queue_node"  # nested form
     assert node_parameters(sections, "tdma_advanced_node", "/fleet/auv") == {
-        "use_sim_time": False, "shared": 2, "num_slots": 3}
+        "use_sim_time": False, "packet_length_seconds": 6.0, "num_slots": 3}
     assert node_parameters(sections, "packet_dispatch_node", "/fleet/auv") == {
-        "use_sim_time": False, "shared": 1, "codec_config_file": "codecs.yaml"}
+        "use_sim_time": False, "packet_length_seconds": 4.0, "codec_config_file": "codecs.yaml"}
     assert node_parameters(sections, "packet_dispatch_node", "/other")["codec_config_file"] == (
         "wrong.yaml")
 

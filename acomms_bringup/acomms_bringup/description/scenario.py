@@ -829,7 +829,12 @@ def node_parameter_specs(node_key: str, modem_kind: str, mac_kind: str) -> dict:
     node's own table: one source of truth), without rclpy's own parameters."""
     if node_key == "mac":
         return spec_table(MAC_KINDS[mac_kind].parameters)
-    executable = MODEM_EXECUTABLES[modem_kind] if node_key == "modem" else node_key
+    return executable_parameter_specs(MODEM_EXECUTABLES[modem_kind] if node_key == "modem"
+                                      else node_key)
+
+
+def executable_parameter_specs(executable: str) -> dict:
+    """{name: ParameterSpec} a node of NODE_PARAMETER_TABLES declares (its own table)."""
     module_name, _, attribute = NODE_PARAMETER_TABLES[executable].partition(":")
     return spec_table(getattr(importlib.import_module(module_name), attribute))
 

@@ -23,6 +23,10 @@ would read it as `/<key>`). Sections are applied in file order, later ones winni
 order: [trajectory_node] → the modem → message_queue_node → packet_dispatch_node → the MAC →
 bridges (those with a section, in file order), with relative names (so a PushRosNamespace
 around the launch file composes) and a lifecycle_manager naming them relative to itself.
+Every parameter a node's section sets must be one the node declares (its ParameterSpec table,
+plus rclpy's `use_sim_time` and `qos_overrides.*`), of the right type and range: ROS itself
+silently ignores a misspelt name. A `/**` section's names must be declared by some node of the
+vehicle. (Bridges keep no static table; their sections are not checked here.)
 Refusals (`ParamsFileError`) name the file and the section.
 """
 
@@ -37,7 +41,12 @@ from typing import Any
 import yaml
 
 from acomms_bringup.bridges.registry import BRIDGES
-from acomms_bringup.description.scenario import resolve_path
+from acomms_bringup.description.scenario import (
+    NODE_PARAMETER_TABLES,
+    ROS_NODE_PARAMETERS,
+    executable_parameter_specs,
+    resolve_path,
+)
 from acomms_bringup.description.stack import (
     MAC_EXECUTABLES,
     MODEM_EXECUTABLES,
@@ -48,6 +57,8 @@ from acomms_bringup.description.stack import (
     NodeGroup,
     _node,
 )
+from acomms_core.mac.registry import MAC_KINDS
+from acomms_core.ros.parameter_spec import spec_table
 
 PARAMETERS_KEY = "ros__parameters"
 MODEMS = tuple(MODEM_EXECUTABLES.values())
@@ -55,8 +66,9 @@ MACS = tuple(dict.fromkeys(MAC_EXECUTABLES.values()))
 ALWAYS = ("message_queue_node", "packet_dispatch_node")
 OPTIONAL = ("trajectory_node", *BRIDGES)
 KNOWN_NODES = (*MODEMS, *ALWAYS, *MACS, *OPTIONAL)
-# String parameters that name files: `package://pkg/path` is resolved for them.
-FILE_PARAMETERS = ("codec_config_file",)
+# String parameters that name files or directories: `package://pkg/path` is resolved for them.
+FILE_PARAMETERS = ("codec_config_file", "packet_codec_file", "codec_directory")
+GENERIC_MAC = "mac_node"  # runs the MAC kind its `mac_kind` parameter names (unset: "tdma")
 # Launch-time seconds for the manager of a vehicle started by a launch file (processes start
 # slowly on a loaded computer; each answer is retried with backoff until the deadline).
 RETRY_DEADLINE_SECONDS = 120.0
@@ -174,6 +186,7 @@ def describe_params_vehicle(sections: list[Section], namespace: str = "/",
                               f"{list(MODEMS)}) and its MAC (one of {list(MACS)})")
     order = [*(["trajectory_node"] if "trajectory_node" in named else []), modem, *ALWAYS, mac,
              *[n for n in dict.fromkeys(named) if n in BRIDGES]]
+    check_parameter_names(sections, order, namespace, source)
     nodes = []
     for name in order:
         parameters = _resolve_files(node_parameters(sections, name, namespace),
@@ -191,6 +204,51 @@ def describe_params_vehicle(sections: list[Section], namespace: str = "/",
         lifecycle=False)
     return NodeGroup(name=namespace.strip("/") or "vehicle", namespace="", nodes=nodes_tuple,
                      manager=manager)
+
+
+def declared_parameters(executable: str, parameters: Mapping[str, Any], source: str = "params"
+                        ) -> dict[str, Any] | None:
+    """{name: ParameterSpec, or None for rclpy's own} of what the node declares (its own table:
+    one source of truth); None for a node without a static table (bridges)."""
+    ros = dict.fromkeys(ROS_NODE_PARAMETERS)
+    if executable in NODE_PARAMETER_TABLES:
+        return {**executable_parameter_specs(executable), **ros}
+    kinds = [kind for kind in MAC_KINDS.values() if kind.executable == executable]
+    if executable == GENERIC_MAC:
+        name = parameters.get("mac_kind", "tdma")
+        if name not in MAC_KINDS:
+            raise ParamsFileError(f"{source}: {executable}: mac_kind {name!r}: expected one of "
+                                  f"{sorted(MAC_KINDS)}")
+        kinds, ros["mac_kind"] = [MAC_KINDS[name]], None
+    return {**spec_table(kinds[0].parameters), **ros} if kinds else None
+
+
+def check_parameter_names(sections: list[Section], names: list[str], namespace: str,
+                          source: str = "params") -> None:
+    """ParamsFileError unless every name a section sets is declared by its node (a `/**`
+    section: by some node in `names`), and a node section's values have the node's types and
+    ranges."""
+    tables = {name: declared_parameters(name, node_parameters(sections, name, namespace), source)
+              for name in names}
+    if any(table is None for table in tables.values()):
+        everyone = None  # a node without a static table may declare anything
+    else:
+        everyone = {name: None for table in tables.values() for name in table}
+    for section in sections:
+        table = everyone if section.for_every_node else tables.get(section.node_name)
+        if table is None:
+            continue
+        for name, value in section.parameters.items():
+            if str(name).startswith("qos_overrides."):
+                continue
+            if name not in table:
+                node = "any node of the vehicle" if section.for_every_node else section.node_name
+                valid = ", ".join(sorted(map(str, table), key=str.lower))
+                raise ParamsFileError(f"{source}: {section.key}: {name}: unknown parameter of "
+                                      f"{node}; valid: {valid}")
+            reason = table[name].check_value(value) if table[name] is not None else None
+            if reason:
+                raise ParamsFileError(f"{source}: {section.key}: {reason}")
 
 
 def _remappings(name: str, parameters: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:

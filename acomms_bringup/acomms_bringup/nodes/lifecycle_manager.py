@@ -362,8 +362,9 @@ class _NodeReach:
         try:
             yield timer
         finally:
-            timer.cancel()
-            self.destroy_timer(timer)
+            if not getattr(self, "_destroyed", False):  # destroy_node took it already
+                timer.cancel()
+                self.destroy_timer(timer)
 
 
 class _FollowManagers:
@@ -647,8 +648,11 @@ class LifecycleManager(_FollowManagers, _NodeReach, Node):
                 success = await self._service_transition(managed, transition_id, label,
                                                          expected)
         finally:
-            # Whatever happened, learn where the node ended up (rollback depends on it).
-            await self._refresh_state(managed)
+            # Whatever happened, learn where the node ended up (rollback depends on it); not
+            # when the process is going down (the coroutine may be being closed after
+            # destroy_node: its clients are gone).
+            if not self._stopping():
+                await self._refresh_state(managed)
         if not success:
             managed.problem = (f"{label} failed (from {before}; the node is now {managed.state};"
                                " its log says why)")

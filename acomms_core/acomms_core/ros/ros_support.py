@@ -22,6 +22,7 @@ from rcl_interfaces.msg import SetParametersResult
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rclpy.parameter import Parameter
 
+from acomms_core.ros.interrupts import quiet_interrupts
 from acomms_core.ros.parameter_spec import ParameterSpec, Validator
 
 __all__ = ["ParameterSpec", "Validator", "declare_parameters", "parameter_values", "run_node",
@@ -103,7 +104,7 @@ def run_node(node_factory: Callable[[], Any], args: list[str] | None = None) -> 
     initial parameters are refused (out of range, wrong type, or a validator's reason) exits with
     status 1 and the reason on stderr, not a traceback. SIGINT / SIGTERM (Ctrl-C, `ros2 launch`
     stopping) end the process with status 0 and no error, whenever they come
-    (`_quiet_interrupts`). A lifecycle node left unconfigured says once what it waits for
+    (`acomms_core.ros.interrupts`). A lifecycle node left unconfigured says once what it waits for
     (`announce_unconfigured`).
     """
     import sys
@@ -116,7 +117,9 @@ def run_node(node_factory: Callable[[], Any], args: list[str] | None = None) -> 
         SingleThreadedExecutor,
     )
 
-    interrupted = _quiet_interrupts()
+    interrupted = quiet_interrupts()
+    if interrupted:  # a signal while the node module was imported: nothing started yet
+        return 0
     rclpy.init(args=args)
     try:
         try:
@@ -150,41 +153,6 @@ def run_node(node_factory: Callable[[], Any], args: list[str] | None = None) -> 
     finally:
         rclpy.try_shutdown()
     return 0
-
-
-def _quiet_interrupts() -> list[int]:
-    """Before rclpy.init: a Python handler for SIGINT and SIGTERM that only notes the signal
-    (in the returned list). rclpy's own handler, installed by init on top of it, shuts the
-    context down (the executor's spin returns) and then calls this one, so no KeyboardInterrupt
-    lands in the middle of start-up or teardown (it left InvalidHandle errors and exit status
-    -2 under `ros2 launch`)."""
-    import signal
-    import threading
-
-    received: list[int] = []
-
-    def on_signal(number, _frame) -> None:
-        received.append(number)
-        if len(received) == 1:  # a shutdown that hangs must not keep the process alive
-            watchdog = threading.Timer(SHUTDOWN_GRACE_S, _exit_after_grace)
-            watchdog.daemon = True
-            watchdog.start()
-
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, on_signal)
-    return received
-
-
-SHUTDOWN_GRACE_S = 15.0  # wall seconds a node may take to stop after SIGINT / SIGTERM
-
-
-def _exit_after_grace() -> None:
-    import os
-    import sys
-
-    print(f"[WARN] shutdown did not finish within {SHUTDOWN_GRACE_S:g} s of the signal; "
-          "exiting", file=sys.stderr, flush=True)
-    os._exit(0)
 
 
 UNCONFIGURED_NOTICE_S = 3.0  # wall seconds after start before an unconfigured node says so
@@ -396,7 +364,11 @@ class ManagedNode(LifecycleNode):
         """Hook: the node's own clean-up between releasing `activated` and `configured`."""
 
     def activate_failed(self, exc: Exception) -> TransitionCallbackReturn:
-        """For on_activate's `except`: log the reason, release what activate made, FAILURE."""
-        self.get_logger().error(f"activate refused: {type(exc).__name__}: {exc}")
+        """For on_activate's `except`: log the reason, release what activate made, FAILURE.
+        While the process is stopping (SIGINT shut the context down mid-activate), no error."""
+        if self.context.ok():
+            self.get_logger().error(f"activate refused: {type(exc).__name__}: {exc}")
+        else:
+            self.get_logger().info("activate interrupted: the process is stopping")
         self.activated.release()
         return TransitionCallbackReturn.FAILURE
