@@ -51,7 +51,8 @@ def test_dynamic_queue_message_crosses_the_channel(tmp_path):
 
     def on_update(msg):
         updates.append((msg.message_id, msg.event))
-        pending.pop(msg.message_id, None)
+        if msg.event == UpdateQueuedMessage.EVENT_LINK_TRANSMITTED:
+            pending.pop(msg.message_id, None)
 
     runner = Runner(scenario, stream=io.StringIO(), progress=False)
     try:
@@ -63,7 +64,14 @@ def test_dynamic_queue_message_crosses_the_channel(tmp_path):
                                  lambda m: arrived.append(m.data), 10)
         # bravo's slot comes once per 30 simulated s (1.5 wall s at warp 20)
         assert wait(lambda: arrived == [42], 30.0), (arrived, updates)
-        assert updates == [(1, UpdateQueuedMessage.EVENT_LINK_TRANSMITTED)]
+        # QUEUED then TRANSMITTED (a slot that could not take it: QUEUED, DEQUEUED before)
+        queued, dequeued, transmitted = (UpdateQueuedMessage.EVENT_LINK_QUEUED,
+                                         UpdateQueuedMessage.EVENT_LINK_DEQUEUED,
+                                         UpdateQueuedMessage.EVENT_LINK_TRANSMITTED)
+        assert wait(lambda: updates[-1:] == [(1, transmitted)], 10.0), updates
+        tries = len(updates) // 2
+        assert updates == [(1, queued), (1, dequeued)] * (tries - 1) + [
+            (1, queued), (1, transmitted)], updates
     finally:
         problems = runner.stop()
     assert problems == []

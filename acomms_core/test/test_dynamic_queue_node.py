@@ -87,9 +87,10 @@ def _exercise(ros, config, path: str) -> None:
     assert _decode(config, first) == [(102, 11), (101, 5), (102, 22)]
     assert first.num_messages == 3 and first.dest == 9
     assert user.queries[:3] == [[], [1], [1, 2]]
-    transmitted = UpdateQueuedMessage.EVENT_LINK_TRANSMITTED
-    assert ros.spin_until(lambda: sorted(user.updates) == [(1, transmitted), (2, transmitted)],
-                          timeout=10.0)
+    queued, transmitted = (UpdateQueuedMessage.EVENT_LINK_QUEUED,
+                           UpdateQueuedMessage.EVENT_LINK_TRANSMITTED)
+    expected = [(1, queued), (2, queued), (1, transmitted), (2, transmitted)]
+    assert ros.spin_until(lambda: user.updates == expected, timeout=10.0), user.updates
     assert request(client, ros, mini=32).num_messages == 0  # everything went
     counts = node.dynamic_link.dynamic.counts
     assert counts["dynamic_messages_sent"] == 2 and counts["dynamic_unavailable"] >= 2

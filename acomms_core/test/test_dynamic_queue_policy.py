@@ -6,7 +6,10 @@ from std_msgs.msg import UInt8
 
 from acomms_core.codecs import CodecConfigError, RosPacketCodec, parse_codec_config
 from acomms_core.queue.dynamic_queue import (
+    DEQUEUED,
     MAX_QUERIES_PER_PACKET,
+    QUEUED,
+    TRANSMITTED,
     DynamicQueues,
     Offer,
     PacketBuild,
@@ -123,3 +126,29 @@ def test_inactive_dynamic_queue_is_not_asked_and_config_rules():
         assert "not both" in str(exc)
     else:
         raise AssertionError("subscribe_topic with dynamic_queue_service accepted")
+
+
+def _events(build):
+    return [(e.service, e.message_id, e.event) for e in build.take_events()]
+
+
+def test_each_accepted_offer_is_queued_then_dequeued_or_transmitted():
+    config = _config(_dynamic(2, "a"), _dynamic(3, "b"))
+    queues, dynamic = MessageQueues(config), DynamicQueues(config, default_dest=5)
+    # room for one 16-bit message: a's (first in config order at the tie) goes, b's is let go
+    build = PacketBuild(queues, dynamic, PacketRequest(3, 0), 0.0)
+    build.answer({"a": _offer(1, 4, 10), "b": _offer(7, 5, 10)})
+    assert build.done and build.result.dynamic_messages == [("a", 1)]
+    assert _events(build) == [("a", 1, QUEUED), ("b", 7, QUEUED), ("a", 1, TRANSMITTED),
+                              ("b", 7, DEQUEUED)]
+    assert dynamic.counts["dynamic_dequeued"] == 1 and _events(build) == []
+    # a refused offer was never held: no event, only its counter
+    build = PacketBuild(queues, dynamic, PacketRequest(3, 0, exclude_tags=("x",)), 0.0)
+    build.answer({"a": _offer(2, 4, 10, msg_tags=("x",)), "b": None})
+    assert build.done and _events(build) == [] and dynamic.counts["dynamic_refused_tags"] == 1
+    # an abandoned build lets every held message go, also one already chosen for the packet
+    build = PacketBuild(queues, dynamic, PacketRequest(10, 0), 0.0)
+    build.answer({"a": _offer(3, 4, 10), "b": None})
+    assert not build.done and _events(build) == [("a", 3, QUEUED)]
+    build.abandon()
+    assert _events(build) == [("a", 3, DEQUEUED)] and dynamic.counts["dynamic_dequeued"] == 2

@@ -6,9 +6,12 @@ request becomes a `PacketBuild`; its GetNextQueuedMessage queries go out as asyn
 sent when the packet is done. Requests are built one at a time, in arrival order, so two packets
 never take the same message. A query not answered within `dynamic_queue_timeout_seconds` (wall
 clock, checked when the next request arrives and at every status period) counts as no offer
-(`dynamic_timeouts`). For every dynamic message in a packet handed to the MAC, an
-UpdateQueuedMessage with EVENT_LINK_TRANSMITTED goes out on its queue's `dynamic_update_topic`
-(as ros_acomms). Clients and update publishers are made in configure, the service in activate.
+(`dynamic_timeouts`); its answer, if it comes later, is ignored. The build's events go out as
+UpdateQueuedMessage on the queue's `dynamic_update_topic` as they happen: EVENT_LINK_QUEUED when
+an offer is accepted, then EVENT_LINK_DEQUEUED (let go unsent, also when the build fails or the
+node deactivates) or EVENT_LINK_TRANSMITTED (in the packet handed to the MAC); the rules are
+acomms_core.queue.dynamic_queue's. Clients and update publishers are made in configure, the
+service in activate.
 """
 
 from __future__ import annotations
@@ -19,7 +22,14 @@ from collections import deque
 
 from std_msgs.msg import Header
 
-from acomms_core.queue.dynamic_queue import DynamicQueues, Offer, PacketBuild
+from acomms_core.queue.dynamic_queue import (
+    DEQUEUED,
+    QUEUED,
+    TRANSMITTED,
+    DynamicQueues,
+    Offer,
+    PacketBuild,
+)
 from acomms_core.queue.message_queue import PacketData, PacketRequest
 from acomms_core.ros.deferred_service import DeferredService
 from acomms_core.ros.ros_support import now_s, seconds_to_time_msg
@@ -46,6 +56,11 @@ def fill_response(response, packet: PacketData):
     response.num_dataframe_bytes = len(packet.dataframe_bytes)
     response.num_messages = packet.num_messages
     return response
+
+
+EVENTS = {QUEUED: UpdateQueuedMessage.EVENT_LINK_QUEUED,
+          DEQUEUED: UpdateQueuedMessage.EVENT_LINK_DEQUEUED,
+          TRANSMITTED: UpdateQueuedMessage.EVENT_LINK_TRANSMITTED}
 
 
 def _offer(response) -> Offer | None:
@@ -104,6 +119,7 @@ class DynamicQueueLink:
         with self._lock:
             while self._pending:
                 pending = self._pending.popleft()
+                self._abandon(pending)
                 try:
                     self.service.complete(fill_response(pending.response, PacketData()))
                 except Exception as exc:  # the service may already be gone (shutdown)
@@ -122,6 +138,7 @@ class DynamicQueueLink:
     def _ask(self, pending: _Pending) -> None:
         """Send the build's queries; answer at once for services that are not up."""
         build = pending.build
+        self._publish_events(build)
         if build.done:
             self._finish(pending)
             return
@@ -187,20 +204,36 @@ class DynamicQueueLink:
 
     # ----- results ------------------------------------------------------------------------
 
+    def _publish_events(self, build: PacketBuild) -> None:
+        events = build.take_events()
+        if not events:
+            return
+        stamp = seconds_to_time_msg(now_s(self.node))
+        for event in events:
+            publisher = self.updates.get(event.service)
+            if publisher is not None:
+                publisher.publish(UpdateQueuedMessage(header=Header(stamp=stamp),
+                                                      message_id=event.message_id,
+                                                      event=EVENTS[event.event]))
+
+    def _abandon(self, pending: _Pending) -> None:
+        """The pending packet will not be sent: its held messages are DEQUEUED."""
+        if pending.build is not None and not pending.build.done:
+            try:
+                pending.build.abandon()
+                self._publish_events(pending.build)
+            except Exception as exc:  # the publishers may already be gone (shutdown)
+                self.dynamic.counts["dynamic_errors"] += 1
+                self.log.warning(f"dynamic queue events not sent: {exc}")
+
     def _failed(self, pending: _Pending, exc: Exception) -> None:
+        self._abandon(pending)
         self.dynamic.counts["dynamic_errors"] += 1
         self.log.error(f"get_next_packet_data failed: {type(exc).__name__}: {exc}")
         self._complete(pending, PacketData())
 
     def _finish(self, pending: _Pending) -> None:
         packet = pending.build.result
-        stamp = seconds_to_time_msg(now_s(self.node))
-        for service, message_id in packet.dynamic_messages:
-            publisher = self.updates.get(service)
-            if publisher is not None:
-                publisher.publish(UpdateQueuedMessage(
-                    header=Header(stamp=stamp), message_id=message_id,
-                    event=UpdateQueuedMessage.EVENT_LINK_TRANSMITTED))
         if self.dynamic.last_error:
             self.log.warning(self.dynamic.last_error, throttle_duration_sec=5.0)
             self.dynamic.last_error = ""

@@ -2,8 +2,8 @@
 
 A codec-config entry with `dynamic_queue_service` instead of `subscribe_topic` is a dynamic queue:
 message_queue_node keeps no messages for it but asks that service (GetNextQueuedMessage) while it
-builds a packet, and tells the user node on `dynamic_update_topic` (UpdateQueuedMessage) which of
-its messages went into a packet. The ROS calls are the node's
+builds a packet, and tells the user node on `dynamic_update_topic` (UpdateQueuedMessage) what
+became of the messages it offered (`QueueEvent`, below). The ROS calls are the node's
 (`acomms_core.nodes.dynamic_queue_link`); this module decides what to ask and what to take.
 
 How a packet is built (`PacketBuild`, a step machine: it returns the queries to make, the node
@@ -23,6 +23,16 @@ answers them, until the packet is done):
   another dest; no answer (service missing, call failed or late) counts as no offer.
 An offer's dest is its `dest_address`, or the entry's default_dest (else the node's) when 0.
 At most MAX_QUERIES_PER_PACKET queries are made for one packet.
+
+Events (`PacketBuild.take_events()`, in order; ros_acomms defines the three events but its
+message_queue_node sends only TRANSMITTED; here each accepted offer gets a QUEUED and then exactly
+one DEQUEUED or TRANSMITTED):
+- QUEUED: an offer passed the checks; the link holds that message for the packet being built
+  (refused offers and no-answers get no event: they are counted instead);
+- DEQUEUED: the link let a held message go without sending it (it no longer fits the packet's
+  room, dest or packet codec, the packet was full or done without it, or the build was
+  abandoned): the user node keeps it and may offer it again (then a new QUEUED follows);
+- TRANSMITTED: the message is in the packet handed to the MAC.
 """
 
 from __future__ import annotations
@@ -42,6 +52,18 @@ from acomms_core.queue.message_queue import (
 )
 
 MAX_QUERIES_PER_PACKET = 64
+
+# What became of an offered message (module doc); the node maps these to UpdateQueuedMessage.
+QUEUED, DEQUEUED, TRANSMITTED = "queued", "dequeued", "transmitted"
+
+
+@dataclasses.dataclass(frozen=True)
+class QueueEvent:
+    """One UpdateQueuedMessage to send: `event` of `message_id` of the queue at `service`."""
+
+    service: str
+    message_id: int
+    event: str
 
 
 class DynamicQueue:
@@ -149,7 +171,9 @@ def largest_message_bits(packet_codec, room_bits: int) -> int:
 
 class PacketBuild:
     """One packet built from static and dynamic queues (module doc). Use: `queries` to make
-    now; `answer({service: Offer | None})` until `done`; then `result` (PacketData)."""
+    now; `answer({service: Offer | None})` until `done`; then `result` (PacketData). Events
+    (QUEUED / DEQUEUED / TRANSMITTED) pile up for `take_events()`; `abandon()` lets every held
+    message go (a failed or cancelled build)."""
 
     def __init__(self, queues: MessageQueues, dynamic: DynamicQueues, request: PacketRequest,
                  now: float):
@@ -164,6 +188,8 @@ class PacketBuild:
         self._offers: dict[str, DynamicMessage | None] = {}
         self._asked_with: dict[str, tuple] = {}
         self._visited: set[int] = set()  # static queues already offered to the packet
+        self._held: dict[tuple, DynamicMessage] = {}  # accepted offers not yet resolved
+        self._events: list[QueueEvent] = []
         self._stale = [q for q in dynamic.queues if q.active]
         self._advance()
 
@@ -173,10 +199,39 @@ class PacketBuild:
 
     def answer(self, answers: dict[str, Offer | None]) -> None:
         for query in self.queries:
-            self._offers[query.queue.service] = self._check(query, answers.get(
-                query.queue.service))
+            service = query.queue.service
+            self._let_go(self._offers.get(service))
+            message = self._check(query, answers.get(service))
+            self._offers[service] = message
+            if message is not None:
+                self._held[message.key] = message
+                self._event(message.key, QUEUED)
         self.queries = []
         self._advance()
+
+    def take_events(self) -> list[QueueEvent]:
+        """The events since the last call, in the order they happened."""
+        events, self._events = self._events, []
+        return events
+
+    def abandon(self) -> None:
+        """The packet will not be sent: every held message is DEQUEUED."""
+        for key in self._held:
+            self._event(key, DEQUEUED)
+        self._held.clear()
+        self._offers.clear()
+
+    def _event(self, key: tuple, event: str) -> None:
+        self._events.append(QueueEvent(key[0], key[1], event))
+        if event == DEQUEUED:
+            self.dynamic.counts["dynamic_dequeued"] += 1
+
+    def _let_go(self, message: DynamicMessage | None) -> None:
+        """A held message that is not in the packet is DEQUEUED (none / chosen: nothing)."""
+        if message is None or message in self._fill.chosen:
+            return
+        if self._held.pop(message.key, None) is not None:
+            self._event(message.key, DEQUEUED)
 
     # ----- steps --------------------------------------------------------------------------
 
@@ -226,6 +281,7 @@ class PacketBuild:
                     <= fill.room_for(queue))
             if not fits:
                 self._offers[queue.service] = None
+                self._let_go(message)
                 if self._asked_with.get(queue.service) != self._limits(queue):
                     self._stale.append(queue)
 
@@ -249,6 +305,7 @@ class PacketBuild:
             queue = message.queue
             self._offers[queue.service] = None
             _, full = self._fill.offer(message)
+            self._let_go(message)  # it did not fit after all
             if (message in self._fill.chosen  # ask for its next message
                     or self._asked_with.get(queue.service) != self._limits(queue)):
                 self._stale.append(queue)
@@ -265,6 +322,10 @@ class PacketBuild:
                       if not isinstance(m, QueuedMessage) or m in m.queue.messages]
             self.result = queues.pack_locked(chosen, self.request, self.now)
         self.dynamic.counts["dynamic_messages_sent"] += len(self.result.dynamic_messages)
+        sent = set(self.result.dynamic_messages)
+        for key in list(self._held):
+            self._event(key, TRANSMITTED if key in sent else DEQUEUED)
+        self._held.clear()
 
     # ----- offers -------------------------------------------------------------------------
 
