@@ -154,8 +154,8 @@ MANAGER_POLL_SECONDS = 0.1  # while waiting for the managers of wait_for_manager
 # with nothing else due. A steady timer wakes the executor this often while a sequence runs.
 SEQUENCE_WAKE_SECONDS = 0.1
 # Fast DDS calls a service "not ready" while its graph still holds one half of a dead server
-# with the same name (a node restarted within its discovery lease). After this long the manager
-# uses the services the node lists in the graph instead; a request that is lost is retried.
+# with the same name (a node restarted within its discovery lease). Once the node has listed
+# both services in the graph this long, the manager uses them; a request that is lost is retried.
 GRAPH_FALLBACK_SECONDS = 1.0
 
 
@@ -202,34 +202,37 @@ class _NodeReach:
                 managed.get_state = self._resources.client(
                     GetState, f"{managed.name}/get_state", callback_group=self._group)
 
-    def _services_usable(self, managed: _Managed, listed_is_enough: bool) -> bool:
-        """Both clients matched, or (listed_is_enough) both services listed on the node."""
-        if managed.change_state.service_is_ready() and managed.get_state.service_is_ready():
-            return True
-        if not listed_is_enough:
-            return False
+    @staticmethod
+    def _services_ready(managed: _Managed) -> bool:
+        return managed.change_state.service_is_ready() and managed.get_state.service_is_ready()
+
+    def _services_listed(self, managed: _Managed) -> bool:
+        """Both lifecycle services listed on the node in the ROS graph."""
         namespace, _, name = managed.name.rpartition("/")
         try:
             listed = {service for service, _types in
                       self.get_service_names_and_types_by_node(name, namespace or "/")}
         except Exception:  # the node is not in the graph (yet)
             return False
-        if {f"{managed.name}/change_state", f"{managed.name}/get_state"} <= listed:
-            self.get_logger().warning(
-                f"{managed.name}: its lifecycle services are listed but DDS does not report "
-                "them ready (a dead node with the same name is still in the graph?); using "
-                "them anyway", throttle_duration_sec=10.0)
-            return True
-        return False
+        return {f"{managed.name}/change_state", f"{managed.name}/get_state"} <= listed
 
-    async def _wait_for_services(self, managed: _Managed, listed_is_enough: bool = False
-                                 ) -> None:
+    async def _wait_for_services(self, managed: _Managed) -> None:
+        """Until both clients are matched, or both services have been listed on the node for
+        GRAPH_FALLBACK_SECONDS without DDS calling them ready (then they are used, with a
+        warning); TransitionError after service_wait_seconds."""
         self._make_clients(managed)
-        started = time.monotonic()
-        deadline = started + self._service_wait
-        while not self._services_usable(managed, listed_is_enough or (
-                time.monotonic() - started >= GRAPH_FALLBACK_SECONDS)):
-            if time.monotonic() >= deadline:
+        deadline = time.monotonic() + self._service_wait
+        listed_since = None
+        while not self._services_ready(managed):
+            now = time.monotonic()
+            listed_since = (listed_since or now) if self._services_listed(managed) else None
+            if listed_since is not None and now - listed_since >= GRAPH_FALLBACK_SECONDS:
+                self.get_logger().warning(
+                    f"{managed.name}: its lifecycle services are listed but DDS does not report "
+                    "them ready (a dead node with the same name is still in the graph?); using "
+                    "them anyway", throttle_duration_sec=10.0)
+                return
+            if now >= deadline:
                 managed.problem = "lifecycle services not available"
                 raise TransitionError(
                     f"{managed.name}: lifecycle services {managed.name}/change_state and "
@@ -242,7 +245,7 @@ class _NodeReach:
         within the transition timeout (lost or late: the caller decides whether to retry)."""
         client = getattr(managed, kind)
         if client is None or not client.service_is_ready():
-            await self._wait_for_services(managed, listed_is_enough=True)
+            await self._wait_for_services(managed)
             client = getattr(managed, kind)
         future = client.call_async(request)
         with self._steady_timer(self._timeout, future.cancel):
@@ -496,7 +499,7 @@ class LifecycleManager(_FollowManagers, _NodeReach, Node):
         for managed in self._managed:  # one quick read each: a status never waits long
             if managed.node is None:
                 self._make_clients(managed)
-                if not self._services_usable(managed, listed_is_enough=True):
+                if not (self._services_ready(managed) or self._services_listed(managed)):
                     managed.state = "unknown"
                     continue
             await self._refresh_state(managed, attempts=Attempts(0.0))
