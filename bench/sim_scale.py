@@ -11,6 +11,7 @@ The runs use this shell's ROS_DOMAIN_ID when it is set (on a shared machine, set
 
     source env.sh && python bench/sim_scale.py                       # N = 4 8 16 32 64, 1 h
     python bench/sim_scale.py 4 10 --duration 3600 --reference-max-n 0
+    python bench/sim_scale.py 10 --no-mcap --status-period 10   # status every 10 simulated s
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ def comparable(summary: dict) -> dict:
 
 
 def measure(n: int, args, tmp: pathlib.Path) -> dict:
-    scenario = write_scale_scenario(n, tmp / f"scale{n}.yaml", duration_s=args.duration)
+    scenario = write_scale_scenario(n, tmp / f"scale{n}.yaml", duration_s=args.duration,
+                                    status_period_s=args.status_period)
     fast = run_once(scenario, tmp / f"max{n}", "max", domain_id(40 + n % 50))
     summary = fast["summary"]
     row = {"n": n, "startup_wall_s": summary.get("startup_wall_s"),
@@ -118,6 +120,9 @@ def main() -> int:
     parser.add_argument("--png", default="acomms_demo_out/sim_scale.png")
     parser.add_argument("--no-mcap", action="store_true",
                         help="runs without the run.mcap recording (simulation cost alone)")
+    parser.add_argument("--status-period", type=float, default=None, metavar="S",
+                        help="queue/MAC status and modem diagnostics every S simulated s "
+                             "(default: the nodes' 1 s)")
     args = parser.parse_args()
     if args.no_mcap:
         EXTRA_ARGS.append("--no-mcap")

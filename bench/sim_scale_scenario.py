@@ -29,9 +29,20 @@ CODEC_CONFIG = (pathlib.Path(__file__).resolve().parents[1] / "acomms_bringup" /
                 / "demo_codecs.yaml")
 
 
+def status_overrides(period_s: float) -> dict:
+    """Per-vehicle parameter overrides: queue status, MAC status and modem diagnostics every
+    period_s simulated seconds (1 s by default). At --warp max these 1 Hz timers set most of
+    the steps a run takes."""
+    return {"message_queue_node": {"update_rate": 1.0 / period_s},
+            "modem": {"diagnostics_period_s": period_s},
+            "mac": {"status_period_seconds": period_s}}
+
+
 def scale_scenario(n: int, duration_s: float = 3600.0, warp: float = 10.0, seed: int = 1,
-                   codec_config: str | pathlib.Path = CODEC_CONFIG) -> dict:
-    """The scenario mapping for n vehicles (v1..vn, SRC 1..n, slot k-1 for vehicle k)."""
+                   codec_config: str | pathlib.Path = CODEC_CONFIG,
+                   status_period_s: float | None = None) -> dict:
+    """The scenario mapping for n vehicles (v1..vn, SRC 1..n, slot k-1 for vehicle k); with
+    status_period_s, the vehicles' status publishers run at that period."""
     if not 1 <= n <= 120:
         raise ValueError(f"n: 1..120 vehicles (SRC must stay below the broadcast 121), got {n}")
     side = math.ceil(math.sqrt(n))
@@ -53,6 +64,8 @@ def scale_scenario(n: int, duration_s: float = 3600.0, warp: float = 10.0, seed:
                          "fields": {"latitude": round(lat, 5), "longitude": round(lon, 5),
                                     "altitude": -DEPTH_M}}],
         })
+        if status_period_s is not None:
+            vehicles[-1]["parameters"] = status_overrides(status_period_s)
     return {
         "name": f"scale_{n}", "duration_seconds": duration_s, "seed": seed,
         "clock": {"use_sim_time": True, "warp_factor": warp},
