@@ -1,4 +1,7 @@
-"""RosHarness.call's timeout names what the unanswered service's handler is waiting on."""
+"""RosHarness.call: a timeout names what the unanswered handler waits on; a service the graph
+lists but DDS never calls ready (a dead same-named server lingering) is still called."""
+
+import time
 
 import pytest
 from rclpy.task import Future
@@ -23,3 +26,22 @@ def test_a_service_that_never_answers_is_reported_with_where_it_waits():
         assert "stuck_service did not answer in 1.0 s" in message
         assert "wait_for_nothing" in message and "__await__" in message
         never.set_result(None)
+
+
+def test_a_service_listed_but_never_reported_ready_is_called_anyway():
+    """What Fast DDS does while half of a dead same-named server lingers in its graph."""
+    with RosHarness() as ros:
+        ros.helper.create_service(Trigger, "/listed_service",
+                                  lambda request, response: Trigger.Response(success=True))
+        client = ros.helper.create_client(Trigger, "/listed_service")
+        client.service_is_ready = lambda: False
+        started = time.monotonic()
+        assert ros.call(client, Trigger.Request(), timeout=10.0).success
+        assert time.monotonic() - started < 5.0
+
+
+def test_a_service_nobody_serves_is_still_not_available():
+    with RosHarness() as ros:
+        client = ros.helper.create_client(Trigger, "/nobody_serves_this")
+        with pytest.raises(TimeoutError, match="not available"):
+            ros.call(client, Trigger.Request(), timeout=1.0)
