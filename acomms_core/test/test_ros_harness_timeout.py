@@ -7,6 +7,7 @@ import pytest
 from rclpy.task import Future
 from std_srvs.srv import Trigger
 
+from acomms_core.ros.ros_support import ListedLongEnough
 from acomms_core.ros.testing import RosHarness
 
 
@@ -45,3 +46,12 @@ def test_a_service_nobody_serves_is_still_not_available():
         client = ros.helper.create_client(Trigger, "/nobody_serves_this")
         with pytest.raises(TimeoutError, match="not available"):
             ros.call(client, Trigger.Request(), timeout=1.0)
+
+
+def test_listed_long_enough_counts_only_an_unbroken_listing():
+    listed_long_enough = ListedLongEnough(after_s=1.0)
+    assert not listed_long_enough(True, 10.0)
+    assert not listed_long_enough(True, 10.9)
+    assert not listed_long_enough(False, 11.0)  # gone from the graph: start again
+    assert not listed_long_enough(True, 11.5)
+    assert listed_long_enough(True, 12.5)

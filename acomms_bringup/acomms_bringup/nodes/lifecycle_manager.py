@@ -70,11 +70,13 @@ from acomms_bringup.description.bringup_policy import (
     resolve_node_name,
 )
 from acomms_core.ros.ros_support import (
+    ListedLongEnough,
     NodeResources,
     ParameterSpec,
     declare_parameters,
     lifecycle_state_label,
     run_node,
+    service_listed,
 )
 
 STATE_LABELS = {
@@ -153,10 +155,6 @@ MANAGER_POLL_SECONDS = 0.1  # while waiting for the managers of wait_for_manager
 # future completed while the coroutine was still running in another thread can leave it asleep
 # with nothing else due. A steady timer wakes the executor this often while a sequence runs.
 SEQUENCE_WAKE_SECONDS = 0.1
-# Fast DDS calls a service "not ready" while its graph still holds one half of a dead server
-# with the same name (a node restarted within its discovery lease). Once the node has listed
-# both services in the graph this long, the manager uses them; a request that is lost is retried.
-GRAPH_FALLBACK_SECONDS = 1.0
 
 
 @dataclasses.dataclass
@@ -207,26 +205,20 @@ class _NodeReach:
         return managed.change_state.service_is_ready() and managed.get_state.service_is_ready()
 
     def _services_listed(self, managed: _Managed) -> bool:
-        """Both lifecycle services listed on the node in the ROS graph."""
-        namespace, _, name = managed.name.rpartition("/")
-        try:
-            listed = {service for service, _types in
-                      self.get_service_names_and_types_by_node(name, namespace or "/")}
-        except Exception:  # the node is not in the graph (yet)
-            return False
-        return {f"{managed.name}/change_state", f"{managed.name}/get_state"} <= listed
+        """Both lifecycle services listed in the ROS graph."""
+        return all(service_listed(self, f"{managed.name}/{kind}")
+                   for kind in ("change_state", "get_state"))
 
     async def _wait_for_services(self, managed: _Managed) -> None:
-        """Until both clients are matched, or both services have been listed on the node for
-        GRAPH_FALLBACK_SECONDS without DDS calling them ready (then they are used, with a
-        warning); TransitionError after service_wait_seconds."""
+        """Until both clients are matched, or both services have been listed long enough
+        without DDS calling them ready (ListedLongEnough: then they are used, with a warning);
+        TransitionError after service_wait_seconds."""
         self._make_clients(managed)
         deadline = time.monotonic() + self._service_wait
-        listed_since = None
+        listed_long_enough = ListedLongEnough()
         while not self._services_ready(managed):
             now = time.monotonic()
-            listed_since = (listed_since or now) if self._services_listed(managed) else None
-            if listed_since is not None and now - listed_since >= GRAPH_FALLBACK_SECONDS:
+            if listed_long_enough(self._services_listed(managed), now):
                 self.get_logger().warning(
                     f"{managed.name}: its lifecycle services are listed but DDS does not report "
                     "them ready (a dead node with the same name is still in the graph?); using "

@@ -178,6 +178,29 @@ def announce_unconfigured(node, after_s: float = UNCONFIGURED_NOTICE_S) -> None:
         after_s, notice, clock=Clock(clock_type=ClockType.STEADY_TIME))
 
 
+LISTED_IS_THERE_S = 1.0  # a service listed this long without DDS calling it ready is used
+
+
+def service_listed(node, name: str) -> bool:
+    """Whether the fully qualified service `name` is in the ROS graph `node` sees."""
+    return any(listed == name for listed, _types in node.get_service_names_and_types())
+
+
+class ListedLongEnough:
+    """Fast DDS calls a service "not ready" while its graph still holds half of a dead server of
+    the same name (a node restarted within its discovery lease, an earlier test's node). Fed
+    each poll with whether the service is listed, says when it has been listed for
+    LISTED_IS_THERE_S: then it is used anyway, and a request lost on the way is retried."""
+
+    def __init__(self, after_s: float = LISTED_IS_THERE_S):
+        self.after_s = after_s
+        self._since: float | None = None
+
+    def __call__(self, listed: bool, now_s: float) -> bool:
+        self._since = (self._since if self._since is not None else now_s) if listed else None
+        return self._since is not None and now_s - self._since >= self.after_s
+
+
 def destroy_entities(node, entities: Iterable[Any]) -> None:
     """Destroy the publishers, services, subscriptions, clients and timers a node created (e.g. in
     on_cleanup), each with the node method for its type."""

@@ -20,10 +20,13 @@ from rclpy.context import Context
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.lifecycle import TransitionCallbackReturn
 
-from acomms_core.ros.ros_support import lifecycle_state_label
+from acomms_core.ros.ros_support import (
+    ListedLongEnough,
+    lifecycle_state_label,
+    service_listed,
+)
 
 LABELS = {State.PRIMARY_STATE_INACTIVE: "inactive", State.PRIMARY_STATE_ACTIVE: "active"}
-LISTED_IS_THERE_S = 1.0  # wait_for_service: listed this long without "ready" counts as there
 
 
 class RosHarness:
@@ -74,18 +77,13 @@ class RosHarness:
         return predicate()
 
     def wait_for_service(self, client, timeout: float) -> bool:
-        """client.wait_for_service, except that a service listed in the graph for
-        LISTED_IS_THERE_S counts as there: Fast DDS calls a service "not ready" while half of a
-        dead server with the same name (an earlier test's node) is still in its graph."""
+        """client.wait_for_service, but a service listed in the graph long enough counts as
+        there (ros_support.ListedLongEnough: an earlier test's same-named server lingers)."""
         name = self.helper.resolve_service_name(client.srv_name)
-        end, listed_since = time.monotonic() + timeout, None
+        end, listed_long_enough = time.monotonic() + timeout, ListedLongEnough()
         while time.monotonic() < end:
-            if client.service_is_ready():
-                return True
-            now = time.monotonic()
-            listed = any(n == name for n, _ in self.helper.get_service_names_and_types())
-            listed_since = (listed_since or now) if listed else None
-            if listed_since is not None and now - listed_since >= LISTED_IS_THERE_S:
+            if client.service_is_ready() or listed_long_enough(
+                    service_listed(self.helper, name), time.monotonic()):
                 return True
             self.spin_for(0.05)
         return client.service_is_ready()
