@@ -228,6 +228,9 @@ class FragmentationSender:
     def expire(self, now: float) -> list[str]:
         return [line for _, line in self.fragmenter.expire(now)]
 
+    def next_expiry_s(self, now: float) -> float | None:
+        return self.fragmenter.next_expiry_s(now)
+
     def counters(self) -> dict:
         counts = dict(self.fragmenter.counts, acks_sent=self.acks_sent)
         return {name: counts[key] for name, key in QUEUE_COUNTER_FIELDS.items()}

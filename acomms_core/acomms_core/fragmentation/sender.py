@@ -240,6 +240,14 @@ class Fragmenter:
             self.counts["sessions_completed"] += 1
             self.finished.append((session, "completed"))
 
+    def next_expiry_s(self, now: float) -> float | None:
+        """When `expire` or the finished report next has work: now while finished sessions
+        wait, else the earliest time a session runs out of `session_ttl_s`; None: never."""
+        if self.finished:
+            return now
+        ttl = self.settings.session_ttl_s
+        return min((s.last_progress_s + ttl for s in self.sessions.values()), default=None)
+
     def expire(self, now: float) -> list[tuple[OutgoingSession, str]]:
         """End sessions without progress for session_ttl_s; [(session, log line)]."""
         ended = []

@@ -29,6 +29,7 @@ from acomms_core.fragmentation.settings import (
 from acomms_core.queue.message_queue import QueuedMessage
 from acomms_core.ros.ros_support import (
     declare_parameters,
+    listened,
     now_s,
     parameter_values,
     seconds_to_time_msg,
@@ -103,7 +104,9 @@ class QueueFragmentation:
             QueuedMessage, broadcast_address, src)
         queues.fragmentation = self.sender
         self.queues = queues
-        self._status_pub = self.node.configured.publisher(FragmentationStatus, STATUS_TOPIC, 10)
+        cadence = self.node.status_report.cadence  # open sessions' status: with queue status
+        self._status_pub = cadence.watch(self.node.configured.publisher(
+            FragmentationStatus, STATUS_TOPIC, 10, event_callbacks=cadence.event_callbacks()))
 
     def activate(self, callback_group) -> None:
         for topic, callback in ((ACKS_OUT_TOPIC, self._on_ack_to_send),
@@ -135,6 +138,15 @@ class QueueFragmentation:
         with self.queues.lock:
             return self.sender.counters()
 
+    def next_expiry_s(self) -> float | None:
+        """When `publish` next has work: now while finished sessions wait to be reported, else
+        the earliest session expiry; None without sessions."""
+        sender = self.sender
+        if sender is None:
+            return None
+        with self.queues.lock:
+            return sender.next_expiry_s(now_s(self.node))
+
     def publish(self, now: float) -> None:
         """Expire stalled sessions (logged), publish every open session's status."""
         sender, pub = self.sender, self._status_pub
@@ -144,6 +156,8 @@ class QueueFragmentation:
             for line in sender.expire(now):
                 self.node.get_logger().warning(line)
             self._publish_finished(now)
+            if not listened(pub):
+                return
             header = Header(stamp=seconds_to_time_msg(now))
             for session in sender.fragmenter.sessions.values():
                 pub.publish(outgoing_status(header, session, FragmentationStatus.STATE_OPEN))

@@ -47,11 +47,13 @@ from acomms_core.ros.ros_support import (
     counters_diagnostics,
     declare_parameters,
     is_active,
+    listened,
     now_s,
     parameter_values,
     run_node,
     wake_timer_at,
 )
+from acomms_core.ros.status_cadence import StatusCadence
 from acomms_core.time_grid import TimeGrid, ns_to_seconds, seconds_to_ns
 
 MANUAL_TRANSMIT_TOPIC = "tdma/nmea_to_modem"  # ros_acomms' name, relative to the namespace
@@ -101,6 +103,7 @@ class MacNode(ManagedNode):
         self.policy.identity = self.get_fully_qualified_name()  # keys seeded random draws
         self.pipeline = TransmitPipeline(self, self.policy)
         self._status_publisher = self._diagnostics_publisher = self._nmea_publisher = None
+        self.status_cadence = StatusCadence(self, self._publish_status)
         self._last_tick_time: float | None = None  # node-clock time of the latest real tick
         self._tick_timer = None
         self._jump_handler = None
@@ -173,10 +176,13 @@ class MacNode(ManagedNode):
                 return TransitionCallbackReturn.FAILURE
             self.pipeline.service_timeout_s = float(values["service_timeout_seconds"])
             self.pipeline.reset()
-        self._status_publisher = self.configured.publisher(
-            message_class(self.kind.status_type), self.kind.status_topic)
-        self._diagnostics_publisher = self.configured.publisher(
-            DiagnosticArray, "/diagnostics")
+        cadence = self.status_cadence
+        cadence.forget_publishers()
+        self._status_publisher = cadence.watch(self.configured.publisher(
+            message_class(self.kind.status_type), self.kind.status_topic,
+            event_callbacks=cadence.event_callbacks()))
+        self._diagnostics_publisher = cadence.watch(self.configured.publisher(
+            DiagnosticArray, "/diagnostics", event_callbacks=cadence.event_callbacks()))
         self.pipeline.create_clients(self.configured)
         self._nmea_publisher = self.configured.publisher(String, "nmea_to_modem")
         self.configured.subscription(String, MANUAL_TRANSMIT_TOPIC, self._on_manual_transmit, 10)
@@ -216,13 +222,14 @@ class MacNode(ManagedNode):
         self._jump_handler = self.get_clock().create_jump_callback(
             JumpThreshold(min_forward=None, min_backward=Duration(nanoseconds=-1)),
             post_callback=self._on_clock_jump_back)
-        timers.timer(self.get_parameter("status_period_seconds").value, self._publish_status)
+        self.status_cadence.start(timers, self.get_parameter("status_period_seconds").value)
         return super().on_activate(state)
 
     def on_deactivate(self, state) -> TransitionCallbackReturn:
         with self._lock:
             self.policy.apply_pending()
             self._tick_timer = self._wake_ns = self._jump_handler = None
+        self.status_cadence.stop()
         return super().on_deactivate(state)
 
     def on_release(self) -> None:
@@ -234,6 +241,8 @@ class MacNode(ManagedNode):
             self._tick_timer = self._wake_ns = self._jump_handler = None
         self.pipeline.forget_clients()
         self._status_publisher = self._diagnostics_publisher = self._nmea_publisher = None
+        self.status_cadence.stop()
+        self.status_cadence.forget_publishers()
         self.forget_interfaces()
 
     def forget_interfaces(self) -> None:
@@ -329,6 +338,9 @@ class MacNode(ManagedNode):
     # ----- status -------------------------------------------------------------------------
 
     def _publish_status(self) -> None:
+        status_wanted = listened(self._status_publisher)
+        if not (status_wanted or listened(self._diagnostics_publisher)):
+            return
         time = self.get_clock().now()
         with self._lock:
             if self.policy.config is None or self._status_publisher is None:
@@ -337,12 +349,13 @@ class MacNode(ManagedNode):
             counters = dict(self.counters)
             muted = self.policy.software_muted()
         stamp = time.to_msg()
-        self._status_publisher.publish(
-            fill_message(message_class(self.kind.status_type)(), fields, stamp))
-        diagnostics = counters_diagnostics(
-            f"{self.get_fully_qualified_name()}: {self.DIAGNOSTIC_NAME}",
-            "muted" if muted else "running", counters, stamp)
-        self._diagnostics_publisher.publish(diagnostics)
+        if status_wanted:
+            self._status_publisher.publish(
+                fill_message(message_class(self.kind.status_type)(), fields, stamp))
+        if listened(self._diagnostics_publisher):
+            self._diagnostics_publisher.publish(counters_diagnostics(
+                f"{self.get_fully_qualified_name()}: {self.DIAGNOSTIC_NAME}",
+                "muted" if muted else "running", counters, stamp))
 
 
 def main(args=None) -> int:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import sys
 
-from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.executors import (
@@ -42,7 +41,6 @@ from rclpy.executors import (
 from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.parameter import Parameter
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
-from std_msgs.msg import Header
 
 from acomms_core.codecs import CodecConfigError
 from acomms_core.codecs.config import (
@@ -56,29 +54,22 @@ from acomms_core.nodes.dynamic_queue_link import DynamicQueueLink, fill_response
 from acomms_core.nodes.fragmentation_ros import QUEUE_PARAMETERS as FRAGMENTATION_PARAMETERS
 from acomms_core.nodes.fragmentation_ros import QueueFragmentation
 from acomms_core.nodes.fragmentation_ros import declare as declare_fragmentation
+from acomms_core.nodes.queue_status import QueueStatusReport
 from acomms_core.queue.dynamic_queue import DynamicQueues
 from acomms_core.queue.message_queue import BROADCAST_ADDRESS, MessageQueues
 from acomms_core.ros.ros_support import (
     ManagedNode,
     ParameterSpec,
-    counters_diagnostics,
     declare_parameters,
-    is_active,
     now_s,
     parameter_values,
     run_node,
-    seconds_to_time_msg,
 )
 from acomms_core.security import SECURITY_PARAMETERS, SecurityConfigError, bind_senders
-from acomms_core.time_grid import seconds_to_ns
 from acomms_interfaces.msg import (
     NeighborReachability,
-    QueueCounters,
     QueueEnable,
     QueuePriority,
-    QueueStatus,
-    QueueSummary,
-    SummaryMessageCount,
 )
 from acomms_interfaces.srv import GetNextPacketData, PriorityUpdate, QueryModemSrc, QueueActive
 
@@ -131,11 +122,10 @@ class MessageQueueNode(ManagedNode):
         self.codec_config = None
         self._service_group = ReentrantCallbackGroup()
         self._subscription_group = MutuallyExclusiveCallbackGroup()
-        self._status_pub = self._counters_pub = self._status_timer = None
+        self.status_report = QueueStatusReport(self)
         self.control_errors = 0  # queue_priority / queue_enable for unknown queue ids
         self._src_client = self._src_timer = self._src_future = None  # src from the modem
         self.dynamic_link: DynamicQueueLink | None = None  # with dynamic queues (issue 19)
-        self._diagnostics_pub = None
 
     # -- parameters -------------------------------------------------------------------------------
     def _apply(self, values: dict, changed: frozenset) -> None:
@@ -154,10 +144,8 @@ class MessageQueueNode(ManagedNode):
         if link is not None:
             link.dynamic.default_dest = values["default_dest"]
             link.timeout_s = values["dynamic_queue_timeout_seconds"]
-        timer = self._status_timer
-        if "update_rate" in changed and timer is not None:
-            timer.timer_period_ns = seconds_to_ns(1.0 / values["update_rate"])
-            timer.reset()
+        if "update_rate" in changed:
+            self.status_report.cadence.set_period(1.0 / values["update_rate"])
 
     # -- lifecycle --------------------------------------------------------------------------------
     def on_configure(self, state) -> TransitionCallbackReturn:
@@ -185,13 +173,11 @@ class MessageQueueNode(ManagedNode):
         self._warn_unsendable_queues()
         if values["src"] < 0:
             self._start_src_query()
-        self._status_pub = self.configured.publisher(QueueStatus, "queue_status", 10)
-        self._counters_pub = self.configured.publisher(QueueCounters, "queue_counters", 10)
         dynamic = DynamicQueues(self.codec_config, values["default_dest"])
         if dynamic:
             self.dynamic_link = DynamicQueueLink(self, dynamic, self.configured,
                                                  values["dynamic_queue_timeout_seconds"])
-            self._diagnostics_pub = self.configured.publisher(DiagnosticArray, "/diagnostics")
+        self.status_report.configure(with_diagnostics=bool(dynamic))
         self.get_logger().info(f"configured {len(self.queues.queues)} queues from "
                                f"{self.codec_config.path}")
         return TransitionCallbackReturn.SUCCESS
@@ -244,7 +230,7 @@ class MessageQueueNode(ManagedNode):
         try:
             self._create_activated()
         except Exception as exc:  # e.g. a topic or QoS the middleware refuses
-            self._status_timer = None
+            self.status_report.cadence.stop()
             return self.activate_failed(exc)
         return super().on_activate(state)
 
@@ -278,8 +264,8 @@ class MessageQueueNode(ManagedNode):
         for srv_type, name, callback in services:
             self.activated.service(srv_type, name, callback, qos_profile=service_qos,
                                     callback_group=self._service_group)
-        self._status_timer = self.activated.timer(
-            1.0 / self.get_parameter("update_rate").value, self.publish_status,
+        self.status_report.cadence.start(
+            self.activated, 1.0 / self.get_parameter("update_rate").value,
             callback_group=self._service_group)
         self._subscribe_queue_controls()
         if self.fragmentation.sender is not None:
@@ -314,15 +300,14 @@ class MessageQueueNode(ManagedNode):
             self.queues.set_active(topic, msg.enable)
 
     def on_deactivate(self, state) -> TransitionCallbackReturn:
-        self._status_timer = None
+        self.status_report.cadence.stop()
         if self.dynamic_link is not None:
             self.dynamic_link.close()
         return super().on_deactivate(state)
 
     def on_release(self) -> None:
         """Drop references to what configure and activate made (ManagedNode releases them)."""
-        self._status_timer = None
-        self._status_pub = self._counters_pub = self._diagnostics_pub = None
+        self.status_report.release()
         self._src_client = self._src_timer = self._src_future = None
         if self.dynamic_link is not None:
             self.dynamic_link.close()
@@ -337,6 +322,7 @@ class MessageQueueNode(ManagedNode):
         if queues is None:
             return
         outcome = queues.add(topic, msg, now_s(self))
+        self.status_report.cadence.rearm()  # a TTL or fragment session may now be due sooner
         for warning in queues.take_clamp_warnings():
             self.get_logger().warning(f"{topic}: {warning}")
         if outcome in ("encode_failures", "rejected_too_large"):
@@ -380,40 +366,6 @@ class MessageQueueNode(ManagedNode):
             self.get_logger().warning(f"queue_active: no queue for topic '{request.topic_name}'")
         response.success = ok
         return response
-
-    def publish_status(self) -> None:
-        queues, status_pub, counters_pub = self.queues, self._status_pub, self._counters_pub
-        if queues is None or status_pub is None or not is_active(self):
-            return
-        now = now_s(self)
-        snapshot = queues.status(now)
-        header = Header(stamp=seconds_to_time_msg(now))
-        status_pub.publish(QueueStatus(
-            header=header,
-            total_message_count=snapshot["total_message_count"],
-            highest_priority=snapshot["highest_priority"],
-            queued_dest_addresses=snapshot["queued_dest_addresses"],
-            summary_message_counts=[SummaryMessageCount(**s)
-                                    for s in snapshot["summary_message_counts"]],
-            queue_summaries=[QueueSummary(**s) for s in snapshot["queue_summaries"]]))
-        self.fragmentation.publish(now)
-        counts = queues.counts
-        counters_pub.publish(QueueCounters(
-            **self.fragmentation.counters(),
-            header=header, messages_received=counts.messages_received,
-            messages_queued=counts.messages_queued, messages_sent=counts.messages_sent,
-            dropped_queue_full=counts.dropped_queue_full, expired_ttl=counts.expired_ttl,
-            rejected_too_large=counts.rejected_too_large, encode_failures=counts.encode_failures,
-            ignored_inactive=counts.ignored_inactive, packet_requests=counts.packet_requests,
-            non_ascii_replaced=counts.non_ascii_replaced,
-            dropped_on_arrival=counts.dropped_on_arrival, last_error=counts.last_error))
-        link = self.dynamic_link
-        if link is not None:
-            link.check_overdue()
-            self._diagnostics_pub.publish(counters_diagnostics(
-                f"{self.get_fully_qualified_name()}: dynamic_queues",
-                f"{len(link.dynamic.queues)} dynamic queues", dict(link.dynamic.counts),
-                header.stamp))
 
 
 def make_executor(name: str = MessageQueueNode.EXECUTOR):

@@ -378,6 +378,14 @@ class MessageQueues:
         with self.lock:
             self._expire_locked(now)
 
+    def next_expiry_s(self) -> float | None:
+        """When the oldest message of a queue with a TTL is due to expire (it goes at the first
+        check after that time); None when none will."""
+        with self.lock:
+            return min((queue.messages[0].time_added + queue.ttl_seconds
+                        for queue in self.queues.values()
+                        if queue.ttl_seconds > 0 and queue.messages), default=None)
+
     # -- packet filling -------------------------------------------------------------------------
     def next_packet(self, request: PacketRequest, now: float) -> PacketData:
         """Fill a packet with the highest-priority messages that fit; remove them from queues."""

@@ -302,6 +302,16 @@ def stamp_seconds(msg) -> float:
     return msg.sec + msg.nanosec * 1e-9
 
 
+def listened(publisher) -> bool:
+    """Whether anyone subscribes to `publisher` now. Periodic status is built and published only
+    then: a simulation of many vehicles at --warp max would otherwise spend a third of its time
+    serializing status nobody receives (volatile topics: a later subscriber gets the next one)."""
+    try:
+        return publisher is not None and publisher.get_subscription_count() > 0
+    except Exception:  # destroyed meanwhile (another thread)
+        return False
+
+
 def counters_diagnostics(name: str, message: str, counters: dict, stamp,
                          level: int | None = None):
     """A DiagnosticArray with one status (name, message, every counter as a key/value): what an

@@ -6,9 +6,10 @@ dominates a stepped run. The EventsExecutor queues one event per ready entity in
 costs what its callbacks cost. It has no "is anything ready" query, so quiescence is found with a
 fence: publish a message on a private topic and spin until its callback runs. Events are queued in
 order (intraprocess delivery enqueues during `publish`), so everything queued before the fence has
-run by then. A round is quiet when the fence was the only event and no entity callback ran; two
-quiet rounds in a row (and no reply pending from another process) end the drain, as two empty
-waits end `ExecutorStepper.drain`.
+run by then. A round is quiet when the fence was the only event and no entity callback ran: then
+nothing published, requested or answered in this process is left (each is enqueued by the call
+that made it), and a quiet round ends the drain unless a ROS-time timer is due (the executor's
+timer thread readies those) or a reply from another process is pending.
 
 Entity callbacks are wrapped once to count them and to name the node whose callback raised.
 Where rclpy has no EventsExecutor (`events_executor_available`), runs use `ExecutorStepper`.
@@ -30,17 +31,19 @@ from std_msgs.msg import UInt64
 
 from acomms_sim.clock.executor_stepper import (
     CallbackFailed,
+    DrivenClocks,
+    TimerDeadlines,
     node_name,
     pending_requests,
     remote_clients,
-    ros_timer_deadlines_ns,
 )
 from acomms_sim.clock.stepping import DEFAULT_STEP_TIMEOUT_S, StepTimeout, Watchdog
 
 FENCE_SPIN_TIMEOUT_S = 0.05  # a spin that finds the queue empty waits at most this (wall)
 ENTITY_SCAN_EVERY = 32  # drains between scans for new entities to wrap (events are seen anyway)
+TIMER_WAIT_S = 0.05  # a step to a timer's deadline first waits (wall) for that timer's event
 WAIT_SPIN_S = 0.001  # wall wait for an event due from another thread (a timer, a remote reply)
-QUIET_ROUNDS = 2
+QUIET_ROUNDS = 1  # a fence alone in the queue: nothing this thread enqueued is left
 _WRAPPED = "_acomms_counted"
 
 
@@ -120,7 +123,7 @@ def _counting(callback, node: str, stepper: EventsStepper, bookkeeping: bool):
     return counted
 
 
-class EventsStepper:
+class EventsStepper(DrivenClocks):
     """Drains an EventsExecutor to quiescence and finds its next ROS-time deadline."""
 
     def __init__(self, executor, context, step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S,
@@ -137,8 +140,9 @@ class EventsStepper:
         self._entity_count = -1
         self._drains = 0
         self._final_deadlines: list[int] | None = None  # timer deadlines at the end of a drain
+        self._earliest_deadline_ns: int | None = None  # of the deadlines last handed out
         self._remote_clients: list = []
-        self.driven: set[int] = set()  # ids of clocks the caller sets to the step time itself
+        self._timers = TimerDeadlines()
         self._now_ns: int | None = None
         self._wrapped: list = []  # (entity, original callback), restored by close()
         self.fence_node = Node(f"acomms_step_fence_{os.getpid()}", context=context,
@@ -190,6 +194,8 @@ class EventsStepper:
         CallbackFailed when a callback raises, StepTimeout when quiescence is not reached
         within the step timeout."""
         self._wrap_new_entities()
+        if now_ns is not None and now_ns == self._earliest_deadline_ns:
+            self._spin(TIMER_WAIT_S)  # a timer is due: let the executor's timer thread ready it
         start_seen, start_bookkeeping = self.callbacks_seen, self.bookkeeping_seen
         quiet, last = 0, "the executor"
         self.watchdog.arm("draining", self._clock())
@@ -229,11 +235,10 @@ class EventsStepper:
                 continue
             if clock.ros_time_is_active and clock.now().nanoseconds < now_ns:
                 return [f"{node_name(node)} (its clock has not reached the step yet)"]
-        deadlines = ros_timer_deadlines_ns(nodes, self.driven, now_ns)
+        deadlines = self._timers.deadlines_ns(nodes, now_ns)
         if any(deadline <= now_ns for deadline in deadlines):
-            due = [node_name(n) for n in nodes
-                   if any(d <= now_ns for d in ros_timer_deadlines_ns([n], self.driven, now_ns))]
-            return [f"{(due or ['a node'])[0]} (a timer due now has not run yet)"]
+            due = self._timers.first_due
+            return [f"{node_name(due) if due else 'a node'} (a timer due now has not run yet)"]
         self._final_deadlines = deadlines
         return []
 
@@ -263,7 +268,9 @@ class EventsStepper:
     def next_deadline_ns(self) -> list[int]:
         deadlines, self._final_deadlines = self._final_deadlines, None
         if deadlines is None:
-            deadlines = ros_timer_deadlines_ns(self.nodes, self.driven, self._now_ns)
+            deadlines = self._timers.deadlines_ns(self.nodes, self._now_ns)
+        future = [d for d in deadlines if self._now_ns is None or d > self._now_ns]
+        self._earliest_deadline_ns = min(future, default=None)
         return deadlines
 
     def close(self) -> None:

@@ -55,28 +55,84 @@ def ros_timer_deadlines_ns(nodes, driven: Collection[int] = (), now_ns: int | No
     timers are wall-clock timers: they never hold simulated time). `driven`: ids of clocks known
     to read `now_ns` (set by the stepper itself), which are then not asked (a clock's `now()`
     costs more than the rest of this together); other clocks are asked once each."""
-    deadlines, nows = [], {}
-    for node in nodes:
-        for timer in list(node.timers):
-            try:
-                clock = timer.clock
-                if clock.clock_type != ClockType.ROS_TIME:
+    return TimerDeadlines(driven).deadlines_ns(nodes, now_ns)
+
+
+_SKIP, _DRIVEN, _ASK = 0, 1, 2  # a timer's clock: not ROS time / set by the stepper / ask it
+
+
+class TimerDeadlines:
+    """`ros_timer_deadlines_ns`, asked every step: what each timer's clock is gets looked up
+    once per timer (a stepped run asks this for ~60 timers per step)."""
+
+    def __init__(self, driven: Collection[int] = ()):
+        self.driven = frozenset(driven)
+        self._known: dict[int, tuple] = {}  # id(timer) -> (timer, kind, rcl handle, clock)
+        self.first_due = None  # the node of the first timer found due by the last deadlines_ns
+
+    def _entry(self, timer) -> tuple:
+        clock = timer.clock
+        if clock.clock_type != ClockType.ROS_TIME:
+            kind = _SKIP
+        else:
+            kind = _DRIVEN if id(clock) in self.driven else _ASK
+        entry = self._known[id(timer)] = (timer, kind, timer.handle, clock)
+        return entry
+
+    def deadlines_ns(self, nodes, now_ns: int | None = None) -> list[int]:
+        deadlines, nows, known, seen = [], {}, self._known, 0
+        self.first_due = None
+        for node in nodes:
+            for timer in node.timers:
+                seen += 1
+                entry = known.get(id(timer))
+                if entry is None or entry[0] is not timer:
+                    try:
+                        entry = self._entry(timer)
+                    except Exception:  # destroyed meanwhile
+                        continue
+                kind = entry[1]
+                if kind == _SKIP:
                     continue
-                until = timer.time_until_next_call()  # None: canceled
-                if until is None:
+                try:
+                    until = entry[2].time_until_next_call()  # None: canceled
+                    if until is None:
+                        continue
+                    if kind == _DRIVEN and now_ns is not None:
+                        now = now_ns
+                    else:
+                        clock = entry[3]
+                        now = nows.get(id(clock))
+                        if now is None:
+                            now = nows[id(clock)] = clock.now().nanoseconds
+                except Exception:  # destroyed meanwhile
                     continue
-                key = id(clock)
-                now = nows.get(key)
-                if now is None:
-                    now = nows[key] = (now_ns if key in driven and now_ns is not None
-                                       else clock.now().nanoseconds)
                 deadlines.append(now + until)
-            except Exception:  # destroyed meanwhile
-                continue
-    return deadlines
+                if self.first_due is None and now + until <= (now if now_ns is None else now_ns):
+                    self.first_due = node
+        if len(known) > 2 * seen + 64:  # forget destroyed timers
+            live = {id(t) for node in nodes for t in node.timers}
+            self._known = {key: entry for key, entry in known.items() if key in live}
+        return deadlines
 
 
-class ExecutorStepper:
+
+class DrivenClocks:
+    """A stepper's `driven` clocks (ids of clocks the caller sets to the step time itself) and
+    the timer deadlines read with them."""
+
+    _timers: TimerDeadlines
+
+    @property
+    def driven(self) -> frozenset[int]:
+        return self._timers.driven
+
+    @driven.setter
+    def driven(self, clock_ids) -> None:
+        self._timers = TimerDeadlines(clock_ids)
+
+
+class ExecutorStepper(DrivenClocks):
     """Drains a single-threaded executor to quiescence and finds its next ROS-time deadline."""
 
     def __init__(self, executor, step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S,
@@ -86,7 +142,7 @@ class ExecutorStepper:
         self.watchdog = Watchdog(step_timeout_s)
         self._clock = clock
         self.callbacks = 0
-        self.driven: set[int] = set()  # ids of clocks the caller sets to the step time itself
+        self._timers = TimerDeadlines()
         self._now_ns: int | None = None
 
     @property
@@ -138,7 +194,7 @@ class ExecutorStepper:
             raise StepTimeout(self.watchdog.message(sim_s))
 
     def next_deadline_ns(self) -> list[int]:
-        return ros_timer_deadlines_ns(self.nodes, self.driven, self._now_ns)
+        return self._timers.deadlines_ns(self.nodes, self._now_ns)
 
     def close(self) -> None:
         """Nothing to release (the EventsStepper's counterpart removes its fence node)."""

@@ -57,11 +57,13 @@ from acomms_core.ros.ros_support import (
     counters_diagnostics,
     declare_parameters,
     is_active,
+    listened,
     now_s,
     parameter_values,
     run_node,
     wake_timer_at,
 )
+from acomms_core.ros.status_cadence import StatusCadence
 from acomms_core.time_grid import grid_deadline_ns
 from acomms_interfaces.msg import (
     CST,
@@ -197,6 +199,7 @@ class ModemSimNode(ManagedNode):
         self._pings: dict[int, Future] = {}
         self._sound_speed = None  # last accepted SoundSpeedProfile (physics object)
         self.location = ModemLocation(self)
+        self.status_cadence = StatusCadence(self, self._publish_diagnostics)
 
     @property
     def channel(self):
@@ -257,7 +260,10 @@ class ModemSimNode(ManagedNode):
         self._cst_pub = r.publisher(CST, "cst", 10)
         self._event_pub = r.publisher(SimReceptionEvent, "reception_events", 50)
         self._channel_pub = r.publisher(SimPacket, "/acoustic_channel", 50)
-        self._diagnostics_pub = r.publisher(DiagnosticArray, "/diagnostics", 10)
+        cadence = self.status_cadence
+        cadence.forget_publishers()
+        self._diagnostics_pub = cadence.watch(r.publisher(
+            DiagnosticArray, "/diagnostics", 10, event_callbacks=cadence.event_callbacks()))
         self._group = MutuallyExclusiveCallbackGroup()
         r.subscription(SimPacket, "/acoustic_channel", self._on_sim_packet, 50,
                        callback_group=self._group)
@@ -283,8 +289,8 @@ class ModemSimNode(ManagedNode):
         self._event_anchor_ns = self.get_clock().now().nanoseconds
         self._event_timer = self.activated.timer(values["event_period_s"], self._on_event_timer,
                                                  callback_group=self._group)
-        self.activated.timer(values["diagnostics_period_s"], self._publish_diagnostics,
-                             callback_group=self._group)
+        self.status_cadence.start(self.activated, values["diagnostics_period_s"],
+                                  callback_group=self._group)
         if self.location.client is not None:
             self.activated.timer(values["location_period_s"], self.location.poll,
                                  callback_group=self._group)
@@ -293,11 +299,14 @@ class ModemSimNode(ManagedNode):
 
     def on_deactivate(self, state) -> TransitionCallbackReturn:
         self._event_timer = None
+        self.status_cadence.stop()
         return super().on_deactivate(state)
 
     def on_release(self) -> None:
         """The modem goes (ManagedNode releases the entities); pending pings time out."""
         self._event_timer = None
+        self.status_cadence.stop()
+        self.status_cadence.forget_publishers()
         self.location.release()
         with self._lock:
             self.modem = None
@@ -316,6 +325,8 @@ class ModemSimNode(ManagedNode):
         return counters
 
     def _publish_diagnostics(self) -> None:
+        if not listened(self._diagnostics_pub):
+            return
         counters = self.diagnostic_counters()
         level, message = self.location.status()
         self._diagnostics_pub.publish(counters_diagnostics(
