@@ -15,7 +15,7 @@ from acomms_sim.clock.events_stepper import (
     events_executor_available,
     make_events_executor,
 )
-from acomms_sim.clock.executor_stepper import ros_timer_deadlines_ns
+from acomms_sim.clock.executor_stepper import TimerDeadlines, ros_timer_deadlines_ns
 from acomms_sim.clock.local_clocks import LocalClocks
 
 S = 1_000_000_000
@@ -90,4 +90,26 @@ def test_deadlines_of_driven_clocks_are_read_at_the_step_time(ros):
     clocks.set_ns(5 * S)  # every timer is due (deadline 1 s): they keep their deadline
     assert ros_timer_deadlines_ns(nodes) == [1 * S] * 4
     assert ros_timer_deadlines_ns(nodes, clocks.clock_ids(), 5 * S) == [1 * S] * 4
+    clocks.release()
+
+
+def test_timer_deadlines_follow_period_changes_cancels_and_new_timers(ros):
+    """TimerDeadlines looks each timer's clock up once, but reads every deadline afresh: a
+    period change (wake_timer_at), a cancel and a timer created later all show at once."""
+    _stepper, nodes, _ran = ros
+    clocks = LocalClocks(nodes)
+    clocks.adopt()
+    clocks.set_ns(0)
+    deadlines = TimerDeadlines(clocks.clock_ids())
+    assert deadlines.deadlines_ns(nodes, 0) == [1 * S] * 4 and deadlines.first_due is None
+    a, b, c, _d = nodes
+    a_timer = next(iter(a.timers))
+    a_timer.timer_period_ns = 3 * S
+    a_timer.reset()
+    next(iter(b.timers)).cancel()
+    c.create_timer(0.25, lambda: None)
+    assert sorted(deadlines.deadlines_ns(nodes, 0)) == [S // 4, 1 * S, 1 * S, 3 * S]
+    clocks.set_ns(1 * S)
+    assert sorted(deadlines.deadlines_ns(nodes, 1 * S)) == [S // 4, 1 * S, 1 * S, 3 * S]
+    assert deadlines.first_due is c  # the first node in order with a timer due (none has run)
     clocks.release()

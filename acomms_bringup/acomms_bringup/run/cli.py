@@ -3,6 +3,7 @@
     acomms_run acomms_bringup/config/demo.yaml [--duration S] [--warp W|max] [--out DIR] [--quiet]
                [--clock deterministic|free] [--executor events|single] [--step-timeout S]
                [--participants NAME,...] [--live [--live-port N]] [--no-mcap]
+               [--mcap-exclude REGEX]
 
 Time (`--clock`): `deterministic` (the default) advances simulated time only when every node
 finished the work due now, then jumps to the next pending event: the same scenario and seed give
@@ -18,7 +19,8 @@ over every entity per wait: slower, same results).
 Loads the scenario, brings every node up in this process (`acomms_bringup.run.runner.Runner`),
 runs it for its duration in simulated time with a progress bar, shuts it down, prints the summary
 table and writes the outputs into `runs/<scenario>-<timestamp>/` (or `--out DIR`): run.mcap (every
-topic, recorded while it ran; `--no-mcap`: none) and (`acomms_bringup.run.report`) summary.json,
+topic, recorded while it ran; `--no-mcap`: none; `--mcap-exclude REGEX`: not the topics whose full
+name matches) and (`acomms_bringup.run.report`) summary.json,
 timeline.csv/.json/.png, messages.csv, accounting.csv, positions.csv, map.png. `--live` serves the
 run over the Foxglove WebSocket protocol on ws://localhost:8765 (`--live-port`) while it runs
 (`acomms_bringup.run.live_view`).
@@ -34,6 +36,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import pathlib
+import re
 import sys
 import time
 
@@ -88,6 +91,10 @@ def parser() -> argparse.ArgumentParser:
                         help=f"output directory (default: ./{RUNS_DIR}/<scenario>-<timestamp>)")
     parser.add_argument("--no-mcap", action="store_true",
                         help="do not record run.mcap (every topic of the run)")
+    parser.add_argument("--mcap-exclude", default=None, metavar="REGEX", type=_regex,
+                        help="topics (full names) run.mcap does not record, e.g. "
+                             "'.*(_status|_counters)|/diagnostics': status nobody records is "
+                             "not published, a --warp max run is then several times faster")
     parser.add_argument("--live", action="store_true",
                         help="serve the run over the Foxglove WebSocket protocol while it runs")
     parser.add_argument("--live-port", type=int, default=DEFAULT_PORT, metavar="N",
@@ -154,6 +161,15 @@ def _finish(runner: Runner, outputs: RunOutputs, out, interrupted: bool) -> int:
     return 130 if interrupted else (1 if problems else 0)
 
 
+def _regex(text: str) -> str:
+    """An argparse type: text that compiles as a regular expression."""
+    try:
+        re.compile(text)
+    except re.error as exc:
+        raise argparse.ArgumentTypeError(f"not a regular expression ({exc}): {text!r}") from None
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     """acomms_run: run a scenario (every node in this process), print and write its summary."""
     arguments = parser().parse_args(argv)
@@ -174,7 +190,8 @@ def main(argv: list[str] | None = None) -> int:
                         step_executor=arguments.executor)
         outputs = RunOutputs(pathlib.Path(arguments.out) if arguments.out
                              else default_out_dir(scenario.name), not arguments.no_mcap,
-                             arguments.live_port if arguments.live else None)
+                             arguments.live_port if arguments.live else None,
+                             mcap_exclude=arguments.mcap_exclude)
         runner.started_hooks.append(outputs)
         _bring_up_and_run(runner, arguments, out)
     except ScenarioError as exc:

@@ -7,8 +7,10 @@
 - `McapSink`: one .mcap file (mcap-ros2-support's writer: profile ros2, zstd chunks); a schema and a
   channel per topic, registered on first use; `write(topic, type_name, cdr, time_ns)`; thread
   safe; `close()` finishes the file.
-- `TopicRecorder(node, sink, now_ns=)`: subscribes `node` to every topic of the ROS graph (raw
-  CDR, no decoding; the publishers' reliability and durability) except EXCLUDED_TOPICS, stamps
+- `TopicRecorder(node, sink, now_ns=, exclude_pattern=)`: subscribes `node` to every topic of the
+  ROS graph (raw CDR, no decoding; the publishers' reliability and durability) except
+  EXCLUDED_TOPICS and topics matching `exclude_pattern` (a regex, `acomms_run --mcap-exclude`:
+  e.g. the 1 Hz status topics, which then are not even published at --warp max), stamps
   each message with `now_ns()` (default: the node clock; sim time in a simulated run) and writes
   it to the sink; `scan()` picks up topics that appeared since.
 """
@@ -150,8 +152,10 @@ class McapSink:
 class TopicRecorder:
     """Subscribes a node to every topic of the graph and writes what comes to a McapSink."""
 
-    def __init__(self, node, sink: McapSink, exclude=EXCLUDED_TOPICS, now_ns=None):
+    def __init__(self, node, sink: McapSink, exclude=EXCLUDED_TOPICS, now_ns=None,
+                 exclude_pattern: str | None = None):
         self.node, self.sink, self.exclude = node, sink, set(exclude)
+        self.exclude_pattern = re.compile(exclude_pattern) if exclude_pattern else None
         self.now_ns = now_ns or (lambda: node.get_clock().now().nanoseconds)
         self.subscriptions: dict[str, object] = {}
         self.skipped: dict[str, str] = {}  # topic -> why it is not recorded
@@ -174,6 +178,9 @@ class TopicRecorder:
         added = 0
         for topic, types in self.node.get_topic_names_and_types():
             if topic in self.subscriptions or topic in self.exclude or topic in self.skipped:
+                continue
+            if self.exclude_pattern is not None and self.exclude_pattern.fullmatch(topic):
+                self.skipped[topic] = f"matches --mcap-exclude {self.exclude_pattern.pattern}"
                 continue
             try:
                 cls = message_class(types[0])

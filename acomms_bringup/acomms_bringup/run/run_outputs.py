@@ -46,8 +46,10 @@ class RunOutputs:
     """MCAP recording and live view of one run (see the module docstring)."""
 
     def __init__(self, out_dir: pathlib.Path, record_mcap: bool = True,
-                 live_port: int | None = None, live_host: str = "127.0.0.1"):
+                 live_port: int | None = None, live_host: str = "127.0.0.1",
+                 mcap_exclude: str | None = None):
         self.out_dir = pathlib.Path(out_dir)
+        self.mcap_exclude = mcap_exclude  # regex of topics not recorded
         self.record_mcap, self.live_port, self.live_host = record_mcap, live_port, live_host
         self.sink: McapSink | None = None
         self.topics: TopicRecorder | None = None
@@ -74,7 +76,8 @@ class RunOutputs:
         self._node = rclpy.create_node("acomms_run_recording", context=runner.context)
         recorder = runner.recorder
         self.topics = TopicRecorder(self._node, self.sink,
-                                    now_ns=lambda: recorder.get_clock().now().nanoseconds)
+                                    now_ns=lambda: recorder.get_clock().now().nanoseconds,
+                                    exclude_pattern=self.mcap_exclude)
         self.topics.scan()
         # The EventsExecutor where rclpy has it: a Python executor rebuilds a wait set over every
         # recorded topic per message and, on its own thread, slowed a stepped run several times.

@@ -11,7 +11,7 @@ A MAC node is a thin adapter over its ROS-free policy (`acomms_core.mac.registry
 - every tick: `policy.next_action(now, held)`, carried out by the shared `TransmitPipeline`
   (request data, hold, send) or by `handle_action` (extensions: pings);
 - status: the policy's fields in the kind's status message every status_period_seconds, counters
-  on /diagnostics;
+  on /diagnostics, while anyone subscribes to either (`StatusCadence`: no timer otherwise);
 - manual transmit (ros_acomms): a std_msgs/String on `tdma/nmea_to_modem` is kept
   (`acomms_core.mac.manual_transmit`) and its lines go out on `nmea_to_modem` (the modem
   driver's command topic) in the next transmit opportunity, instead of a packet; policies' own

@@ -7,7 +7,9 @@ Thin lifecycle adapter over `acomms_core.queue.message_queue.MessageQueues`.
   codecs to this vehicle's `src` and `security_state_dir` (acomms_core.security), builds one queue
   per subscribe_topic, creates the `queue_status` / `queue_counters` publishers.
 - activate: subscribes every subscribe_topic and `neighbor_reachability`, serves
-  `get_next_packet_data`, `priority_update`, `queue_active`, starts the status timer.
+  `get_next_packet_data`, `priority_update`, `queue_active`, starts the status timer
+  (`queue_status.QueueStatusReport`: every 1/update_rate s while anyone subscribes, else only
+  when a TTL or fragment session is due, at the same grid times).
 - deactivate: stops all of that; queued messages are kept and sent after the next activate.
 - cleanup / shutdown: releases every entity (NodeResources) and drops the queues.
 

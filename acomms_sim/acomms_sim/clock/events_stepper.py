@@ -194,11 +194,11 @@ class EventsStepper(DrivenClocks):
         CallbackFailed when a callback raises, StepTimeout when quiescence is not reached
         within the step timeout."""
         self._wrap_new_entities()
-        if now_ns is not None and now_ns == self._earliest_deadline_ns:
-            self._spin(TIMER_WAIT_S)  # a timer is due: let the executor's timer thread ready it
         start_seen, start_bookkeeping = self.callbacks_seen, self.bookkeeping_seen
         quiet, last = 0, "the executor"
         self.watchdog.arm("draining", self._clock())
+        if now_ns is not None and now_ns == self._earliest_deadline_ns:
+            self._spin(TIMER_WAIT_S)  # a timer is due: let the executor's timer thread ready it
         while True:
             before = self.callbacks_seen
             spins = self._fence_round(sim_s)

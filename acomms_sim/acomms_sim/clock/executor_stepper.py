@@ -63,7 +63,8 @@ _SKIP, _DRIVEN, _ASK = 0, 1, 2  # a timer's clock: not ROS time / set by the ste
 
 class TimerDeadlines:
     """`ros_timer_deadlines_ns`, asked every step: what each timer's clock is gets looked up
-    once per timer (a stepped run asks this for ~60 timers per step)."""
+    once per timer (a stepped run asks this for ~100 timers per step), deadlines read from the
+    timers' rcl handles."""
 
     def __init__(self, driven: Collection[int] = ()):
         self.driven = frozenset(driven)
@@ -114,7 +115,6 @@ class TimerDeadlines:
             live = {id(t) for node in nodes for t in node.timers}
             self._known = {key: entry for key, entry in known.items() if key in live}
         return deadlines
-
 
 
 class DrivenClocks:

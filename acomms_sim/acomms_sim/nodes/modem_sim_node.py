@@ -148,7 +148,8 @@ SPECS = [
     ParameterSpec("event_period_s", 0.05, "event processing period on the node clock, s",
                   0.001, 10.0),
     ParameterSpec("diagnostics_period_s", 1.0,
-                  "period of the counters on /diagnostics (node clock), s", 0.01, 3600.0),
+                  "period of the counters on /diagnostics (node clock, while anyone "
+                  "subscribes), s", 0.01, 3600.0),
     *LOCATION_TOPIC_SPECS,
     MODEM_PROFILE_PARAMETER,
     *PROPAGATION_SPECS,
