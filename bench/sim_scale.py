@@ -52,9 +52,9 @@ def run_once(scenario: pathlib.Path, out: pathlib.Path, warp: str, domain: int) 
     started = time.monotonic()
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True)
+    output = process.stdout.read()  # before waiting: a summary longer than the pipe holds
+    process.stdout.close()          # would otherwise block the run
     _, status, usage = os.wait4(process.pid, 0)
-    output = process.stdout.read()
-    process.stdout.close()
     process.returncode = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - started
     if process.returncode != 0:

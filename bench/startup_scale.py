@@ -3,8 +3,8 @@
 For each N (default 4 8 16 32), a fresh Python process writes the `sim_scale_scenario` scenario
 (N vehicles, TDMA, 8 s slots), creates `acomms_bringup.run.runner.Runner` and times `start()`
 (every node created and every lifecycle node active, checked on the node objects afterwards),
-then stops it. Printed per N: nodes, start-up wall s and CPU s (all threads of the process; on a
-shared machine the steadier figure), the start-up phases when the runner reports them
+then stops it. Printed per N: nodes, DDS endpoints, start-up wall s and CPU s (all threads of the
+process; on a shared machine the steadier figure), the start-up phases when the runner reports them
 (`Runner.startup_phases`), stop wall s, peak RSS (MB, ru_maxrss of that process).
 
     source env.sh && python bench/startup_scale.py                 # N = 4 8 16 32
@@ -40,6 +40,19 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def count_endpoints(nodes) -> dict:
+    """DDS endpoints of the nodes: a publisher or subscription is one, a service or client two
+    (request and reply). Fast DDS pairs each new endpoint with every existing one of the process,
+    so start-up grows with the square of the total."""
+    counts = {"publishers": 0, "subscriptions": 0, "services": 0, "clients": 0}
+    for node in nodes:
+        for kind in counts:
+            counts[kind] += sum(1 for _ in getattr(node, kind))
+    counts["total"] = (counts["publishers"] + counts["subscriptions"]
+                       + 2 * (counts["services"] + counts["clients"]))
+    return counts
+
+
 def measure(n: int) -> dict:
     """In this process: bring up an n-vehicle scenario, time it, bring it down."""
     import io
@@ -61,10 +74,12 @@ def measure(n: int) -> dict:
         inactive = [name for name in managed
                     if lifecycle_state_label(runner.nodes[name]) != "active"]
         phases = getattr(runner, "startup_phases", {})
+        endpoints = count_endpoints(runner.executor.get_nodes())
     finally:
         stopping = time.monotonic()
         problems = runner.stop()
-    return {"vehicles": n, "nodes": len(runner.stack.all_nodes()), "startup_s": startup_s,
+    return {"vehicles": n, "nodes": len(runner.stack.all_nodes()), "endpoints": endpoints,
+            "startup_s": startup_s,
             "startup_cpu_s": startup_cpu_s,
             "phases": phases, "not_active": inactive, "stop_s": time.monotonic() - stopping,
             "stop_problems": problems,
@@ -103,7 +118,8 @@ def row(label: str, result: dict) -> str:
         return f"{label:>9} {result['vehicles']:>4}  failed: {result['error']}"
     phases = " ".join(f"{k}={v:.1f}" for k, v in result["phases"].items())
     flag = "" if not result["not_active"] else f"  NOT ACTIVE: {len(result['not_active'])}"
-    return (f"{label:>9} {result['vehicles']:>4} {result['nodes']:>6} {result['startup_s']:>10.1f}"
+    return (f"{label:>9} {result['vehicles']:>4} {result['nodes']:>6}"
+            f" {result.get('endpoints', {}).get('total', '-'):>9} {result['startup_s']:>10.1f}"
             f" {result['startup_cpu_s']:>8.1f} {result['stop_s']:>7.1f}"
             f" {result['peak_rss_mb']:>7.0f}  {phases}{flag}")
 
@@ -127,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         if arguments.baseline:
             variants.insert(0, (arguments.baseline[:9],
                                 extract_packages(arguments.baseline, pathlib.Path(tmp))))
-        print(f"{'code':>9} {'N':>4} {'nodes':>6} {'startup_s':>10} {'cpu_s':>8} {'stop_s':>7} "
+        print(f"{'code':>9} {'N':>4} {'nodes':>6} {'endpoints':>9} {'startup_s':>10} {'cpu_s':>8}"
+              f" {'stop_s':>7} "
               f"{'rss_MB':>7}  phases (s)", flush=True)
         for n in arguments.vehicles:
             for label, pythonpath in variants:
