@@ -86,3 +86,47 @@ def test_ttl_expiry_keeps_the_plain_timers_grid_time_with_nobody_listening(ros, 
     clock.set(START_S + 4.0)
     assert ros.spin_until(lambda: node.queues.counts.expired_ttl == 1, timeout=5.0)
     assert ros.spin_until(lambda: _deadline_s(node) is None, timeout=5.0)  # nothing left to do
+
+
+def test_dispatch_looks_for_stalled_fragment_sessions_only_while_one_is_open(ros, tmp_path):
+    """packet_dispatch_node's fragment expiry (every 10 s) is armed only while an incoming
+    session is open, at the 10 s grid time after the session runs out of its TTL."""
+    from core_ros_helpers import dispatch_node, received_packet
+    from fragmentation_support import text_of, write_config
+    from std_msgs.msg import String
+
+    from acomms_interfaces.msg import ReceivedPacket
+    from acomms_interfaces.srv import GetNextPacketData
+
+    config = write_config(tmp_path)
+    clock = SimClock(ros, START_S)
+    sender = queue_node(ros, "/frag1", config, src=1)
+    receiver = dispatch_node(ros, "/frag2", config, src=2, use_sim_time=True,
+                             fragment_session_ttl_s=25.0)
+    clock.watch(receiver)
+    clock.start()
+    receiver.trigger_deactivate()  # re-activate on sim time: the expiry grid starts at START_S
+    receiver.trigger_activate()
+    cadence = receiver.fragment_expiry
+
+    def deadline_s():
+        timer = cadence.timer
+        until = None if timer is None or timer.is_canceled() else timer.time_until_next_call()
+        return None if until is None else (receiver.get_clock().now().nanoseconds + until) / 1e9
+
+    assert deadline_s() is None  # no session: no timer
+    publisher(ros, String, "/frag1/blob").publish(String(data=text_of(2500, 5)))
+    assert ros.spin_until(lambda: sender.queues.counts.messages_queued == 1, 10.0)
+    client = ros.helper.create_client(GetNextPacketData, "/frag1/get_next_packet_data")
+    first = ros.call(client, GetNextPacketData.Request(num_miniframe_bytes=72,
+                                                       num_dataframe_bytes=192))
+    clock.set(START_S + 3.0)
+    publisher(ros, ReceivedPacket, "/frag2/packet_rx").publish(received_packet(
+        1, first.dest, first.miniframe_bytes, first.dataframe_bytes))
+    assert ros.spin_until(lambda: receiver.fragmentation.receiver.reassembler.sessions, 5.0)
+    # open since 103 s with a 25 s TTL: looked at first at the 10 s grid time after 128 s
+    assert ros.spin_until(lambda: deadline_s() == pytest.approx(START_S + 30.0), 5.0)
+    clock.set(START_S + 30.0)
+    counts = receiver.fragmentation.receiver.counts
+    assert ros.spin_until(lambda: counts["sessions_expired"] == 1, 5.0)
+    assert ros.spin_until(lambda: deadline_s() is None, 5.0)

@@ -134,5 +134,8 @@ class FragmentReceiver:
     def expire(self, now: float) -> list[str]:
         return self.reassembler.expire(now)
 
+    def next_expiry_s(self) -> float | None:
+        return self.reassembler.next_expiry_s()
+
     def counters(self) -> dict:
         return {name: self.counts[key] for name, key in DISPATCH_COUNTER_FIELDS.items()}

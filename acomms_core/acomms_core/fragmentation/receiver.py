@@ -178,6 +178,12 @@ class Reassembler:
         self.counts[counter] += 1
         return Received(counter)
 
+    def next_expiry_s(self) -> float | None:
+        """When the first session runs out of session_ttl_s (it ends at the first `expire` after
+        that); None without sessions."""
+        ttl = self.settings.session_ttl_s
+        return min((s.last_progress_s + ttl for s in self.sessions.values()), default=None)
+
     def expire(self, now: float) -> list[str]:
         """End sessions without a new block for session_ttl_s; the log lines."""
         lines = []

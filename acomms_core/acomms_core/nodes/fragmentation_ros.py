@@ -227,5 +227,8 @@ class DispatchFragmentation:
             for line in self.receiver.expire(now):
                 self.node.get_logger().warning(line)
 
+    def next_expiry_s(self) -> float | None:
+        return None if self.receiver is None else self.receiver.next_expiry_s()
+
     def counters(self) -> dict:
         return {} if self.receiver is None else self.receiver.counters()

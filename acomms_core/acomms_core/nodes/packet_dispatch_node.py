@@ -45,6 +45,7 @@ from acomms_core.ros.ros_support import (
     run_node,
     seconds_to_time_msg,
 )
+from acomms_core.ros.status_cadence import StatusCadence
 from acomms_core.security import (
     SECURITY_COUNTERS,
     SECURITY_PARAMETERS,
@@ -85,6 +86,10 @@ class PacketDispatchNode(ManagedNode):
         self._dispatch_lock = threading.Lock()
         self._topic_publishers = {}        # (codec id, src or None) -> lifecycle publisher
         self._status_pub = None
+        # stalled incoming sessions are looked for every FRAGMENT_EXPIRY_PERIOD_S while any is
+        # open (StatusCadence without publishers: only when one can have expired)
+        self.fragment_expiry = StatusCadence(self, self._expire_fragments,
+                                             self._next_fragment_expiry_s)
 
     # -- lifecycle --------------------------------------------------------------------------------
     def on_configure(self, state) -> TransitionCallbackReturn:
@@ -122,10 +127,14 @@ class PacketDispatchNode(ManagedNode):
                 ReceivedPacket, "packet_rx", self.on_packet_rx, PACKET_RX_QOS,
                 event_callbacks=SubscriptionEventCallbacks(message_lost=self._on_packet_lost))
             if self.fragmentation.receiver is not None:
-                self.activated.timer(FRAGMENT_EXPIRY_PERIOD_S, self._expire_fragments)
+                self.fragment_expiry.start(self.activated, FRAGMENT_EXPIRY_PERIOD_S)
         except Exception as exc:  # e.g. QoS the middleware refuses
             return self.activate_failed(exc)
         return super().on_activate(state)
+
+    def on_deactivate(self, state) -> TransitionCallbackReturn:
+        self.fragment_expiry.stop()
+        return super().on_deactivate(state)
 
     def _on_packet_lost(self, info) -> None:
         with self._dispatch_lock:
@@ -138,8 +147,13 @@ class PacketDispatchNode(ManagedNode):
         with self._dispatch_lock:
             self.fragmentation.expire(now_s(self))
 
+    def _next_fragment_expiry_s(self) -> float | None:
+        with self._dispatch_lock:
+            return self.fragmentation.next_expiry_s()
+
     def on_release(self) -> None:
         """Drop references to what configure made (ManagedNode releases the entities)."""
+        self.fragment_expiry.stop()
         self.fragmentation.release()
         self._topic_publishers = {}
         self._status_pub = None
@@ -156,6 +170,8 @@ class PacketDispatchNode(ManagedNode):
             except Exception as exc:  # never let one packet take the node down
                 self._problem("decode_errors", f"packet dropped: {type(exc).__name__}: {exc}")
             self._publish_status()
+        if self.fragmentation.receiver is not None:
+            self.fragment_expiry.rearm()  # a session may have started (or moved on)
 
     def _dispatch(self, config, received: ReceivedPacket) -> None:
         self.counts["packets_received"] += 1

@@ -12,7 +12,9 @@ only:
   happens at exactly the grid time a plain timer would have done it;
 - else not at all.
 The callback does the housekeeping and publishes to the publishers that are `listened` (a later
-subscriber gets the next one: the status topics are volatile).
+subscriber gets the next one: the status topics are volatile). Without watched publishers it is a
+housekeeping timer that runs only when something can be due (packet_dispatch_node's look for
+stalled fragment sessions).
 """
 
 from __future__ import annotations
