@@ -31,8 +31,8 @@ CODEC_CONFIG = (pathlib.Path(__file__).resolve().parents[1] / "acomms_bringup" /
 
 def status_overrides(period_s: float) -> dict:
     """Per-vehicle parameter overrides: queue status, MAC status and modem diagnostics every
-    period_s simulated seconds (1 s by default). At --warp max these 1 Hz timers set most of
-    the steps a run takes."""
+    period_s simulated seconds (1 s by default). They are published only while something
+    subscribes (a run.mcap recording does): then these timers set a step each period."""
     return {"message_queue_node": {"update_rate": 1.0 / period_s},
             "modem": {"diagnostics_period_s": period_s},
             "mac": {"status_period_seconds": period_s}}

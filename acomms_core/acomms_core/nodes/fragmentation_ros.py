@@ -104,9 +104,9 @@ class QueueFragmentation:
             QueuedMessage, broadcast_address, src)
         queues.fragmentation = self.sender
         self.queues = queues
-        cadence = self.node.status_report.cadence  # open sessions' status: with queue status
-        self._status_pub = cadence.watch(self.node.configured.publisher(
-            FragmentationStatus, STATUS_TOPIC, 10, event_callbacks=cadence.event_callbacks()))
+        # open sessions' status goes out with the queue status
+        self._status_pub = self.node.status_report.cadence.publisher(
+            self.node.configured, FragmentationStatus, STATUS_TOPIC)
 
     def activate(self, callback_group) -> None:
         for topic, callback in ((ACKS_OUT_TOPIC, self._on_ack_to_send),

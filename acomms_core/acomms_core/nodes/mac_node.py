@@ -178,11 +178,10 @@ class MacNode(ManagedNode):
             self.pipeline.reset()
         cadence = self.status_cadence
         cadence.forget_publishers()
-        self._status_publisher = cadence.watch(self.configured.publisher(
-            message_class(self.kind.status_type), self.kind.status_topic,
-            event_callbacks=cadence.event_callbacks()))
-        self._diagnostics_publisher = cadence.watch(self.configured.publisher(
-            DiagnosticArray, "/diagnostics", event_callbacks=cadence.event_callbacks()))
+        self._status_publisher = cadence.publisher(
+            self.configured, message_class(self.kind.status_type), self.kind.status_topic)
+        self._diagnostics_publisher = cadence.publisher(self.configured, DiagnosticArray,
+                                                        "/diagnostics")
         self.pipeline.create_clients(self.configured)
         self._nmea_publisher = self.configured.publisher(String, "nmea_to_modem")
         self.configured.subscription(String, MANUAL_TRANSMIT_TOPIC, self._on_manual_transmit, 10)
@@ -241,8 +240,7 @@ class MacNode(ManagedNode):
             self._tick_timer = self._wake_ns = self._jump_handler = None
         self.pipeline.forget_clients()
         self._status_publisher = self._diagnostics_publisher = self._nmea_publisher = None
-        self.status_cadence.stop()
-        self.status_cadence.forget_publishers()
+        self.status_cadence.release()
         self.forget_interfaces()
 
     def forget_interfaces(self) -> None:
@@ -339,7 +337,8 @@ class MacNode(ManagedNode):
 
     def _publish_status(self) -> None:
         status_wanted = listened(self._status_publisher)
-        if not (status_wanted or listened(self._diagnostics_publisher)):
+        diagnostics_wanted = listened(self._diagnostics_publisher)
+        if not (status_wanted or diagnostics_wanted):
             return
         time = self.get_clock().now()
         with self._lock:
@@ -352,7 +351,7 @@ class MacNode(ManagedNode):
         if status_wanted:
             self._status_publisher.publish(
                 fill_message(message_class(self.kind.status_type)(), fields, stamp))
-        if listened(self._diagnostics_publisher):
+        if diagnostics_wanted:
             self._diagnostics_publisher.publish(counters_diagnostics(
                 f"{self.get_fully_qualified_name()}: {self.DIAGNOSTIC_NAME}",
                 "muted" if muted else "running", counters, stamp))

@@ -35,17 +35,13 @@ class QueueStatusReport:
         """Publishers (on_configure); `/diagnostics` only with dynamic queues."""
         cadence, configured = self.cadence, self.node.configured
         cadence.forget_publishers()
-        self._status_pub = cadence.watch(configured.publisher(
-            QueueStatus, "queue_status", 10, event_callbacks=cadence.event_callbacks()))
-        self._counters_pub = cadence.watch(configured.publisher(
-            QueueCounters, "queue_counters", 10, event_callbacks=cadence.event_callbacks()))
+        self._status_pub = cadence.publisher(configured, QueueStatus, "queue_status")
+        self._counters_pub = cadence.publisher(configured, QueueCounters, "queue_counters")
         if with_diagnostics:
-            self._diagnostics_pub = cadence.watch(configured.publisher(
-                DiagnosticArray, "/diagnostics", event_callbacks=cadence.event_callbacks()))
+            self._diagnostics_pub = cadence.publisher(configured, DiagnosticArray, "/diagnostics")
 
     def release(self) -> None:
-        self.cadence.stop()
-        self.cadence.forget_publishers()
+        self.cadence.release()
         self._status_pub = self._counters_pub = self._diagnostics_pub = None
 
     def next_housekeeping_s(self) -> float | None:

@@ -41,12 +41,11 @@ class StatusCadence:
         self._grid: TimeGrid | None = None
         self._lock = threading.Lock()
 
-    def event_callbacks(self) -> PublisherEventCallbacks:
-        """For the watched publishers' creation: a subscriber coming or going re-arms."""
-        return PublisherEventCallbacks(matched=lambda _info: self.rearm())
-
-    def watch(self, publisher):
-        """Count `publisher`'s subscribers as listeners (created with `event_callbacks()`)."""
+    def publisher(self, resources, msg_type, topic: str, qos=10):
+        """A status publisher made through `resources` (e.g. the node's `configured`) whose
+        subscribers count as listeners: one coming or going re-arms the timer."""
+        publisher = resources.publisher(msg_type, topic, qos, event_callbacks=(
+            PublisherEventCallbacks(matched=lambda _info: self.rearm())))
         self._publishers.append(publisher)
         return publisher
 
@@ -75,11 +74,18 @@ class StatusCadence:
         with self._lock:
             self._timer = self._grid = None
 
+    def release(self) -> None:
+        """Forget the timer and the publishers (cleanup: their resources destroy them)."""
+        self.stop()
+        self.forget_publishers()
+
     def listened(self) -> bool:
         return any(listened(publisher) for publisher in self._publishers)
 
     def rearm(self) -> None:
-        """Arm the timer for the next grid time anything is due (module docstring)."""
+        """Arm the timer for the next grid time anything is due (module docstring). Cheap when
+        that does not change (it is called for every queued message): the timer is only
+        touched when its next call is not already that time."""
         with self._lock:
             timer, grid = self._timer, self._grid
             if timer is None or grid is None:
@@ -89,13 +95,18 @@ class StatusCadence:
                 wake_ns = grid.next_after(now_ns)
             else:
                 due_s = None if self._next_housekeeping_s is None else self._next_housekeeping_s()
-                if due_s is None:
-                    try:
+                wake_ns = None if due_s is None else grid.wake_for(due_s, now_ns)
+            try:
+                until_ns = timer.time_until_next_call()  # None: cancelled
+                if wake_ns is None:
+                    if until_ns is not None:
                         timer.cancel()
-                    except Exception:  # destroyed meanwhile (deactivated in another thread)
-                        self._timer = None
                     return
-                wake_ns = grid.wake_for(due_s, now_ns)
+            except Exception:  # destroyed meanwhile (deactivated in another thread)
+                self._timer = None
+                return
+            if until_ns is not None and now_ns + until_ns == wake_ns:
+                return  # already armed for that time
             if not wake_timer_at(timer, wake_ns, now_ns):
                 self._timer = None
 

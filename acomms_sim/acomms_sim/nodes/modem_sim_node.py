@@ -261,10 +261,8 @@ class ModemSimNode(ManagedNode):
         self._cst_pub = r.publisher(CST, "cst", 10)
         self._event_pub = r.publisher(SimReceptionEvent, "reception_events", 50)
         self._channel_pub = r.publisher(SimPacket, "/acoustic_channel", 50)
-        cadence = self.status_cadence
-        cadence.forget_publishers()
-        self._diagnostics_pub = cadence.watch(r.publisher(
-            DiagnosticArray, "/diagnostics", 10, event_callbacks=cadence.event_callbacks()))
+        self.status_cadence.forget_publishers()
+        self._diagnostics_pub = self.status_cadence.publisher(r, DiagnosticArray, "/diagnostics")
         self._group = MutuallyExclusiveCallbackGroup()
         r.subscription(SimPacket, "/acoustic_channel", self._on_sim_packet, 50,
                        callback_group=self._group)
@@ -306,8 +304,7 @@ class ModemSimNode(ManagedNode):
     def on_release(self) -> None:
         """The modem goes (ManagedNode releases the entities); pending pings time out."""
         self._event_timer = None
-        self.status_cadence.stop()
-        self.status_cadence.forget_publishers()
+        self.status_cadence.release()
         self.location.release()
         with self._lock:
             self.modem = None
