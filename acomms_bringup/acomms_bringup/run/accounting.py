@@ -6,7 +6,8 @@ runner's sent messages (`report.SentMessage`, found by the message's match key) 
 the queue did with them (queued, packed into a packet, expired, dropped because the queue was
 full, refused). At the end `message_fates` gives every (message, destination) exactly one fate:
 
-- delivered: came out of the destination's packet_dispatch_node;
+- delivered: came out of the destination's packet_dispatch_node (which of several equal
+  messages: `matching`; the other fates are `transport_fates`, what became of its packet);
 - lost_noise, lost_collision, lost_half_duplex: its packet reached the destination and was not
   decoded, for that cause (`report.Reception.loss_cause`);
 - lost_bad_frame: its packet was partly decoded and the message was in a failed frame;

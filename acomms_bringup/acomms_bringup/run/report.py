@@ -13,6 +13,10 @@ Accounting rules:
   the source (simulated seconds). Destinations: the vehicle whose SRC is the codec's
   default_dest, or every other vehicle when no vehicle has that SRC (broadcast). Arrivals at
   other vehicles (overheard) and arrivals that match no sent message are counted separately.
+  An arrival matches only messages of the vehicle whose packet carried it, by stamp or content;
+  equal messages are taken in order and re-paired with the packets the destination decoded
+  (`matching.reconcile`, run by `summarize`); what no evidence decides, and arrivals the
+  middleware lost, are `warnings` (`matching_warnings`) rather than invented fates.
 - A packet on link src → receiver ends as: received (every frame decoded), partial (some frames
   failed; the messages in good frames are still delivered), or lost for one reason: half duplex
   (the receiver was transmitting), collision (busy: the receiver was locked onto another packet;
