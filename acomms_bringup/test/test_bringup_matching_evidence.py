@@ -52,7 +52,7 @@ def test_without_the_source_equal_stamps_are_booked_for_the_first_and_warned_abo
     assert matcher.arrived("v4", streams, 1.5, 6.0) is Outcome.DUPLICATE
     assert record.ambiguous == {"nav at v4": 2}
     (warning,) = summarize(record)["warnings"]
-    assert warning.startswith("nav at v4: 2 arrivals fit messages of more than one source")
+    assert warning.startswith("nav at v4: 2 arrivals fit messages of more than one traffic entry")
     assert f"WARNING: {warning}" in format_summary(summarize(record))
 
 

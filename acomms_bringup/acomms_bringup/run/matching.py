@@ -130,8 +130,8 @@ class DeliveryMatcher:
         source's streams when the source is known, else every stream but the receiver's own."""
         found = []
         for stream in streams:
-            mismatch = stream.source != source if source is not None else False
-            if mismatch or (source is None and stream.source == receiver):
+            allowed = stream.source == source if source is not None else stream.source != receiver
+            if not allowed:
                 continue
             class_key = self._class_key(stream, key)
             if class_key is not None:

@@ -142,8 +142,9 @@ class RunRecord:
     deliveries: list[Delivery] = dataclasses.field(default_factory=list)
     overheard: dict[str, int] = dataclasses.field(default_factory=lambda: defaultdict(int))
     unmatched: dict[str, int] = dataclasses.field(default_factory=lambda: defaultdict(int))
-    # `matching`: arrivals that fit messages of several sources ('topic at receiver' -> count),
-    # messages whose fates the evidence could not decide ('topic from a to b' -> count)
+    # `matching`: arrivals that fit messages of several traffic entries ('topic at receiver' ->
+    # count), messages whose fates the evidence could not decide ('topic from a to b' -> count),
+    # arrivals the middleware reported lost (resolved topic -> count)
     ambiguous: dict[str, int] = dataclasses.field(default_factory=lambda: defaultdict(int))
     indistinct: dict[str, int] = dataclasses.field(default_factory=lambda: defaultdict(int))
     lost_arrivals: dict[str, int] = dataclasses.field(default_factory=lambda: defaultdict(int))
@@ -167,8 +168,8 @@ def _mean(values: list[float]) -> float | None:
 
 def matching_warnings(record: RunRecord) -> list[str]:
     """What the delivery matching could not tell apart or never saw (`matching`)."""
-    warnings = [f"{label}: {count} arrivals fit messages of more than one source (equal "
-                "content or stamp, source not known): booked for the first"
+    warnings = [f"{label}: {count} arrivals fit messages of more than one traffic entry (equal "
+                "content or stamp; the packet's source not known): booked for the first"
                 for label, count in sorted(record.ambiguous.items())]
     warnings += [f"{label}: {count} messages with equal content could not be told apart; "
                  "which of them were delivered is a guess (in order)"
