@@ -3,7 +3,9 @@
   for the vehicle whose packet carried it;
 - headerless std_msgs/Int8 `data: 0` (equal contents) is booked in order, and its fates agree
   with the packets (nothing "not_published" out of a decoded packet);
-- a packet carrying far more than 50 messages of one topic: every one is delivered."""
+- a packet carrying far more than 50 messages of one topic: every one is delivered;
+- equal contents over a lossy link: the arrivals go to the messages whose packets were decoded,
+  the others are lost to noise (not "delivered" early ones and "not_published" later ones)."""
 
 import collections
 import csv
@@ -70,23 +72,31 @@ BURST_CODECS = [{
          "fields": {"data": {"codec": "string", "max_length": 4}}}]}]
 
 
-@pytest.fixture(scope="module")
-def burst_run(tmp_path_factory):
-    """alpha -> bravo: Int8 `data: 0` every 0.5 s and String '{seq}' every 0.1 s; alpha's TDMA
-    slot (0-15 s of 30) leaves a backlog of hundreds for its packet after 30 s."""
-    tmp_path = tmp_path_factory.mktemp("burst")
+def alpha_to_bravo(tmp_path: pathlib.Path, name: str, duration_s: float,
+                   traffic: list[dict]) -> dict:
+    """two_vehicles (TDMA, alpha's slot 0-15 s of 30) with the burst codecs and alpha's traffic."""
     codecs = tmp_path / "burst_codecs.yaml"
     codecs.write_text(yaml.safe_dump(BURST_CODECS))
     two = yaml.safe_load((CONFIG / "two_vehicles.yaml").read_text())
-    scenario = {**base("burst", 38.0), "vehicles": two["vehicles"]}
+    scenario = {**base(name, duration_s), "vehicles": two["vehicles"]}
     for vehicle in scenario["vehicles"]:
         vehicle["codec_config"] = str(codecs)
-    scenario["vehicles"][0]["traffic"] = [
-        {"topic": "to_acomms/tick", "period_seconds": 0.5, "start_seconds": 1.0,
-         "fields": {"data": 0}},
+    scenario["vehicles"][0]["traffic"] = traffic
+    return scenario
+
+
+TICKS = {"topic": "to_acomms/tick", "start_seconds": 1.0, "fields": {"data": 0}}
+
+
+@pytest.fixture(scope="module")
+def burst_run(tmp_path_factory):
+    """alpha -> bravo: Int8 `data: 0` every 0.5 s and String '{seq}' every 0.1 s; alpha's TDMA
+    slot leaves a backlog of hundreds for its packet after 30 s."""
+    tmp_path = tmp_path_factory.mktemp("burst")
+    return run(tmp_path, alpha_to_bravo(tmp_path, "burst", 38.0, [
+        {**TICKS, "period_seconds": 0.5},
         {"topic": "to_acomms/word", "period_seconds": 0.1, "start_seconds": 1.0,
-         "fields": {"data": "{seq}"}}]
-    return run(tmp_path, scenario)
+         "fields": {"data": "{seq}"}}]))
 
 
 def rows_of(messages: list[dict], topic: str) -> list[dict]:
@@ -113,3 +123,18 @@ def test_a_packet_with_hundreds_of_one_topic_delivers_every_one(burst_run):
     assert {row["fate"] for row in words} <= {"delivered", "in_flight", "queued_at_end"}
     (row,) = [t for t in summary["topics"] if t["topic"] == "to_acomms/word"]
     assert row["delivered"] == sum(per_arrival.values()) and row["not_published"] == 0
+
+
+def test_equal_contents_over_a_lossy_link_go_to_the_decoded_packets(tmp_path):
+    scenario = alpha_to_bravo(tmp_path, "lossy", 200.0, [{**TICKS, "period_seconds": 1.0}])
+    scenario["channel"] = {**scenario["channel"], "noise": {"model": "fixed", "level_db": 124.0},
+                           "fading": {"model": "rayleigh", "coherence_time_s": 1.5}}
+    summary, messages = run(tmp_path, scenario)
+    (link, _) = summary["links"]
+    assert link["received"] > 0 and link["lost_noise"] > 0  # the seed loses some packets
+    fates = collections.Counter(row["fate"] for row in messages)
+    assert fates["delivered"] > 0 and fates["lost_noise"] > 0 and fates["not_published"] == 0
+    # the first packet is lost: in order alone, its messages would have been "delivered"
+    assert messages[0]["fate"] == "lost_noise"
+    assert all(float(row["latency_s"]) < 30.0 for row in messages if row["fate"] == "delivered")
+    assert summary["warnings"] == []
