@@ -49,12 +49,14 @@ def test_duplicates_count_once():
     assert not record.unmatched and not record.overheard
 
 
-def test_identical_content_counts_for_the_newest_message():
+def test_identical_content_is_taken_in_order_per_destination():
     record, matcher = new_matcher()
     matcher.sent(CMD, "same", 1, 15.0)
     matcher.sent(CMD, "same", 2, 105.0)
     assert matcher.arrived("auv", [CMD], "same", 110.0) is Outcome.DELIVERED
-    assert record.deliveries[0].seq == 2
+    assert matcher.arrived("auv", [CMD], "same", 120.0) is Outcome.DELIVERED
+    assert matcher.arrived("auv", [CMD], "same", 130.0) is Outcome.DUPLICATE
+    assert [(d.seq, d.received_s) for d in record.deliveries] == [(1, 110.0), (2, 120.0)]
 
 
 def test_overheard_and_unmatched_are_counted_apart():

@@ -6,7 +6,8 @@ runner's sent messages (`report.SentMessage`, found by the message's match key) 
 the queue did with them (queued, packed into a packet, expired, dropped because the queue was
 full, refused). At the end `message_fates` gives every (message, destination) exactly one fate:
 
-- delivered: came out of the destination's packet_dispatch_node;
+- delivered: came out of the destination's packet_dispatch_node (which of several equal
+  messages: `matching`; the other fates are `transport_fates`, what became of its packet);
 - lost_noise, lost_collision, lost_half_duplex: its packet reached the destination and was not
   decoded, for that cause (`report.Reception.loss_cause`);
 - lost_bad_frame: its packet was partly decoded and the message was in a failed frame;
@@ -112,11 +113,12 @@ def _reception_fate(reception) -> str:
     return "lost_bad_frame" if reception.outcome == "partial" else "not_published"
 
 
-def message_fates(record) -> dict[tuple[str, str, int, str], str]:
-    """(topic, source, seq, destination) -> one of FATES, for every sent message."""
+def transport_fates(record) -> dict[tuple[str, str, int, str], tuple[str, float | None]]:
+    """(topic, source, seq, destination) -> (what became of the message's packet at that
+    destination, deliveries left aside: one of FATES but delivered; when that packet was (partly)
+    decoded there, else None), for every sent message."""
     ledger: Ledger = record.ledger
     carried = packet_transmissions(ledger, record.transmissions)
-    delivered = {(d.topic, d.source, d.seq, d.destination) for d in record.deliveries}
     receptions = {}
     for r in record.receptions:
         receptions.setdefault((r.vehicle, r.src), []).append(r)
@@ -125,18 +127,26 @@ def message_fates(record) -> dict[tuple[str, str, int, str], str]:
         booked = ledger.fates.get((m.topic, m.source, m.seq), "unknown")
         for destination in m.destinations:
             key = (m.topic, m.source, m.seq, destination)
-            if key in delivered:
-                fates[key] = "delivered"
-            elif not isinstance(booked, int):
-                fates[key] = booked if booked in FATES else "refused"
+            if not isinstance(booked, int):
+                fates[key] = (booked if booked in FATES else "refused", None)
             elif booked not in carried:
-                fates[key] = "not_transmitted"
+                fates[key] = ("not_transmitted", None)
             else:
                 sent = carried[booked]
                 heard = [r for r in receptions.get((destination, sent.src), [])
                          if abs(r.transmit_s - sent.start_s) < TRANSMIT_MATCH_S]
-                fates[key] = _reception_fate(heard[0]) if heard else "in_flight"
+                fate = _reception_fate(heard[0]) if heard else "in_flight"
+                decoded_s = heard[0].arrival_s + heard[0].duration_s if heard else None
+                fates[key] = (fate, decoded_s if fate in ("not_published", "lost_bad_frame")
+                              else None)
     return fates
+
+
+def message_fates(record) -> dict[tuple[str, str, int, str], str]:
+    """(topic, source, seq, destination) -> one of FATES, for every sent message."""
+    delivered = {(d.topic, d.source, d.seq, d.destination) for d in record.deliveries}
+    return {key: "delivered" if key in delivered else fate
+            for key, (fate, _decoded_s) in transport_fates(record).items()}
 
 
 def accounting_rows(record) -> list[dict]:

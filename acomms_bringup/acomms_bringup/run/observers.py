@@ -1,10 +1,13 @@
-"""Ties the in-process message queues to the run's accounting (`accounting.QueueLedger`).
+"""Ties the in-process message queues and dispatch nodes to the run's accounting and matching.
 
 `attach_queue_ledgers(runner)` runs once every group is up: each vehicle's message_queue_node in
 this process gets a ledger as its queue's observer, which names the sent message a queued ROS
 message is by the traffic plan of that vehicle and topic and the message's match key. Vehicles
 run by participants in other processes have no ledger (their messages' fate is `unknown`).
 A queue node configured again later gets a new queue without a ledger (also `unknown`).
+
+`attach_dispatch_observers(runner)` makes the recorder (`Recorder.on_dispatched`) the observer of
+each vehicle's packet_dispatch_node in this process: it learns the SRC of every arrival's packet.
 """
 
 from __future__ import annotations
@@ -36,9 +39,22 @@ def attach_queue_ledgers(runner) -> int:
             stream = streams.get(_relative(topic, namespace))
             if stream is None:
                 return None
-            return recorder.matcher.find(None, (stream,), match_key(msg))
+            return recorder.matcher.queued(stream, match_key(msg))
 
         node.queues.observer = QueueLedger(vehicle.name, runner.record.ledger, identify,
                                            recorder.lock)
         attached += 1
+    return attached
+
+
+def attach_dispatch_observers(runner) -> int:
+    """Make the recorder the observer of every in-process packet_dispatch_node; how many."""
+    from acomms_core.nodes.packet_dispatch_node import PacketDispatchNode
+
+    attached = 0
+    for vehicle in runner.scenario.vehicles:
+        node = runner.nodes.get(f"{vehicle.namespace.rstrip('/')}/packet_dispatch_node")
+        if isinstance(node, PacketDispatchNode):
+            node.observer = runner.recorder.on_dispatched
+            attached += 1
     return attached

@@ -8,7 +8,12 @@
   channel (`/acoustic_channel`) as `acomms_bringup.run.report` records, and hands each record to
   its `listeners` (the live view: objects with `on_record(record)`);
 - hands every message that comes out of a vehicle's packet_dispatch_node on a traffic entry's
-  publish_topic to the delivery matcher (`acomms_bringup.run.matching`);
+  publish_topic to the delivery matcher (`acomms_bringup.run.matching`) with the vehicle that
+  sent its packet: the in-process dispatch nodes tell `on_dispatched` (their `observer` hook)
+  the SRC of each message's packet before they publish it; the arrival takes the first pending
+  SRC of its topic with the same match key. The arrival subscriptions keep every message
+  (reliable, KEEP_ALL: a packet may carry hundreds); messages the middleware still reports lost
+  are counted (`RunRecord.lost_arrivals`, a warning in the summary);
 - keeps the ERROR lines of `/rosout` per logger, so the runner can quote a failing node's reason.
 
 All callbacks run in one mutually exclusive group; `lock` guards the record against the runner's
@@ -18,14 +23,15 @@ thread.
 from __future__ import annotations
 
 import threading
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Mapping
 
 from rcl_interfaces.msg import Log
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from acomms_bringup.description.scenario import Scenario, Vehicle
 from acomms_bringup.run import report
@@ -37,6 +43,7 @@ from acomms_core.ros.ros_support import NodeResources, now_s, stamp_seconds, wak
 from acomms_core.time_grid import TimeGrid, seconds_to_ns
 
 TRAFFIC_TICK_MAX_S = 0.5  # the traffic timer runs at least this often (simulated seconds)
+ARRIVAL_QOS = QoSProfile(history=HistoryPolicy.KEEP_ALL, reliability=ReliabilityPolicy.RELIABLE)
 
 
 def transmitted_duration_s(profile: ModemProfile, packet) -> float:
@@ -63,6 +70,8 @@ class Recorder(Node):
         self.errors: dict[str, list[str]] = defaultdict(list)  # logger name -> ERROR lines
         self.listeners: list = []  # objects with on_record(record), called under `lock`
         self._vehicle_by_src = {v.src: v.name for v in scenario.vehicles}
+        # resolved arrival topic -> [(SRC, match key)] the dispatch node published, not yet heard
+        self._pending: dict[str, deque] = {}
         default_profile = modem_profile(MODEM_PROFILE_PARAMETER.default)
         self._profiles = {v.name: (profiles or {}).get(v.name, default_profile)
                           for v in scenario.vehicles}
@@ -101,10 +110,14 @@ class Recorder(Node):
             by_topic[(plan.publish_topic, plan.cls)].append(plan.stream)
         for (topic, cls), streams in by_topic.items():
             for receiver in self.scenario.vehicles:
-                self.create_subscription(
-                    cls, f"{receiver.namespace}/{topic}",
-                    lambda m, r=receiver, s=tuple(streams): self._on_arrival(r, s, m), 50,
-                    callback_group=self._group)
+                name = f"{receiver.namespace}/{topic}"
+                subscription = self.create_subscription(
+                    cls, name, lambda m, r=receiver, s=tuple(streams), t=name:
+                    self._on_arrival(r, s, m, t), ARRIVAL_QOS, callback_group=self._group,
+                    event_callbacks=SubscriptionEventCallbacks(
+                        message_lost=lambda info, t=name: self._on_arrivals_lost(t, info)))
+                self._pending[subscription.topic_name] = deque()
+                self._pending[name] = self._pending[subscription.topic_name]
 
     # ---- traffic ---------------------------------------------------------------------------
     def start_traffic(self) -> None:
@@ -140,10 +153,35 @@ class Recorder(Node):
             wake_timer_at(self._traffic_timer, self._traffic_grid.wake_for(next_due_s, now_ns),
                           now_ns)
 
-    def _on_arrival(self, receiver: Vehicle, streams: tuple[Stream, ...], message) -> None:
+    def on_dispatched(self, topic: str, src: int, message) -> None:
+        """A packet_dispatch_node's observer: it is about to publish `message` on `topic` (a
+        resolved name), out of a packet from `src`."""
+        pending = self._pending.get(topic)
+        if pending is not None:
+            with self.lock:
+                pending.append((src, match_key(message)))
+
+    def _arrival_source(self, topic: str, key) -> str | None:
+        """The vehicle whose packet carried an arrival on topic with this key (None: not
+        known); takes it from the pending list."""
+        pending = self._pending.get(topic, ())
+        for index, (src, pending_key) in enumerate(pending):
+            if pending_key == key:
+                del pending[index]
+                return self._vehicle_by_src.get(src, f"SRC {src}")
+        return None
+
+    def _on_arrival(self, receiver: Vehicle, streams: tuple[Stream, ...], message,
+                    topic: str) -> None:
         now = now_s(self)
+        key = match_key(message)
         with self.lock:
-            self.matcher.arrived(receiver.name, streams, match_key(message), now)
+            source = self._arrival_source(topic, key)
+            self.matcher.arrived(receiver.name, streams, key, now, source)
+
+    def _on_arrivals_lost(self, topic: str, info) -> None:
+        with self.lock:
+            self.record.lost_arrivals[topic] += info.total_count_change
 
     # ---- channel events --------------------------------------------------------------------
     def _on_transmit(self, vehicle: Vehicle, message) -> None:

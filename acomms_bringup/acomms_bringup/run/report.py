@@ -13,6 +13,10 @@ Accounting rules:
   the source (simulated seconds). Destinations: the vehicle whose SRC is the codec's
   default_dest, or every other vehicle when no vehicle has that SRC (broadcast). Arrivals at
   other vehicles (overheard) and arrivals that match no sent message are counted separately.
+  An arrival matches only messages of the vehicle whose packet carried it, by stamp or content;
+  equal messages are taken in order and re-paired with the packets the destination decoded
+  (`matching.reconcile`, run by `summarize`); what no evidence decides, and arrivals the
+  middleware lost, are `warnings` (`matching_warnings`) rather than invented fates.
 - A packet on link src → receiver ends as: received (every frame decoded), partial (some frames
   failed; the messages in good frames are still delivered), or lost for one reason: half duplex
   (the receiver was transmitting), collision (busy: the receiver was locked onto another packet;
@@ -99,6 +103,7 @@ class SentMessage:
     seq: int
     sent_s: float
     destinations: tuple[str, ...]
+    key: float | str | None = None  # the match key (`matching`): equal keys, equal messages
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,6 +142,12 @@ class RunRecord:
     deliveries: list[Delivery] = dataclasses.field(default_factory=list)
     overheard: dict[str, int] = dataclasses.field(default_factory=lambda: defaultdict(int))
     unmatched: dict[str, int] = dataclasses.field(default_factory=lambda: defaultdict(int))
+    # `matching`: arrivals that fit messages of several traffic entries ('topic at receiver' ->
+    # count), messages whose fates the evidence could not decide ('topic from a to b' -> count),
+    # arrivals the middleware reported lost (resolved topic -> count)
+    ambiguous: dict[str, int] = dataclasses.field(default_factory=lambda: defaultdict(int))
+    indistinct: dict[str, int] = dataclasses.field(default_factory=lambda: defaultdict(int))
+    lost_arrivals: dict[str, int] = dataclasses.field(default_factory=lambda: defaultdict(int))
     bridges: dict[str, dict] = dataclasses.field(default_factory=dict)  # node -> its summary
     fixes: list[Fix] = dataclasses.field(default_factory=list)
     ledger: Ledger = dataclasses.field(default_factory=Ledger)
@@ -155,8 +166,25 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+def matching_warnings(record: RunRecord) -> list[str]:
+    """What the delivery matching could not tell apart or never saw (`matching`)."""
+    warnings = [f"{label}: {count} arrivals fit messages of more than one traffic entry (equal "
+                "content or stamp; the packet's source not known): booked for the first"
+                for label, count in sorted(record.ambiguous.items())]
+    warnings += [f"{label}: {count} messages with equal content could not be told apart; "
+                 "which of them were delivered is a guess (in order)"
+                 for label, count in sorted(record.indistinct.items())]
+    warnings += [f"{topic}: the middleware lost {count} arrivals before the runner took them"
+                 for topic, count in sorted(record.lost_arrivals.items())]
+    return warnings
+
+
 def summarize(record: RunRecord) -> dict:
-    """Per-topic and per-link rows plus run facts, as plain data (what summary.json holds)."""
+    """Per-topic and per-link rows plus run facts, as plain data (what summary.json holds).
+    Re-pairs the deliveries of equal messages first (`matching.reconcile`)."""
+    from acomms_bringup.run.matching import reconcile
+
+    reconcile(record)
     topics = []
     fates = {(r["topic"], r["source"], r["destination"]): r for r in accounting_rows(record)}
     keys = sorted({(m.topic, m.source, d) for m in record.sent for d in m.destinations})
@@ -246,7 +274,7 @@ def clock_facts(record: RunRecord) -> dict:
         "run_wall_s": round(record.wall_seconds, 2),
         "sim_wall_ratio": None if ratio is None else round(ratio, 1),
         "steps": record.steps,
-        "warnings": list(record.warnings),
+        "warnings": list(record.warnings) + matching_warnings(record),
     }
 
 

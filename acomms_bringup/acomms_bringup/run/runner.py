@@ -41,7 +41,7 @@ from acomms_bringup.description.scenario import Scenario
 from acomms_bringup.description.stack import NodeGroup, StackDescription, describe_stack
 from acomms_bringup.run import report
 from acomms_bringup.run.compose import start_sim_clock
-from acomms_bringup.run.observers import attach_queue_ledgers
+from acomms_bringup.run.observers import attach_dispatch_observers, attach_queue_ledgers
 from acomms_bringup.run.progress import Progress
 from acomms_bringup.run.recorder import Recorder
 from acomms_bringup.run.startup import GroupFailed, Startup, StartupError, poll_until
@@ -182,6 +182,7 @@ class Runner:
         self._start_groups()
         self.start_s = now_s(self.recorder)
         attach_queue_ledgers(self)
+        attach_dispatch_observers(self)
         for hook in self.started_hooks:
             hook(self)
         self._started_wall = time.monotonic()

@@ -3,7 +3,8 @@
 `build_message` fills a message of the entry's ROS type from its `fields` (nested messages as
 mappings; strings formatted with `{seq}`, `{vehicle}`, `{time}`) and stamps `header.stamp` with
 the publish time when the type has a std_msgs/Header `header`. `match_key` is what identifies a
-message at the far end: that stamp (seconds) when there is one, else the message's content.
+message at the far end: that stamp (seconds) when there is one, else the message's content
+(`matching` compares it only with the messages of the vehicle whose packet carried it).
 A bad field name, value or template raises `TrafficError` naming the scenario key.
 
 `plan_traffic` resolves every traffic entry of a scenario against its codec config (ROS type,

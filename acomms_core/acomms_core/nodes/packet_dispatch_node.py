@@ -9,6 +9,8 @@ unknown-id packets never raise: whatever decodes is published, the rest is count
 codecs (`acomms_core.security`) open the packet first: forged, tampered, replayed, too old,
 unknown-key, truncated and partial packets publish nothing and are counted (auth_*); a message
 codec's `accept_src` list refuses (counts `source_refused`) messages from other sources.
+An optional `observer(topic, src, msg)` (an additive hook, as the queue's) hears every message
+just before it is published: its resolved topic name and the SRC of the packet it came in.
 
 Lifecycle: configure reads `codec_config_file` (custom packet codecs from
 `custom_packet_codec_paths`) and creates the publishers; activate subscribes `packet_rx`;
@@ -86,6 +88,7 @@ class PacketDispatchNode(ManagedNode):
         self._dispatch_lock = threading.Lock()
         self._topic_publishers = {}        # (codec id, src or None) -> lifecycle publisher
         self._status_pub = None
+        self.observer = None  # optional callable(topic, src, msg), see the module docstring
         # stalled incoming sessions are looked for every FRAGMENT_EXPIRY_PERIOD_S while any is
         # open (StatusCadence without publishers: only when one can have expired)
         self.fragment_expiry = StatusCadence(self, self._expire_fragments,
@@ -213,6 +216,8 @@ class PacketDispatchNode(ManagedNode):
                     self._problem("no_publish_topic", f"message id {codec_id} from {packet.src} "
                                                       "has no publish_topic")
                     continue
+                if self.observer is not None:
+                    self.observer(publisher.topic_name, int(packet.src), message)
                 publisher.publish(message)
                 self.counts["messages_published"] += 1
 
