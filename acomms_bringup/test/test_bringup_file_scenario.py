@@ -51,3 +51,6 @@ def test_shipped_example_sends_from_the_ship_and_receives_on_the_auv():
     auv = stack.group("auv").node("file_transfer_node")
     assert ship.parameters == {"use_sim_time": True}
     assert auv.parameters == {"use_sim_time": True, "receive_directory": "received_files"}
+    scenario = load_scenario(CONFIG / "file_transfer.yaml")       # as README says
+    assert (scenario.duration_seconds, scenario.clock.warp_factor) == (1800, 10.0)
+    assert [(v.name, v.src) for v in scenario.vehicles] == [("ship", 1), ("auv", 2)]

@@ -41,7 +41,8 @@ def _send_into_running(tmp_path: pathlib.Path, run_command: str) -> None:
     finally:
         run.stop()
     assert sent.returncode == 0, f"{sent.stdout}\n{sent.stderr}\n--- run\n{run.output[-3000:]}"
-    assert "blocks acknowledged" in sent.stdout and "sent: all " in sent.stdout
+    assert "session " in sent.stdout and "blocks acknowledged" in sent.stdout
+    assert "sent: all " in sent.stdout
     received = tmp_path / "received_files" / "survey.bin"
     assert received.read_bytes() == payload
 
