@@ -3,7 +3,8 @@
 The documented `acomms_run` command runs in the background (from a directory that holds the
 repository's acomms_bringup/, so the AUV's relative `receive_directory` lands in the test's tmp
 directory), then the documented `acomms_send_file` command sends a file from the ship to the AUV:
-it must exit 0 and the AUV's `received_files/` must hold the same bytes. The simulated clock runs
+it must exit 0, the AUV's `received_files/` must hold the same bytes and its log must name the
+sender (`--log-level info` shows it). The simulated clock runs
 at warp 20 (faster than real time, so simulated and wall stamps differ from the first second on),
 and a second run starts its simulated clock in 2031, years away from the wall clock.
 """
@@ -32,8 +33,8 @@ def _workspace(tmp_path: pathlib.Path) -> bytes:
 
 def _send_into_running(tmp_path: pathlib.Path, run_command: str) -> None:
     payload = _workspace(tmp_path)
-    run = Background(f"{run_command} --warp {WARP} --out {tmp_path / 'run'}", cwd=tmp_path,
-                     log_path=tmp_path / "run.log")
+    run = Background(f"{run_command} --warp {WARP} --out {tmp_path / 'run'} --log-level info",
+                     cwd=tmp_path, log_path=tmp_path / "run.log")
     try:
         assert run.wait_for_output("; running", timeout_s=60.0), run.command
         sent = shell(f"{SEND} --timeout {SEND_TIMEOUT_S:g}", timeout_s=SEND_TIMEOUT_S + 15,
@@ -45,6 +46,7 @@ def _send_into_running(tmp_path: pathlib.Path, run_command: str) -> None:
     assert "sent: all " in sent.stdout
     received = tmp_path / "received_files" / "survey.bin"
     assert received.read_bytes() == payload
+    assert f"received {received} (700 bytes) from 1" in run.output   # the ship's SRC
 
 
 @pytest.mark.timeout(150)

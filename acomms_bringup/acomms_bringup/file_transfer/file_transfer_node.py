@@ -48,8 +48,9 @@ from acomms_interfaces.msg import FileTransfer, FragmentationStatus
 from acomms_interfaces.srv import SendFile
 
 PARAMETERS = (
-    ParameterSpec("receive_directory", "", "Directory received files are written into (empty: "
-                  "files are not received)", parameter_type="string"),
+    ParameterSpec("receive_directory", "", "Directory received files are written into, made at "
+                  "configure; relative: to the node's working directory (empty: files are not "
+                  "received)", parameter_type="string"),
     ParameterSpec("send_topic", "to_acomms/file", "Topic the queue node takes files from",
                   parameter_type="string"),
     ParameterSpec("receive_topic", "from_acomms/file", "Topic the dispatch node publishes "
@@ -57,8 +58,8 @@ PARAMETERS = (
     ParameterSpec("max_file_bytes", 60000, "Largest file sent (the codec config's data "
                   "max_length must hold it)", minimum=1, maximum=16_000_000),
     ParameterSpec("send_timeout_s", 3600.0, "send_file fails when the receiver has not "
-                  "acknowledged everything after this long (node clock)", minimum=1.0,
-                  maximum=1e7),
+                  "acknowledged everything after this long (node clock: simulated seconds in a "
+                  "simulation)", minimum=1.0, maximum=1e7),
     ParameterSpec("overwrite", False, "Replace an existing received file (otherwise the new "
                   "one is written as name.1, name.2, ...)"),
 )
