@@ -95,6 +95,10 @@ Schema (defaults in brackets)::
           - wec_telemetry_bridge        # a key of acomms_bringup.bridges.registry.BRIDGES,
           - kind: remote_service_server # or kind + that node's parameters
             parameters: {target_prefix: /}
+        file_transfer:                  # [none] start file_transfer_node (send_file service;
+          receive_directory: received   # acomms_send_file) with these parameters of its own
+                                        # (checked against its specs); {} sends only.
+                                        # receive_directory: relative to the working directory
 
 Traffic is for demos and tests: the runner stamps `header.stamp` (when the type has a header)
 with the publish time, and matches arrivals to sent messages by that stamp, or else by content
@@ -149,6 +153,7 @@ NODE_PARAMETER_TABLES = {
     "acomms_driver_node": "acomms_driver.nodes.driver_parameters:PARAMETERS",
     "message_queue_node": "acomms_core.nodes.message_queue_node:DECLARED_PARAMETERS",
     "packet_dispatch_node": "acomms_core.nodes.packet_dispatch_node:DECLARED_PARAMETERS",
+    "file_transfer_node": "acomms_bringup.file_transfer.file_transfer_node:PARAMETERS",
 }
 ROS_NODE_PARAMETERS = ("use_sim_time",)
 
@@ -279,6 +284,8 @@ class Vehicle:
     position_source: PositionSource | None = None
     bridges: tuple[BridgeNode, ...] = ()
     mac_switcher: MacSwitcherConfig | None = None
+    # file_transfer_node's parameters (`file_transfer:`); None: the vehicle has none
+    file_transfer: Mapping[str, Any] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -815,13 +822,19 @@ def _parse_vehicle(ctx: _Context, path: str, data: Any, base_dir: pathlib.Path,
                     for key_path, item in section.items("traffic"))
     _check_unique_topics(ctx, traffic)
     bridges = _parse_bridges(ctx, section)
+    file_section = section.section("file_transfer")
+    file_transfer = None
+    if file_section is not None:
+        file_transfer = _checked_node_parameters(
+            ctx, file_section, executable_parameter_specs("file_transfer_node"),
+            "file_transfer_node")
 
     parameters = _parse_node_overrides(ctx, section.section("parameters"), modem, mac)
     section.finish()
     return Vehicle(name=name, namespace=namespace, src=src, modem=modem, position=position,
                    trajectory=trajectory, mac=mac, codec_config=codec_config.resolve(),
                    parameters=parameters, traffic=traffic, position_source=position_source,
-                   bridges=bridges, mac_switcher=mac_switcher)
+                   bridges=bridges, mac_switcher=mac_switcher, file_transfer=file_transfer)
 
 
 def node_parameter_specs(node_key: str, modem_kind: str, mac_kind: str) -> dict:
@@ -852,24 +865,31 @@ def _parse_node_overrides(ctx: _Context, overrides: _Section | None, modem: Mode
             raise ctx.error(node_section.path,
                             f"unknown node; expected one of {list(VEHICLE_NODE_NAMES)}")
         specs = node_parameter_specs(str(node_key), modem.kind, mac.kind)
-        for parameter, value in node_section.data.items():
-            node_section.used.add(parameter)
-            path = node_section.key_path(str(parameter))
-            _check_parameter_value(ctx, path, value)
-            if parameter in ROS_NODE_PARAMETERS:
-                continue
-            spec = specs.get(parameter)
-            if spec is None:
-                node = (MAC_KINDS[mac.kind].executable if node_key == "mac" else
-                        MODEM_EXECUTABLES[modem.kind] if node_key == "modem" else node_key)
-                valid = ", ".join(sorted((*specs, *ROS_NODE_PARAMETERS), key=str.lower))
-                raise ctx.error(path, f"unknown parameter of {node}; valid: {valid}")
-            reason = spec.check_value(value)
-            if reason:
-                raise ctx.error(path, reason.partition(": ")[2] or reason)
-        parameters[str(node_key)] = dict(node_section.data)
+        node = (MAC_KINDS[mac.kind].executable if node_key == "mac" else
+                MODEM_EXECUTABLES[modem.kind] if node_key == "modem" else str(node_key))
+        parameters[str(node_key)] = _checked_node_parameters(ctx, node_section, specs, node)
     overrides.finish()
     return parameters
+
+
+def _checked_node_parameters(ctx: _Context, section: _Section, specs: dict, node: str
+                             ) -> dict[str, Any]:
+    """A mapping of a node's parameters: each name one the node declares (specs), each value
+    of its type and range (the node's own ParameterSpec table: one source of truth)."""
+    for parameter, value in section.data.items():
+        section.used.add(parameter)
+        path = section.key_path(str(parameter))
+        _check_parameter_value(ctx, path, value)
+        if parameter in ROS_NODE_PARAMETERS:
+            continue
+        spec = specs.get(parameter)
+        if spec is None:
+            valid = ", ".join(sorted((*specs, *ROS_NODE_PARAMETERS), key=str.lower))
+            raise ctx.error(path, f"unknown parameter of {node}; valid: {valid}")
+        reason = spec.check_value(value)
+        if reason:
+            raise ctx.error(path, reason.partition(": ")[2] or reason)
+    return dict(section.data)
 
 
 def _parse_bridges(ctx: _Context, section: _Section) -> tuple[BridgeNode, ...]:

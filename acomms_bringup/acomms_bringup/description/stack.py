@@ -10,7 +10,7 @@
    message_queue_node → packet_dispatch_node → MAC (the kind's node; with `mac_switcher`, every
    managed MAC in its sub-namespace `/<vehicle>/<ns>`, started muted, with the vehicle's
    interfaces remapped to it, then mac_switcher_node) → the vehicle's `bridges`
-   (acomms_bringup.bridges.registry), in order.
+   (acomms_bringup.bridges.registry), in order → file_transfer_node (with `file_transfer`).
 3. `clock` (namespace `/`, only with `use_sim_time`): sim_clock_node, started last so simulated
    time starts moving when every node is ready.
 
@@ -61,6 +61,8 @@ NODE_TYPES: dict[str, tuple[str, str]] = {
     "mac_switcher_node": ("acomms_core", "acomms_core.nodes.mac_switcher_node:MacSwitcherNode"),
     "lifecycle_manager": ("acomms_bringup",
                           "acomms_bringup.nodes.lifecycle_manager:LifecycleManager"),
+    "file_transfer_node": ("acomms_bringup",
+                           "acomms_bringup.file_transfer.file_transfer_node:FileTransferNode"),
     # The bridge nodes, from the bridge registry (one line per bridge there).
     **{kind: ("acomms_bringup", bridge.plugin) for kind, bridge in BRIDGES.items()},
 }
@@ -297,6 +299,9 @@ def describe_vehicle(scenario: Scenario, vehicle: Vehicle | str) -> NodeGroup:
     nodes += _mac_nodes(vehicle, common, overrides.get("mac"))
     nodes += [_node(bridge.kind, None, namespace, {**common, **bridge.parameters})
               for bridge in vehicle.bridges]
+    if vehicle.file_transfer is not None:
+        nodes.append(_node("file_transfer_node", None, namespace,
+                           {**common, **vehicle.file_transfer}))
 
     nodes_tuple = tuple(nodes)
     return NodeGroup(name=vehicle.name, namespace=namespace, nodes=nodes_tuple,

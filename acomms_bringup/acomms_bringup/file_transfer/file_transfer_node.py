@@ -4,22 +4,29 @@
   `max_file_bytes`), publishes it as a FileTransfer on `send_topic` (the codec config's
   subscribe topic: a message codec with `allow_fragmentation: true` and `fragment_always: true`,
   fields dest (codec dest), name, data, sha256) and answers when the queue node's
-  `fragmentation_status` shows the session COMPLETED (every block acknowledged: success) or
-  EXPIRED, or after `send_timeout_s` (node clock). One file at a time: a request while another
-  is in flight is refused. Progress is on `fragmentation_status` (`acomms_send_file` prints it).
+  `fragmentation_status` shows the file's session COMPLETED (every block acknowledged: success)
+  or EXPIRED, or after `send_timeout_s` (node clock). Which session is the file's is told without
+  comparing the queue node's stamps with this node's clock (`session`), so it works on any clock
+  and warp. One file at a time: a request while another is in flight is refused. That session's
+  statuses, and only those, are republished on `send_file_progress` (`acomms_send_file` prints
+  them).
 - Receiving: FileTransfer messages on `receive_topic` are written into `receive_directory`
-  (`store.write_received`: plain names only, SHA-256 checked, never outside the directory);
-  refusals are logged and counted. Empty `receive_directory`: files are not received.
+  (`store.write_received`: plain names only, SHA-256 checked, never outside the directory,
+  created at configure; relative: to the working directory); refusals are logged and counted.
+  Empty `receive_directory`: files are not received. The sender is the message's `src` (the
+  received packet's SRC, also with a codec config that has no `src` field).
 Counters on /diagnostics (status named after the node) after every event.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 from rclpy.lifecycle import TransitionCallbackReturn
 
 from acomms_bringup.bridges.deferred_service import DeferredService
+from acomms_bringup.file_transfer.session import Expected, SessionWatch
 from acomms_bringup.file_transfer.store import (
     RECEIVE_COUNTERS,
     FileRefused,
@@ -35,13 +42,15 @@ from acomms_core.ros.ros_support import (
     parameter_values,
     run_node,
     seconds_to_time_msg,
+    stamp_seconds,
 )
 from acomms_interfaces.msg import FileTransfer, FragmentationStatus
 from acomms_interfaces.srv import SendFile
 
 PARAMETERS = (
-    ParameterSpec("receive_directory", "", "Directory received files are written into (empty: "
-                  "files are not received)", parameter_type="string"),
+    ParameterSpec("receive_directory", "", "Directory received files are written into, made at "
+                  "configure; relative: to the node's working directory (empty: files are not "
+                  "received)", parameter_type="string"),
     ParameterSpec("send_topic", "to_acomms/file", "Topic the queue node takes files from",
                   parameter_type="string"),
     ParameterSpec("receive_topic", "from_acomms/file", "Topic the dispatch node publishes "
@@ -49,19 +58,22 @@ PARAMETERS = (
     ParameterSpec("max_file_bytes", 60000, "Largest file sent (the codec config's data "
                   "max_length must hold it)", minimum=1, maximum=16_000_000),
     ParameterSpec("send_timeout_s", 3600.0, "send_file fails when the receiver has not "
-                  "acknowledged everything after this long (node clock)", minimum=1.0,
-                  maximum=1e7),
+                  "acknowledged everything after this long (node clock: simulated seconds in a "
+                  "simulation)", minimum=1.0, maximum=1e7),
     ParameterSpec("overwrite", False, "Replace an existing received file (otherwise the new "
                   "one is written as name.1, name.2, ...)"),
 )
 SEND_COUNTERS = ("files_sent", "files_acknowledged", "files_failed")
+PROGRESS_TOPIC = "send_file_progress"
 
 
 class _Transfer:
-    def __init__(self, response, dest: int, started_s: float, deadline_s: float):
-        self.response, self.dest = response, dest
-        self.started_s, self.deadline_s = started_s, deadline_s
-        self.session_id: int | None = None
+    def __init__(self, response, expected: Expected, deadline_s: float):
+        self.response, self.expected, self.deadline_s = response, expected, deadline_s
+
+    @property
+    def dest(self) -> int:
+        return self.expected.dest
 
 
 class FileTransferNode(ManagedNode):
@@ -71,12 +83,23 @@ class FileTransferNode(ManagedNode):
         self.counts = dict.fromkeys(SEND_COUNTERS + RECEIVE_COUNTERS, 0)
         self.last_error = ""
         self._transfer: _Transfer | None = None
-        self._file_pub = self._diagnostics_pub = self._service = None
+        self._sessions = SessionWatch()
+        self._file_pub = self._diagnostics_pub = self._service = self._progress_pub = None
         self.values: dict = {}
 
     def on_configure(self, state) -> TransitionCallbackReturn:
         self.values = parameter_values(self, [spec.name for spec in PARAMETERS])
+        directory = self.values["receive_directory"]
+        if directory:
+            try:
+                os.makedirs(directory, exist_ok=True)
+            except OSError as exc:
+                self.get_logger().error(f"receive_directory {directory!r}: "
+                                        f"{exc.strerror or exc}")
+                return TransitionCallbackReturn.FAILURE
+            self.values["receive_directory"] = os.path.abspath(directory)
         self._file_pub = self.configured.publisher(FileTransfer, self.values["send_topic"], 10)
+        self._progress_pub = self.configured.publisher(FragmentationStatus, PROGRESS_TOPIC, 50)
         from diagnostic_msgs.msg import DiagnosticArray
         self._diagnostics_pub = self.configured.publisher(DiagnosticArray, "/diagnostics", 10)
         return TransitionCallbackReturn.SUCCESS
@@ -101,7 +124,7 @@ class FileTransferNode(ManagedNode):
 
     def on_release(self) -> None:
         self._finish(False, "node cleaned up")
-        self._file_pub = self._diagnostics_pub = self._service = None
+        self._file_pub = self._diagnostics_pub = self._service = self._progress_pub = None
 
     # -- sending ----------------------------------------------------------------------------------
     def _on_send_file(self, request, response):
@@ -114,9 +137,9 @@ class FileTransferNode(ManagedNode):
             self._count("files_failed", str(exc))
             response.message = str(exc)
             return response
-        now = now_s(self)
-        self._transfer = _Transfer(response, int(request.dest), now,
-                                   now + self.values["send_timeout_s"])
+        expected = self._sessions.expect(int(request.dest), len(data))
+        self._transfer = _Transfer(response, expected,
+                                   now_s(self) + self.values["send_timeout_s"])
         self._file_pub.publish(FileTransfer(dest=int(request.dest) & 0xFF, name=name,
                                             data=list(data), sha256=list(digest)))
         self._count("files_sent", None)
@@ -125,14 +148,11 @@ class FileTransferNode(ManagedNode):
 
     def _on_status(self, status: FragmentationStatus) -> None:
         transfer = self._transfer
-        if transfer is None or not status.outgoing or status.fragment_dest != transfer.dest:
+        claimed = transfer is not None and transfer.expected.claims(status)
+        self._sessions.heard(status, stamp_seconds(status.header.stamp))
+        if not claimed:
             return
-        if transfer.session_id is None:
-            if status.unix_time + 1 < int(transfer.started_s):
-                return                   # an older session to the same destination
-            transfer.session_id = status.sequence_num
-        if status.sequence_num != transfer.session_id:
-            return
+        self._progress_pub.publish(status)
         transfer.response.blocks = status.payload_size_blocks
         if status.state == FragmentationStatus.STATE_COMPLETED:
             self._finish(True, f"all {status.payload_size_blocks} blocks acknowledged")
@@ -168,7 +188,8 @@ class FileTransferNode(ManagedNode):
             self.get_logger().warning(self.last_error)
             return
         self._count("files_received", None)
-        self.get_logger().info(f"received {path} ({len(msg.data)} bytes) from {msg.src}")
+        self.get_logger().info(f"received {path} ({len(msg.data)} bytes) from "
+                               f"{msg.src}")
 
     def _count(self, counter: str, error: str | None) -> None:
         self.counts[counter] += 1

@@ -175,6 +175,7 @@ class TrafficPlan:
             data = self.traffic.file.read_bytes()
             message.name, message.data = self.traffic.file.name, list(data)
             message.sha256 = list(hashlib.sha256(data).digest())
+            message.src = self.vehicle.src     # what the receiver reads (the packet's SRC)
         return message
 
 

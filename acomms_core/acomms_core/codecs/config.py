@@ -444,7 +444,8 @@ def _parse_message_codec(params, where: str, index: int, warnings: list,
                                    f"name: {topic_name_problem(params[key])}")
     try:
         codec = MessageCodec(ros_type, params.get("fields"), checksum=checksum,
-                             on_out_of_range=params.get("on_out_of_range", "clamp"))
+                             on_out_of_range=params.get("on_out_of_range", "clamp"),
+                             sender_src=True)
     except CodecBuildError as exc:
         raise CodecConfigError(f"{here}: {exc}") from None
     return MessageCodecConfig(

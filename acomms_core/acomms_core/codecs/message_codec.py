@@ -192,6 +192,11 @@ def _make_convert(slot_type, convert=None):
     return checked
 
 
+def _is_integer_slot(slot_type) -> bool:
+    return isinstance(slot_type, BasicType) and ("int" in slot_type.typename
+                                                 or slot_type.typename == "octet")
+
+
 def _make_raw_convert(slot_type):
     if slot_type is None:
         return lambda value: value
@@ -488,7 +493,10 @@ class MessageCodec:
     """
 
     def __init__(self, ros_type, fields: dict | None = None, checksum: str | None = None,
-                 _path: str = "", on_out_of_range: str = "clamp"):
+                 _path: str = "", on_out_of_range: str = "clamp", sender_src: bool = False):
+        """sender_src: a message type with an integer `src` field that `fields` leaves out gets
+        the received packet's SRC there on decode, as `src: {codec: src}` would (zero bits:
+        nothing more is sent); the packet codecs' top-level message codecs set it."""
         try:
             self.msg_class = resolve_message_class(ros_type)
         except UnknownRosType as exc:
@@ -514,6 +522,8 @@ class MessageCodec:
         for name, params in fields.items():
             path = f"{_path}.{name}" if _path else str(name)
             self._fields.append(self._build_field(str(name), params, path))
+        if sender_src and "src" not in fields and _is_integer_slot(self.slot_types.get("src")):
+            self._fields.append(_MetadataField("src", "src", self.slot_types["src"]))
         self._needs_message_dict = any(isinstance(f, _MultiField) for f in self._fields)
         self.body_min_bits = sum(f.min_bits for f in self._fields)
         self.body_max_bits = sum(f.max_bits for f in self._fields)

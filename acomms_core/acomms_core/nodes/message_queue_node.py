@@ -152,6 +152,7 @@ class MessageQueueNode(ManagedNode):
     # -- lifecycle --------------------------------------------------------------------------------
     def on_configure(self, state) -> TransitionCallbackReturn:
         values = parameter_values(self, [spec.name for spec in PARAMETERS])
+        self.status_report.cadence.forget_publishers()  # a failed configure's, if any
         try:
             self.codec_config = codec_config_from_parameters(values)
             bind_senders(self.codec_config, values["src"], values["security_state_dir"])

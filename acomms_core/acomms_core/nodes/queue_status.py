@@ -32,9 +32,9 @@ class QueueStatusReport:
         self._status_pub = self._counters_pub = self._diagnostics_pub = None
 
     def configure(self, with_diagnostics: bool) -> None:
-        """Publishers (on_configure); `/diagnostics` only with dynamic queues."""
+        """Publishers (on_configure); `/diagnostics` only with dynamic queues. The cadence also
+        watches `fragmentation_status` (made earlier in on_configure): not forgotten here."""
         cadence, configured = self.cadence, self.node.configured
-        cadence.forget_publishers()
         self._status_pub = cadence.publisher(configured, QueueStatus, "queue_status")
         self._counters_pub = cadence.publisher(configured, QueueCounters, "queue_counters")
         if with_diagnostics:
