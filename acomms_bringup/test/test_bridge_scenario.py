@@ -19,7 +19,10 @@ def test_demo_bridges_start_after_the_mac_with_their_parameters():
     assert buoy[-4:] == ["tdma_node", "wec_standin_buoy", "wec_telemetry_bridge",
                          "remote_service_server"]
     operator = stack.group("topside").node("wec_standin_operator")
-    assert operator.parameters["pump_at_s"] == 100.0 and operator.parameters["use_sim_time"]
+    assert operator.parameters["pump_after_start_s"] == 100.0
+    assert operator.parameters["use_sim_time"]
+    # the run's start on the node clock: the scenario's clock.start_time (2025-01-01T00:00:00Z)
+    assert operator.parameters["start_time_seconds"] == 1735689600.0
     assert operator.plugin == BRIDGES["wec_standin_operator"].plugin
     assert stack.group("topside").manager.parameters["node_names"][-1] == \
         "/topside/wec_standin_operator"

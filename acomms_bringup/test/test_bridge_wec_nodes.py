@@ -6,14 +6,23 @@ The service test runs on sim time: timeouts fire only when the test moves /clock
 import pathlib
 
 import pytest
+import rclpy
 from bitstring import ConstBitStream
 from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
 
+from acomms_bringup.run.compose import start_sim_clock
 from acomms_core.codecs.config import load_codec_config
-from acomms_core.ros.ros_support import now_s, seconds_to_time_msg
+from acomms_core.ros.ros_support import now_s, seconds_to_time_msg, stamp_seconds
 from acomms_core.ros.testing import RosHarness
 from acomms_interfaces.msg import RemoteServiceRequest, RemoteServiceResponse
+from acomms_sim.clock.events_stepper import (
+    EventsStepper,
+    events_executor_available,
+    make_events_executor,
+)
+from acomms_sim.clock.local_clocks import LocalClocks
+from acomms_sim.clock.stepping import next_step_ns
 
 buoy_srv = pytest.importorskip("buoy_interfaces.srv", reason="scripts/buoy_interfaces.sh not run")
 from buoy_interfaces.msg import BCRecord, PBRecord  # noqa: E402
@@ -22,7 +31,7 @@ from acomms_bringup.bridges.remote_service_nodes import (  # noqa: E402
     RemoteServiceCaller,
     RemoteServiceServer,
 )
-from acomms_bringup.bridges.wec_standin import WecStandinBuoy  # noqa: E402
+from acomms_bringup.bridges.wec_standin import WecStandinBuoy, WecStandinOperator  # noqa: E402
 from acomms_bringup.bridges.wec_telemetry_bridge import WecTelemetryBridge  # noqa: E402
 
 CONFIG = pathlib.Path(__file__).resolve().parents[1] / "config" / "wec_buoy_codecs.yaml"
@@ -160,3 +169,140 @@ def test_every_command_round_trip_refusals_and_timeouts():
         assert server.counts["not_available"] == 1
         for node in (caller, server):
             node.trigger_deactivate()
+
+
+# ---- on acomms_run's deterministic clock (EventsExecutor, clocks set directly), far from now --
+S = 1_000_000_000
+START_2031 = 1938038400.0   # 2031-06-01T00:00:00Z: neither the 2025 default start nor today
+
+
+class SteppedClock:
+    """acomms_run's deterministic clock for a few sim-time nodes: their clocks read `start_s`
+    from creation (as acomms_run sets them), an EventsExecutor drained to quiescence after each
+    step, time moved straight to the next timer deadline (acomms_bringup.run.stepped_run)."""
+
+    def __init__(self, ros, start_s: float):
+        self.context = ros.context
+        self.nodes = []
+        self.now_ns = round(start_s * S)
+        self.executor = self.stepper = self.clocks = None
+
+    def node(self, node):
+        start_sim_clock(node, self.now_ns / S)
+        self.nodes.append(node)
+        return node
+
+    def start(self) -> None:
+        self.executor = make_events_executor(self.context)
+        for node in self.nodes:
+            self.executor.add_node(node)
+        self.stepper = EventsStepper(self.executor, self.context, step_timeout_s=10.0)
+        self.clocks = LocalClocks(self.nodes)
+        assert self.clocks.adopt() == len(self.nodes)
+        self.stepper.driven = self.clocks.clock_ids()
+        self.step_to(self.now_ns)
+
+    def step_to(self, now_ns: int) -> None:
+        self.now_ns = now_ns
+        self.clocks.set_ns(now_ns)
+        self.stepper.drain(now_ns / S, now_ns=now_ns)
+
+    def run_until(self, end_s: float) -> None:
+        end_ns = round(end_s * S)
+        while self.now_ns < end_ns:
+            self.step_to(next_step_ns(self.now_ns, self.stepper.next_deadline_ns(), end_ns))
+
+    def close(self) -> None:
+        if self.stepper is not None:
+            self.stepper.close()
+            self.clocks.release()
+        for node in reversed(self.nodes):
+            if self.executor is not None:
+                self.executor.remove_node(node)
+            node.destroy_node()
+        if self.executor is not None:
+            self.executor.shutdown()
+
+
+@pytest.fixture
+def stepped():
+    if not events_executor_available():
+        pytest.skip("no EventsExecutor in this rclpy")
+    with RosHarness() as ros:
+        clock = SteppedClock(ros, START_2031)
+        try:
+            yield clock
+        finally:
+            clock.close()
+
+
+def test_telemetry_forwarded_every_period_on_the_deterministic_clock(stepped):
+    """On main the EventsExecutor passed each period timer's TimerInfo as its topic: 0 of 12
+    records forwarded, every period idle."""
+    sim = [_p("use_sim_time", True)]
+    standin = stepped.node(WecStandinBuoy(context=stepped.context, namespace="/buoy",
+                                          parameter_overrides=sim + [
+                                              _p("publish_period_s", 10.0),
+                                              _p("telemetry_prefix", "")]))
+    bridge = stepped.node(WecTelemetryBridge(context=stepped.context, namespace="/buoy",
+                                             parameter_overrides=sim + [
+                                                 _p("telemetry_prefix", ""),
+                                                 _p("powerbuoy_data_period_s", 60.0),
+                                                 _p("battery_data_period_s", 120.0)]))
+    probe = stepped.node(rclpy.create_node("wec_probe", context=stepped.context,
+                                           parameter_overrides=sim))
+    out = {"pb": [], "bc": []}
+    probe.create_subscription(PBRecord, "/buoy/to_acomms/powerbuoy_data", out["pb"].append, 10)
+    probe.create_subscription(BCRecord, "/buoy/to_acomms/battery_data", out["bc"].append, 10)
+    for node in (bridge, standin):
+        node.trigger_configure()
+        node.trigger_activate()
+    stepped.start()
+    stepped.run_until(START_2031 + 125.0)
+    counts = bridge.counts
+    assert counts["powerbuoy_data_received"] == 12 and counts["battery_data_received"] == 12
+    assert counts["powerbuoy_data_forwarded"] == 2 and counts["battery_data_forwarded"] == 1
+    assert counts["idle_periods"] == 0
+    assert len(out["pb"]) == 2 and len(out["bc"]) == 1
+    for k, record in enumerate(out["pb"], 1):   # the newest record at each 60 s period
+        assert START_2031 + 60 * k - 10 <= stamp_seconds(record.header.stamp) \
+            <= START_2031 + 60 * k
+    waiting = "powerbuoy_data" in bridge.decimation.latest   # the newest, for the next period
+    assert counts["powerbuoy_data_decimated"] == 12 - 2 - waiting
+
+
+@pytest.mark.parametrize("parameters,activate_after_s,sent_after_start_s", [
+    ({"pump_after_start_s": 100.0, "start_time_seconds": START_2031}, 0.0, 100.0),
+    ({"pump_after_start_s": 100.0, "start_time_seconds": START_2031}, 30.0, 100.0),
+    ({"pump_at_s": 100.0, "start_time_seconds": START_2031}, 0.0, 100.0),   # deprecated name
+    ({"pump_after_start_s": 100.0}, 30.0, 100.0),   # no start given: from the activation
+])
+def test_pump_called_seconds_after_the_start_not_at_an_absolute_time(
+        stepped, parameters, activate_after_s, sent_after_start_s):
+    """On main the operator compared pump_at_s with the clock's absolute reading (2025 or later)
+    and called the pump at once."""
+    sim = [_p("use_sim_time", True)]
+    standin = stepped.node(WecStandinBuoy(context=stepped.context, namespace="/top",
+                                          parameter_overrides=sim + [
+                                              _p("publish_period_s", 1000.0),
+                                              _p("service_prefix", "")]))
+    operator = stepped.node(WecStandinOperator(
+        context=stepped.context, namespace="/top",
+        parameter_overrides=sim + [_p(k, v) for k, v in parameters.items()]))
+    assert operator.pump_after_start_s == 100.0
+    standin.trigger_configure()
+    standin.trigger_activate()
+    stepped.start()
+    stepped.step_to(round((START_2031 + activate_after_s) * S))
+    operator.trigger_configure()
+    operator.trigger_activate()
+    start_s = START_2031 + (activate_after_s if "start_time_seconds" not in parameters else 0.0)
+    stepped.run_until(start_s + sent_after_start_s - 0.5)
+    assert operator.pump == {} and standin.commands == []
+    stepped.run_until(start_s + sent_after_start_s + 1.0)
+    assert [name for name, _ in standin.commands] == ["pump_command"]
+    assert standin.commands[0][1].duration_mins == 5.0
+    pump = operator.bridge_summary()["pump_command"]
+    assert pump == {"sent_after_start_s": sent_after_start_s,
+                    "answered_after_start_s": sent_after_start_s, "result": 0,
+                    "round_trip_s": 0.0}

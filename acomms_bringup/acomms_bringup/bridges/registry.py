@@ -3,7 +3,9 @@
 `BRIDGES` maps a bridge kind (what a scenario's `vehicles[i].bridges` names, and the node's
 executable) to its node class; `SERVICE_TABLES` maps a `service_table` parameter value to the
 services carried over acoustics. A new bridge is one module in this folder plus one line here
-(and its console script in acomms_bringup/setup.py).
+(and its console script in acomms_bringup/setup.py). A bridge that counts times from the run's
+start names its start parameter (`start_parameter`): the stack sets it to the scenario's
+`clock.start_time` (sim time; -1 in wall-clock time: the node's activation).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from acomms_bringup.bridges.wec_buoy import WEC_SERVICES
 class BridgeKind:
     plugin: str        # "module:Class"
     description: str
+    start_parameter: str | None = None   # node-clock time of the run's start, s (see above)
 
     def load_class(self) -> type:
         module_name, _, class_name = self.plugin.partition(":")
@@ -39,7 +42,8 @@ BRIDGES: dict[str, BridgeKind] = {
     "wec_standin_buoy": BridgeKind(f"{_P}wec_standin:WecStandinBuoy",
                                    "stand-in WEC buoy: telemetry and command services (demo)"),
     "wec_standin_operator": BridgeKind(f"{_P}wec_standin:WecStandinOperator",
-                                       "stand-in operator: counts telemetry, calls the pump"),
+                                       "stand-in operator: counts telemetry, calls the pump",
+                                       start_parameter="start_time_seconds"),
 }
 
 SERVICE_TABLES = {"wec_buoy": WEC_SERVICES}

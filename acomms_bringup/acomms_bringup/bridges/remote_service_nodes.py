@@ -10,6 +10,11 @@ available" / "bad request"; no answer within `call_timeout_s` (node clock) compl
 "timeout" code. `remote_service_server` (e.g. on the buoy) calls the real service
 (`target_prefix` + name) for each request and answers on `to_acomms/service_response`.
 Both count what happened on /diagnostics.
+
+Both timeouts run on the node clock, not the wall clock: what they bound is the link's round trip
+and the buoy's answer, which in a simulation take simulated time (at `--warp max` a minute of it
+passes in milliseconds; a wall-clock timeout would fire at arbitrary simulated times). On a real
+vehicle the node clock is the system clock. No bridge uses the wall clock.
 """
 
 from __future__ import annotations
@@ -121,8 +126,9 @@ class _RemoteServiceNode(ManagedNode):
 class RemoteServiceCaller(_RemoteServiceNode):
     PARAMETERS = (
         TABLE_SPEC,
-        ParameterSpec("call_timeout_s", 900.0, "Seconds (node clock) a call waits for its "
-                      "answer over the link.", minimum=1.0, maximum=86400.0, read_only=True),
+        ParameterSpec("call_timeout_s", 900.0, "Seconds (node clock, not wall clock: "
+                      "simulated time in a simulation) a call waits for its answer over the "
+                      "link.", minimum=1.0, maximum=86400.0, read_only=True),
         ParameterSpec("service_prefix", "", "Prefix of the served names ('' : relative to "
                       "the namespace).", read_only=True),
     )
@@ -215,8 +221,8 @@ class RemoteServiceCaller(_RemoteServiceNode):
 class RemoteServiceServer(_RemoteServiceNode):
     PARAMETERS = (
         TABLE_SPEC,
-        ParameterSpec("service_timeout_s", 10.0, "Seconds (node clock) the real service may "
-                      "take.", minimum=0.1, maximum=3600.0, read_only=True),
+        ParameterSpec("service_timeout_s", 10.0, "Seconds (node clock, not wall clock) the "
+                      "real service may take.", minimum=0.1, maximum=3600.0, read_only=True),
         ParameterSpec("target_prefix", "/", "Prefix of the real services' names ('': relative "
                       "to the namespace, '/': MBARI's absolute names).", read_only=True),
     )

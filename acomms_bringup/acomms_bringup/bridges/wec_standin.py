@@ -10,9 +10,12 @@ timeout tests) and those not in `offered_services` (not served: "not available")
 sets the spring controller's PUMP_STATUS bit for its duration.
 
 `wec_standin_operator` (on the topside): counts the telemetry records arriving on
-`telemetry_topics` (relative: the records the topside's packet_dispatch_node republishes) and at
-`pump_at_s` (node clock) calls `pump_command` for `pump_minutes`, recording the result code and
-the round-trip time; `bridge_summary()` reports both (the runner prints it).
+`telemetry_topics` (relative: the records the topside's packet_dispatch_node republishes) and
+`pump_after_start_s` after the run's start calls `pump_command` for `pump_minutes`, recording the
+result code, when it was sent and answered (s after the start) and the round-trip time;
+`bridge_summary()` reports them (the runner prints it). The start is `start_time_seconds` on the
+node clock (the stack sets it to the scenario's `clock.start_time`), or the node's activation when
+that is negative; the old parameter name `pump_at_s` is still accepted, with a logged note.
 """
 
 from __future__ import annotations
@@ -21,9 +24,11 @@ import math
 import sys
 
 from rclpy.lifecycle import TransitionCallbackReturn
+from rclpy.parameter import Parameter
 
 from acomms_bringup.bridges.deferred_service import DeferredService
 from acomms_bringup.bridges.remote_service import srv_class
+from acomms_bringup.bridges.timing import renamed_parameter, run_start_s, seconds_until
 from acomms_bringup.bridges.wec_buoy import RECORDS, WEC_SERVICES
 from acomms_bringup.bridges.wec_telemetry_bridge import message_class
 from acomms_core.ros.ros_support import (
@@ -49,6 +54,7 @@ PARAMETERS = (
                   parameter_type="string_array", read_only=True),
 )
 PUMP_STATUS = 512   # SCRecord.PUMP_STATUS
+MIN_DELAY_S = 0.001  # a time already past: call at once (a timer needs a period > 0)
 
 
 class WecStandinBuoy(ManagedNode):
@@ -145,7 +151,14 @@ class WecStandinBuoy(ManagedNode):
 OPERATOR_PARAMETERS = (
     ParameterSpec("telemetry_topics", ["powerbuoy_data"], "Telemetry topics counted.",
                   read_only=True),
-    ParameterSpec("pump_at_s", 120.0, "Node-clock time of the pump command, s (< 0: never).",
+    ParameterSpec("pump_after_start_s", 120.0, "Seconds after the run's start (node clock) at "
+                  "which pump_command is called (< 0: never).", minimum=-1.0, maximum=1e7,
+                  read_only=True),
+    ParameterSpec("pump_at_s", None, "Deprecated name of pump_after_start_s (when set, used "
+                  "instead of it, with a logged note).", parameter_type=Parameter.Type.DOUBLE,
+                  read_only=True),
+    ParameterSpec("start_time_seconds", -1.0, "Node-clock time of the run's start, s (the "
+                  "stack sets clock.start_time); negative: the node's activation.",
                   read_only=True),
     ParameterSpec("pump_minutes", 5.0, "Pump duration requested, minutes.", read_only=True),
 )
@@ -156,8 +169,13 @@ class WecStandinOperator(ManagedNode):
         super().__init__(node_name, **kwargs)
         declare_parameters(self, OPERATOR_PARAMETERS)
         self.values = parameter_values(self, [spec.name for spec in OPERATOR_PARAMETERS])
+        self.pump_after_start_s, note = renamed_parameter(self.values, "pump_at_s",
+                                                          "pump_after_start_s")
+        if note:
+            self.get_logger().warning(note)
         self.received = dict.fromkeys(self.values["telemetry_topics"], 0)
-        self.pump = {}       # result, sent_s, answered_s
+        self.start_s = None  # node-clock time of the run's start (set at activation)
+        self.pump = {}       # sent_after_start_s, answered_after_start_s, result
         self._client = self._timer = None
 
     def on_configure(self, state) -> TransitionCallbackReturn:
@@ -178,9 +196,12 @@ class WecStandinOperator(ManagedNode):
         for topic in self.received:
             self.activated.subscription(self._classes[topic], topic,
                                         lambda msg, topic=topic: self.on_record(topic))
-        if self.values["pump_at_s"] >= 0 and not self.pump:
-            delay = max(0.001, self.values["pump_at_s"] - now_s(self))
-            self._timer = self.activated.timer(delay, self.on_pump_time)
+        now = now_s(self)
+        if self.start_s is None:
+            self.start_s = run_start_s(self.values["start_time_seconds"], now)
+        delay = seconds_until(self.pump_after_start_s, self.start_s, now)
+        if delay is not None and not self.pump:
+            self._timer = self.activated.timer(max(MIN_DELAY_S, delay), self.on_pump_time)
         return super().on_activate(state)
 
     def on_release(self) -> None:
@@ -192,19 +213,23 @@ class WecStandinOperator(ManagedNode):
     def on_pump_time(self) -> None:
         self._timer.cancel()
         request = self._client.srv_type.Request(duration_mins=self.values["pump_minutes"])
-        self.pump = {"sent_s": now_s(self)}
+        self.pump = {"sent_after_start_s": self.after_start_s()}
         self._client.call_async(request).add_done_callback(self.on_pump_answer)
 
     def on_pump_answer(self, future) -> None:
         result = future.result()
-        self.pump.update(answered_s=now_s(self), result=None if result is None else
-                         int(result.result.value))
+        self.pump.update(answered_after_start_s=self.after_start_s(),
+                         result=None if result is None else int(result.result.value))
         self.get_logger().info(f"pump_command answered {self.pump}")
+
+    def after_start_s(self) -> float:
+        return now_s(self) - self.start_s
 
     def bridge_summary(self) -> dict:
         pump = {k: round(v, 3) if isinstance(v, float) else v for k, v in self.pump.items()}
-        if "answered_s" in pump:
-            pump["round_trip_s"] = round(pump["answered_s"] - pump["sent_s"], 3)
+        if "answered_after_start_s" in self.pump:
+            pump["round_trip_s"] = round(self.pump["answered_after_start_s"]
+                                         - self.pump["sent_after_start_s"], 3)
         return {"telemetry_received": dict(self.received), "pump_command": pump}
 
 

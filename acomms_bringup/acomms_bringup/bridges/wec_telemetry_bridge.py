@@ -7,17 +7,23 @@ the vehicle's message queue on `to_acomms/<topic>`. With the codec config's `que
 (latest-only queues, `config/wec_buoy_codecs.yaml`) the link always carries the newest record;
 the remote packet_dispatch_node republishes it under the same topic name in its own namespace.
 Counters on /diagnostics: received, forwarded, decimated (superseded before forwarding),
-idle periods.
+idle periods (`acomms_bringup.bridges.timing.LatestOnly`, ROS-free).
+
+A period timer's callback is a `functools.partial` without parameters: rclpy's EventsExecutor
+(acomms_run's deterministic clock) passes a TimerInfo to a callback that takes any parameter, even
+a defaulted one (a `lambda topic=topic:` got the TimerInfo as its topic: nothing was forwarded).
 """
 
 from __future__ import annotations
 
+import functools
 import sys
 
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.lifecycle import TransitionCallbackReturn
 
 from acomms_bringup.bridges.remote_service import interface_class
+from acomms_bringup.bridges.timing import LatestOnly
 from acomms_bringup.bridges.wec_buoy import RECORDS
 from acomms_core.ros.ros_support import (
     ManagedNode,
@@ -33,7 +39,8 @@ PARAMETERS = (
     ParameterSpec("telemetry_prefix", "/", "Prefix of the telemetry topics ('/': MBARI's "
                   "absolute names; '': relative to the namespace).", read_only=True),
     *(ParameterSpec(f"{record.topic}_period_s", record.default_period_s,
-                    f"Seconds between {record.topic} records sent over the link (0: not sent).",
+                    f"Seconds (node clock) between {record.topic} records sent over the link "
+                    "(0: not sent).",
                     minimum=0.0, maximum=86400.0, read_only=True) for record in RECORDS),
 )
 
@@ -47,10 +54,8 @@ class WecTelemetryBridge(ManagedNode):
         declare_parameters(self, PARAMETERS)
         self.values = parameter_values(self, [spec.name for spec in PARAMETERS])
         self.records = [r for r in RECORDS if self.values[f"{r.topic}_period_s"] > 0]
-        self.latest: dict[str, object] = {}
-        self.counts = {f"{r.topic}_{what}": 0 for r in self.records
-                       for what in ("received", "forwarded", "decimated")}
-        self.counts["idle_periods"] = 0
+        self.decimation = LatestOnly(r.topic for r in self.records)
+        self.counts = self.decimation.counts
         self._record_pubs = {}
         self._diag_pub = None
         self._classes = {}
@@ -72,34 +77,28 @@ class WecTelemetryBridge(ManagedNode):
         for record in self.records:
             topic = record.topic
             self.activated.subscription(self._classes[topic], prefix + topic,
-                                        lambda msg, topic=topic: self.on_record(topic, msg))
+                                        functools.partial(self.on_record, topic))
             self.activated.timer(self.values[f"{topic}_period_s"],
-                                 lambda topic=topic: self.on_period(topic))
+                                 functools.partial(self.on_period, topic))
         return super().on_activate(state)
 
     def on_release(self) -> None:
         self._record_pubs = {}
         self._diag_pub = None
-        self.latest = {}
+        self.decimation.clear()
 
     def bridge_summary(self) -> dict:
         return dict(self.counts)
 
     def on_record(self, topic: str, msg) -> None:
-        self.counts[f"{topic}_received"] += 1
-        if topic in self.latest:
-            self.counts[f"{topic}_decimated"] += 1
-        self.latest[topic] = msg
+        self.decimation.record(topic, msg)
 
     def on_period(self, topic: str) -> None:
         if not is_active(self):   # a timer that fired while the node is being deactivated
             return
-        msg = self.latest.pop(topic, None)
-        if msg is None:
-            self.counts["idle_periods"] += 1
-        else:
+        msg = self.decimation.period(topic)
+        if msg is not None:
             self._record_pubs[topic].publish(msg)
-            self.counts[f"{topic}_forwarded"] += 1
         self._diag_pub.publish(counters_diagnostics(
             self.get_fully_qualified_name(), "ok", self.counts, self.get_clock().now().to_msg()))
 

@@ -185,6 +185,18 @@ def noise_parameters(scenario: Scenario) -> dict[str, Any]:
             "shipping_activity": noise.shipping_activity, "wind_speed_mps": noise.wind_speed_m_s}
 
 
+def run_start_seconds(scenario: Scenario) -> float:
+    """Node-clock time of the run's start for nodes that count from it: the simulated clock's
+    start (clock.start_time) in sim time; -1 in wall-clock time (each node's activation)."""
+    return scenario.clock.start_time_s if scenario.clock.use_sim_time else -1.0
+
+
+def _bridge_start(scenario: Scenario, bridge) -> dict[str, float]:
+    """{start parameter: run start} for a bridge kind that has one (registry), else {}."""
+    name = BRIDGES[bridge.kind].start_parameter
+    return {name: run_start_seconds(scenario)} if name else {}
+
+
 def _modem_sim_parameters(scenario: Scenario, vehicle: Vehicle) -> dict[str, Any]:
     channel = scenario.channel
     source_level = vehicle.modem.source_level_db
@@ -272,8 +284,7 @@ def describe_vehicle(scenario: Scenario, vehicle: Vehicle | str) -> NodeGroup:
             "publish_rate_hz": TRAJECTORY_PUBLISH_RATE_HZ,
             # Sim time: trajectory time 0 is the clock's start (scenario clock.start_time).
             # Wall time: trajectory time 0 is the node's activation.
-            "start_time_seconds": (scenario.clock.start_time_s if scenario.clock.use_sim_time
-                                   else -1.0),
+            "start_time_seconds": run_start_seconds(scenario),
         }), overrides.get("trajectory_node")))
 
     modem_executable = MODEM_EXECUTABLES[vehicle.modem.kind]
@@ -297,7 +308,8 @@ def describe_vehicle(scenario: Scenario, vehicle: Vehicle | str) -> NodeGroup:
         overrides.get("packet_dispatch_node")))
 
     nodes += _mac_nodes(vehicle, common, overrides.get("mac"))
-    nodes += [_node(bridge.kind, None, namespace, {**common, **bridge.parameters})
+    nodes += [_node(bridge.kind, None, namespace, {**common, **_bridge_start(scenario, bridge),
+                                                   **bridge.parameters})
               for bridge in vehicle.bridges]
     if vehicle.file_transfer is not None:
         nodes.append(_node("file_transfer_node", None, namespace,
