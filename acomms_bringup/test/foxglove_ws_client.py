@@ -101,9 +101,11 @@ class FoxgloveClient:
             return
 
     def _send_text(self, text: str) -> None:
-        data = text.encode()
+        self._send(text.encode(), opcode=1)
+
+    def _send(self, data: bytes, opcode: int) -> None:
         mask = os.urandom(4)
-        header = bytes([0x81])
+        header = bytes([0x80 | opcode])
         if len(data) < 126:
             header += bytes([0x80 | len(data)])
         else:
@@ -141,6 +143,11 @@ class FoxgloveClient:
             return [(t, p) for sub, t, p in self.messages if self._subscriptions.get(sub) == topic]
 
     def close(self) -> None:
+        """The closing handshake (a close frame, normal closure), then the socket is closed."""
+        try:
+            self._send(struct.pack(">H", 1000), opcode=8)
+        except OSError:
+            pass
         self._closed = True
         try:
             self.sock.close()

@@ -20,7 +20,7 @@ from acomms_bringup.run.live_view import LINK_SCHEMA, LiveView
 from acomms_bringup.run.mcap_recording import message_class, message_definition
 from acomms_bringup.run.progress import Progress
 from acomms_bringup.run.report import Reception
-from acomms_bringup.run.run_outputs import LIVE_LOGGERS
+from acomms_bringup.run.run_outputs import LIVE_LOGGERS, RunOutputs
 
 STATUS_TYPE = "acomms_interfaces/msg/TdmaStatus"
 REQUEST = (b"GET / HTTP/1.1\r\nHost: localhost:8765\r\nUpgrade: websocket\r\n"
@@ -145,6 +145,30 @@ def test_a_port_in_use_is_refused():
         taken.listen(1)
         with pytest.raises(OSError):
             LiveView(["auv"], {1: "auv"}, host="127.0.0.1", port=taken.getsockname()[1])
+
+
+class _Collecting:
+    def __init__(self):
+        self.topics, self.written = [], []
+
+    def add_topic(self, topic, type_name):
+        self.topics.append(topic)
+
+    def write(self, topic, type_name, cdr, time_ns):
+        self.written.append(topic)
+
+
+def test_mcap_exclude_leaves_topics_out_of_run_mcap_but_not_out_of_the_live_view(tmp_path):
+    outputs = RunOutputs(tmp_path, record_mcap=True, live_port=0, mcap_exclude=".*_status")
+    outputs.live = live = _Collecting()
+    sink = outputs._topic_sink()
+    data = serialize_message(_status(0))
+    for topic in ("/auv/tdma_status", "/auv/tdma_advanced"):
+        sink.add_topic(topic, STATUS_TYPE)
+        sink.write(topic, STATUS_TYPE, data, 5)
+    outputs.sink.close()
+    assert outputs.sink.counts == {"/auv/tdma_advanced": 1}
+    assert live.topics == live.written == ["/auv/tdma_status", "/auv/tdma_advanced"]
 
 
 # ---- command line -----------------------------------------------------------------------------

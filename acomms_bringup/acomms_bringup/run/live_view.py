@@ -102,6 +102,8 @@ class LiveView:
         self._lines = GeoJsonChannel(f"{SYNTHETIC_PREFIX}link_lines", context=self.context)
         self._transmissions = self._json_channel("transmissions", TRANSMISSION_SCHEMA)
         self._progress = self._json_channel("progress", PROGRESS_SCHEMA)
+        self._synthetic = {c.topic(): c for c in (*self._fix.values(), self._links, self._lines,
+                                                  self._transmissions, self._progress)}
         self._last: dict[str, tuple[float, float]] = {}  # vehicle -> (lat, lon)
         self._last_progress_wall = 0.0
         self.start_s = 0.0  # ROS time of the run's start (progress counts from there)
@@ -114,6 +116,11 @@ class LiveView:
     def _json_channel(self, name: str, schema: dict):
         return self._foxglove.Channel(f"{SYNTHETIC_PREFIX}{name}", schema=schema,
                                       context=self.context)
+
+    def subscribed(self, topic: str) -> bool:
+        """Whether a client subscribed to that channel (messages on it are then sent)."""
+        channel = self._ros.get(topic) or self._synthetic.get(topic)
+        return channel is not None and channel.has_sinks()
 
     # ---- ROS topics (from the topic recorder: the sink interface of mcap_recording) -----------
     def add_topic(self, topic: str, type_name: str):
