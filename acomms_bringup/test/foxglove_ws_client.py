@@ -146,6 +146,7 @@ class FoxgloveClient:
         """The closing handshake (a close frame, normal closure), then the socket is closed."""
         try:
             self._send(struct.pack(">H", 1000), opcode=8)
+            self._thread.join(timeout=1.0)  # the read loop ends with the server's close frame
         except OSError:
             pass
         self._closed = True

@@ -53,10 +53,10 @@ def run_demo(out: pathlib.Path) -> dict:
         for each in (client, classic):
             assert each.wait_for(lambda c: {"/acomms/progress", *CLASSIC_TOPICS}
                                  <= set(c.channels), 5.0), sorted(each.channels)
-        topics = sorted(client.channels)
-        client.subscribe(topics)
         classic.subscribe(CLASSIC_TOPICS)
         assert poll(lambda: all(outputs.live.subscribed(t) for t in CLASSIC_TOPICS), 5.0)
+        topics = sorted(client.channels)
+        client.subscribe(topics)
         runner.run()
         queued = {v: sum(len(q.messages) for q in node.queues.queues.values())
                   for v in ("auv", "gateway", "topside")
@@ -193,7 +193,8 @@ def check_live_view_served_ros_topics_to_both_subprotocols(demo_run):
     statuses = [deserialize_message(p, message_class("acomms_interfaces/msg/TdmaStatus"))
                 for _, p in classic.received("/auv/tdma_status")]
     assert statuses and all(s.slot_duration_seconds == 25.0 for s in statuses)
-    assert all(s.current_slot == 0 for s in statuses)  # the run ends within slot 0
+    assert [(s.current_slot, s.remaining_slot_seconds) for s in statuses] == [
+        (m.current_slot, m.remaining_slot_seconds) for m in mcap["/auv/tdma_status"]]
     topic = "/gateway/from_acomms/nav_status"
     cls = message_class(classic.channels[topic]["schemaName"])
     arrivals = [deserialize_message(p, cls) for _, p in classic.received(topic)]

@@ -223,5 +223,6 @@ class LiveView:
                 self.fix(fix)
 
     def close(self) -> None:
-        self.adapter.stop()
+        """Stop the server (it closes its clients' connections properly), then the adapter."""
         self.server.stop()
+        self.adapter.stop()
