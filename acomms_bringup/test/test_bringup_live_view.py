@@ -9,19 +9,24 @@ with CDR); `test_bringup_run_outputs` checks it fed by a real demo run.
 import io
 import json
 import logging
+import pathlib
 import socket
+import types
 
 import pytest
 from foxglove_ws_client import CLASSIC_SUBPROTOCOL, SUBPROTOCOL, FoxgloveClient
 from rclpy.serialization import deserialize_message, serialize_message
 
+from acomms_bringup.description.scenario import load_scenario
 from acomms_bringup.run import cli, ws_adapter
 from acomms_bringup.run.live_view import LINK_SCHEMA, LiveView
 from acomms_bringup.run.mcap_recording import message_class, message_definition
 from acomms_bringup.run.progress import Progress
 from acomms_bringup.run.report import Reception
 from acomms_bringup.run.run_outputs import LIVE_LOGGERS, RunOutputs
+from acomms_bringup.run.runner import RunError
 
+CONFIG = pathlib.Path(__file__).resolve().parents[1] / "config"
 STATUS_TYPE = "acomms_interfaces/msg/TdmaStatus"
 REQUEST = (b"GET / HTTP/1.1\r\nHost: localhost:8765\r\nUpgrade: websocket\r\n"
            b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
@@ -139,12 +144,30 @@ def test_ros_topic_in_the_synthetic_namespace_is_not_served(live, caplog):
     assert "/acomms/links" in view.skipped and "not served" in caplog.text
 
 
-def test_a_port_in_use_is_refused():
+def test_a_port_in_use_is_one_clear_error(tmp_path):
+    scenario = load_scenario(CONFIG / "demo.yaml")
+    runner = types.SimpleNamespace(scenario=scenario, start_s=0.0, stream=io.StringIO(),
+                                   progress=Progress(io.StringIO(), 10.0, enabled=False))
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
+        port = taken.getsockname()[1]
         with pytest.raises(OSError):
-            LiveView(["auv"], {1: "auv"}, host="127.0.0.1", port=taken.getsockname()[1])
+            LiveView(["auv"], {1: "auv"}, host="127.0.0.1", port=port)
+        outputs = RunOutputs(tmp_path, record_mcap=False, live_port=port)
+        with pytest.raises(RunError, match=f"--live: cannot listen on 127.0.0.1:{port}: "):
+            outputs(runner)
+    outputs.close()
+
+
+def test_all_interfaces_host_serves_this_machine_too():
+    view = LiveView(["auv"], {1: "auv"}, host="0.0.0.0", port=0)
+    try:
+        client = FoxgloveClient(view.port, host="127.0.0.1")
+        assert client.wait_for(lambda c: "/acomms/auv/fix" in c.channels)
+        client.close()
+    finally:
+        view.close()
 
 
 class _Collecting:
