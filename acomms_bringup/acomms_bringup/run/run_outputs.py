@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime
 import pathlib
 import re
+import sys
 import threading
 import time
 
@@ -109,14 +110,22 @@ class RunOutputs:
     def _spin(self) -> None:
         executor, topics = self._executor, self.topics
         last_scan = time.monotonic()
+        reported = False
         while executor is not None and executor.context.ok() and self._node is not None:
             try:
                 executor.spin_once(timeout_sec=0.05)
-                if time.monotonic() - last_scan >= RESCAN_S:
-                    last_scan = time.monotonic()
-                    topics.scan()
             except Exception:  # noqa: BLE001 - shutting down (context or executor gone)
                 return
+            if time.monotonic() - last_scan < RESCAN_S:
+                continue
+            last_scan = time.monotonic()
+            try:
+                topics.scan()
+            except Exception as exc:  # noqa: BLE001 - the topics found so far are still recorded
+                if executor.context.ok() and not reported:
+                    reported = True
+                    print(f"acomms_run: looking for new topics failed (recording goes on): "
+                          f"{exc}", file=sys.stderr)
 
     def _wait_quiet(self) -> None:
         deadline = time.monotonic() + CLOSE_TIMEOUT_S
