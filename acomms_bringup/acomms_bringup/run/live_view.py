@@ -147,7 +147,7 @@ class LiveView:
                     self.ros_types[topic] = type_name
                     return self._ros[topic]
             self.skipped[topic] = reason
-        log.warning("live view: %s not served (%s)", topic, reason)
+        log.warning("%s not served (%s)", topic, reason)
         return None
 
     def write(self, topic: str, type_name: str, cdr: bytes, time_ns: int) -> None:

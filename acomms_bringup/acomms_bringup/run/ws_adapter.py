@@ -151,7 +151,7 @@ class SubprotocolAdapter:
         except OSError as exc:  # ConnectionError, timeouts: the client or server went away
             with self._lock:
                 self.counts["failed"] += 1
-            log.warning("live view: a client's connection failed during the handshake: %s",
+            log.warning("a client's connection failed during the handshake: %s",
                         exc or type(exc).__name__)
             self._close(client, upstream)
             return
