@@ -22,6 +22,7 @@ from collections import Counter
 import pytest
 from foxglove_ws_client import CLASSIC_SUBPROTOCOL, FoxgloveClient
 from rclpy.serialization import deserialize_message
+from std_msgs.msg import String
 
 from acomms_bringup.description.scenario import load_scenario
 from acomms_bringup.run import plots, report, run_facts
@@ -36,6 +37,7 @@ DURATION_S = 25.0  # the auv's nav_status and science go out in slot 0; the tops
 # (published at 15 s) waits in its queue for slot 2 (50 s)
 # what the classic client subscribes to: ROS topics of the run and a synthetic channel
 CLASSIC_TOPICS = ("/auv/tdma_status", "/gateway/from_acomms/nav_status", "/acomms/links")
+LATE_TOPIC = "/live_view_late_topic"  # a topic that appears during the run: advertised then
 
 
 def run_demo(out: pathlib.Path) -> dict:
@@ -53,6 +55,9 @@ def run_demo(out: pathlib.Path) -> dict:
         for each in (client, classic):
             assert each.wait_for(lambda c: {"/acomms/progress", *CLASSIC_TOPICS}
                                  <= set(c.channels), 5.0), sorted(each.channels)
+        late = runner.recorder.create_publisher(String, LATE_TOPIC, 10)  # appears after start
+        assert classic.wait_for(lambda c: LATE_TOPIC in c.channels, 10.0), "not advertised"
+        runner.recorder.destroy_publisher(late)
         classic.subscribe(CLASSIC_TOPICS)
         assert poll(lambda: all(outputs.live.subscribed(t) for t in CLASSIC_TOPICS), 5.0)
         topics = sorted(client.channels)
@@ -185,6 +190,7 @@ def check_live_view_served_ros_topics_to_both_subprotocols(demo_run):
     client, classic = demo_run["client"], demo_run["classic"]
     assert client.subprotocol == "foxglove.sdk.v1"
     assert classic.subprotocol == CLASSIC_SUBPROTOCOL
+    assert classic.channels[LATE_TOPIC]["schemaName"] == "std_msgs/msg/String"
     mcap = read_mcap(demo_run["out"] / "run.mcap")
     for topic in mcap:  # every recorded ROS topic was served, with its ros2msg schema
         channel = client.channels[topic]
