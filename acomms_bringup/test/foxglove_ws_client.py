@@ -1,8 +1,10 @@
 """A minimal Foxglove WebSocket protocol client for tests (RFC 6455 framing over a plain socket).
 
-Connects with the `foxglove.sdk.v1` subprotocol, reads the server's JSON ops (serverInfo,
-advertise) and binary messageData frames (opcode 1: subscription id u32, log time u64, payload)
-on a background thread, and subscribes to channels by topic. Every wait is bounded.
+Connects offering the `foxglove.sdk.v1` subprotocol (or another: `subprotocol=`, e.g. the classic
+`foxglove.websocket.v1`; `self.subprotocol` is the one the server chose), reads the server's JSON
+ops (serverInfo, advertise) and binary messageData frames (opcode 1: subscription id u32, log time
+u64, payload) on a background thread, and subscribes to / unsubscribes from channels by topic.
+Every wait is bounded.
 """
 
 from __future__ import annotations
@@ -16,15 +18,17 @@ import threading
 import time
 
 SUBPROTOCOL = "foxglove.sdk.v1"  # foxglove-sdk servers; the Foxglove app speaks it
+CLASSIC_SUBPROTOCOL = "foxglove.websocket.v1"  # foxglove_bridge before 3.2, Lichtblick
 
 
 class FoxgloveClient:
-    def __init__(self, port: int, host: str = "127.0.0.1", timeout_s: float = 5.0):
+    def __init__(self, port: int, host: str = "127.0.0.1", timeout_s: float = 5.0,
+                 subprotocol: str = SUBPROTOCOL):
         self.sock = socket.create_connection((host, port), timeout=timeout_s)
         key = base64.b64encode(os.urandom(16)).decode()
         self.sock.sendall((f"GET / HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
                            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
-                           f"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: {SUBPROTOCOL}"
+                           f"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: {subprotocol}"
                            "\r\n\r\n").encode())
         response = b""
         while b"\r\n\r\n" not in response:
@@ -36,6 +40,9 @@ class FoxgloveClient:
         self.handshake = head.decode(errors="replace")
         if " 101 " not in self.handshake.splitlines()[0]:
             raise ConnectionError(self.handshake)
+        self.subprotocol = next((line.split(":", 1)[1].strip()
+                                 for line in self.handshake.splitlines()
+                                 if line.lower().startswith("sec-websocket-protocol:")), None)
         self.ops: list[dict] = []  # JSON ops from the server
         self.messages: list[tuple[int, int, bytes]] = []  # (subscription id, log time, payload)
         self.channels: dict[str, dict] = {}  # topic -> advertised channel
@@ -94,9 +101,11 @@ class FoxgloveClient:
             return
 
     def _send_text(self, text: str) -> None:
-        data = text.encode()
+        self._send(text.encode(), opcode=1)
+
+    def _send(self, data: bytes, opcode: int) -> None:
         mask = os.urandom(4)
-        header = bytes([0x81])
+        header = bytes([0x80 | opcode])
         if len(data) < 126:
             header += bytes([0x80 | len(data)])
         else:
@@ -123,12 +132,23 @@ class FoxgloveClient:
                 subscriptions.append({"id": sub_id, "channelId": self.channels[topic]["id"]})
         self._send_text(json.dumps({"op": "subscribe", "subscriptions": subscriptions}))
 
+    def unsubscribe(self, topics) -> None:
+        with self._lock:
+            ids = [sub for sub, topic in self._subscriptions.items() if topic in set(topics)]
+        self._send_text(json.dumps({"op": "unsubscribe", "subscriptionIds": ids}))
+
     def received(self, topic: str) -> list[tuple[int, bytes]]:
         """(log time, payload) of every message received on that topic."""
         with self._lock:
             return [(t, p) for sub, t, p in self.messages if self._subscriptions.get(sub) == topic]
 
     def close(self) -> None:
+        """The closing handshake (a close frame, normal closure), then the socket is closed."""
+        try:
+            self._send(struct.pack(">H", 1000), opcode=8)
+            self._thread.join(timeout=1.0)  # the read loop ends with the server's close frame
+        except OSError:
+            pass
         self._closed = True
         try:
             self.sock.close()

@@ -2,9 +2,10 @@
 map and timeline, output folders.
 
 One short demo run (deterministic clock, as fast as possible) with the MCAP recording and the
-live view on, a Foxglove WebSocket client connected to the live view while it runs, is checked by
-the check_* functions of `test_demo_run_is_recorded_served_and_accounted` (one test: the run is
-made once, whichever xdist worker runs it).
+live view on, two Foxglove WebSocket clients connected to the live view while it runs (one offering
+`foxglove.sdk.v1`, one the classic `foxglove.websocket.v1`), is checked by the check_* functions
+of `test_demo_run_is_recorded_served_and_accounted` (one test: the run is made once, whichever
+xdist worker runs it).
 """
 
 import csv
@@ -15,14 +16,18 @@ import json
 import math
 import pathlib
 import struct
+import time
 from collections import Counter
 
 import pytest
-from foxglove_ws_client import FoxgloveClient
+from foxglove_ws_client import CLASSIC_SUBPROTOCOL, FoxgloveClient
+from rclpy.serialization import deserialize_message
+from std_msgs.msg import String
 
 from acomms_bringup.description.scenario import load_scenario
 from acomms_bringup.run import plots, report, run_facts
 from acomms_bringup.run.accounting import FATES
+from acomms_bringup.run.mcap_recording import message_class, message_definition
 from acomms_bringup.run.run_outputs import RunOutputs, default_out_dir
 from acomms_bringup.run.runner import Runner
 from acomms_core.nodes.message_queue_node import MessageQueueNode
@@ -30,6 +35,9 @@ from acomms_core.nodes.message_queue_node import MessageQueueNode
 CONFIG = pathlib.Path(__file__).resolve().parents[1] / "config"
 DURATION_S = 25.0  # the auv's nav_status and science go out in slot 0; the topside's command
 # (published at 15 s) waits in its queue for slot 2 (50 s)
+# what the classic client subscribes to: ROS topics of the run and a synthetic channel
+CLASSIC_TOPICS = ("/auv/tdma_status", "/gateway/from_acomms/nav_status", "/acomms/links")
+LATE_TOPIC = "/live_view_late_topic"  # a topic that appears during the run: advertised then
 
 
 def run_demo(out: pathlib.Path) -> dict:
@@ -39,12 +47,19 @@ def run_demo(out: pathlib.Path) -> dict:
                     warp=None)
     outputs = RunOutputs(out, record_mcap=True, live_port=0)
     runner.started_hooks.append(outputs)
-    client = None
+    client = classic = None
     try:
         runner.start()
         client = FoxgloveClient(outputs.live.port)
-        assert client.wait_for(lambda c: "/acomms/progress" in c.channels
-                               and "/acomms/links" in c.channels, 5.0), client.ops
+        classic = FoxgloveClient(outputs.live.port, subprotocol=CLASSIC_SUBPROTOCOL)
+        for each in (client, classic):
+            assert each.wait_for(lambda c: {"/acomms/progress", *CLASSIC_TOPICS}
+                                 <= set(c.channels), 5.0), sorted(each.channels)
+        late = runner.recorder.create_publisher(String, LATE_TOPIC, 10)  # appears after start
+        assert classic.wait_for(lambda c: LATE_TOPIC in c.channels, 10.0), "not advertised"
+        runner.recorder.destroy_publisher(late)
+        classic.subscribe(CLASSIC_TOPICS)
+        assert poll(lambda: all(outputs.live.subscribed(t) for t in CLASSIC_TOPICS), 5.0)
         topics = sorted(client.channels)
         client.subscribe(topics)
         runner.run()
@@ -57,13 +72,23 @@ def run_demo(out: pathlib.Path) -> dict:
     finally:
         outputs.close()
         assert runner.stop() == []
-        if client is not None:
-            client.close()
+        for each in (client, classic):
+            if each is not None:
+                each.close()
     outputs.finish(runner.record, scenario, runner.start_s)
     summary = report.summarize(runner.record)
     report.write_outputs(runner.record, summary, out)
     return {"out": out, "record": runner.record, "summary": summary, "queued": queued,
-            "client": client, "topics": topics}
+            "client": client, "classic": classic, "topics": topics}
+
+
+def poll(predicate, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def read_mcap(path: pathlib.Path) -> dict[str, list]:
@@ -83,6 +108,7 @@ def test_demo_run_is_recorded_served_and_accounted(tmp_path):
     check_mcap_holds_every_message_of_the_summary(demo_run)
     check_accounting_adds_up_and_matches_the_queues(demo_run)
     check_live_view_served_positions_links_and_progress(demo_run)
+    check_live_view_served_ros_topics_to_both_subprotocols(demo_run)
     check_outputs_carry_reception_physics_positions_and_the_map(demo_run)
 
 
@@ -158,6 +184,31 @@ def check_live_view_served_positions_links_and_progress(demo_run):
     start = load_scenario(CONFIG / "demo.yaml").vehicle("auv").trajectory.waypoints[0].position
     assert latitudes[0] == pytest.approx(start.latitude, abs=1e-9)
     assert max(latitudes) > start.latitude + 1e-4  # the auv moves north along its trajectory
+
+
+def check_live_view_served_ros_topics_to_both_subprotocols(demo_run):
+    client, classic = demo_run["client"], demo_run["classic"]
+    assert client.subprotocol == "foxglove.sdk.v1"
+    assert classic.subprotocol == CLASSIC_SUBPROTOCOL
+    assert classic.channels[LATE_TOPIC]["schemaName"] == "std_msgs/msg/String"
+    mcap = read_mcap(demo_run["out"] / "run.mcap")
+    for topic in mcap:  # every recorded ROS topic was served, with its ros2msg schema
+        channel = client.channels[topic]
+        assert (channel["encoding"], channel["schemaEncoding"]) == ("cdr", "ros2msg"), topic
+        assert channel["schema"] == message_definition(channel["schemaName"]), topic
+    statuses = [deserialize_message(p, message_class("acomms_interfaces/msg/TdmaStatus"))
+                for _, p in classic.received("/auv/tdma_status")]
+    assert statuses and all(s.slot_duration_seconds == 25.0 for s in statuses)
+    assert [(s.current_slot, s.remaining_slot_seconds) for s in statuses] == [
+        (m.current_slot, m.remaining_slot_seconds) for m in mcap["/auv/tdma_status"]]
+    topic = "/gateway/from_acomms/nav_status"
+    cls = message_class(classic.channels[topic]["schemaName"])
+    arrivals = [deserialize_message(p, cls) for _, p in classic.received(topic)]
+    assert len(arrivals) == len(mcap[topic]) >= 1
+    assert [(a.header.stamp.sec, a.header.stamp.nanosec) for a in arrivals] == [
+        (m.header.stamp.sec, m.header.stamp.nanosec) for m in mcap[topic]]
+    links = [json.loads(p) for _, p in classic.received("/acomms/links")]
+    assert len(links) == len(demo_run["record"].receptions)
 
 
 def check_outputs_carry_reception_physics_positions_and_the_map(demo_run):

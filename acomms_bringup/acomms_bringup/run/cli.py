@@ -2,7 +2,7 @@
 
     acomms_run acomms_bringup/config/demo.yaml [--duration S] [--warp W|max] [--out DIR] [--quiet]
                [--clock deterministic|free] [--executor events|single] [--step-timeout S]
-               [--participants NAME,...] [--live [--live-port N]] [--no-mcap]
+               [--participants NAME,...] [--live [--live-port N] [--live-host H]] [--no-mcap]
                [--mcap-exclude REGEX]
 
 Time (`--clock`): `deterministic` (the default) advances simulated time only when every node
@@ -22,8 +22,9 @@ table and writes the outputs into `runs/<scenario>-<timestamp>/` (or `--out DIR`
 topic, recorded while it ran; `--no-mcap`: none; `--mcap-exclude REGEX`: not the topics whose full
 name matches) and (`acomms_bringup.run.report`) summary.json,
 timeline.csv/.json/.png, messages.csv, accounting.csv, positions.csv, map.png. `--live` serves the
-run over the Foxglove WebSocket protocol on ws://localhost:8765 (`--live-port`) while it runs
-(`acomms_bringup.run.live_view`).
+run over the Foxglove WebSocket protocol on ws://localhost:8765 (`--live-port`; `--live-host
+0.0.0.0` to serve the network) while it runs, as foxglove_bridge does: every ROS topic (cdr,
+ros2msg schemas) and the map/link channels (`acomms_bringup.run.live_view`).
 
 Exit status: 0 after a complete run, 1 for a bad scenario file or a node that would not start
 (one message naming the file and key, or the node and the reason) or a run that stopped (a
@@ -42,7 +43,7 @@ import time
 
 from acomms_bringup.description.scenario import Scenario, ScenarioError, load_scenario
 from acomms_bringup.run import report
-from acomms_bringup.run.live_view import DEFAULT_PORT
+from acomms_bringup.run.live_view import DEFAULT_HOST, DEFAULT_PORT
 from acomms_bringup.run.run_outputs import RUNS_DIR, RunOutputs, default_out_dir
 from acomms_bringup.run.runner import CLOCK_MODES, RunError, Runner, RunStopped
 from acomms_sim.clock.events_stepper import STEP_EXECUTORS
@@ -97,8 +98,11 @@ def parser() -> argparse.ArgumentParser:
                              "not published, a --warp max run is then several times faster")
     parser.add_argument("--live", action="store_true",
                         help="serve the run over the Foxglove WebSocket protocol while it runs")
-    parser.add_argument("--live-port", type=int, default=DEFAULT_PORT, metavar="N",
-                        help=f"--live: TCP port on localhost (default {DEFAULT_PORT}; 0: any)")
+    parser.add_argument("--live-port", type=_port, default=DEFAULT_PORT, metavar="N",
+                        help=f"--live: TCP port (default {DEFAULT_PORT}; 0: any free one)")
+    parser.add_argument("--live-host", type=_host, default=DEFAULT_HOST, metavar="H",
+                        help=f"--live: address to listen on (default {DEFAULT_HOST}, this "
+                             "machine only; 0.0.0.0: every network interface)")
     parser.add_argument("--quiet", "-q", action="store_true",
                         help="no progress bar and no startup lines; the summary is still printed")
     parser.add_argument("--log-level", default="warn", choices=LOG_LEVELS,
@@ -161,6 +165,36 @@ def _finish(runner: Runner, outputs: RunOutputs, out, interrupted: bool) -> int:
     return 130 if interrupted else (1 if problems else 0)
 
 
+def _port(text: str) -> int:
+    """An argparse type: a TCP port number, 0-65535 (0: any free port)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"not a TCP port (0-65535): {text!r}")
+    return value
+
+
+def _host(text: str) -> str:
+    """An argparse type: an IP address or a host name this machine resolves, to listen on."""
+    import ipaddress
+    import socket
+
+    try:
+        ipaddress.ip_address(text)
+        return text
+    except ValueError:
+        pass
+    try:
+        socket.getaddrinfo(text, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        raise argparse.ArgumentTypeError(
+            f"not an IP address or a known host name: {text!r} (e.g. 127.0.0.1 or 0.0.0.0)"
+        ) from None
+    return text
+
+
 def _regex(text: str) -> str:
     """An argparse type: text that compiles as a regular expression."""
     try:
@@ -191,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         outputs = RunOutputs(pathlib.Path(arguments.out) if arguments.out
                              else default_out_dir(scenario.name), not arguments.no_mcap,
                              arguments.live_port if arguments.live else None,
-                             mcap_exclude=arguments.mcap_exclude)
+                             live_host=arguments.live_host, mcap_exclude=arguments.mcap_exclude)
         runner.started_hooks.append(outputs)
         _bring_up_and_run(runner, arguments, out)
     except ScenarioError as exc:

@@ -12,11 +12,16 @@
   EXCLUDED_TOPICS and topics matching `exclude_pattern` (a regex, `acomms_run --mcap-exclude`:
   e.g. the 1 Hz status topics, which then are not even published at --warp max), stamps
   each message with `now_ns()` (default: the node clock; sim time in a simulated run) and writes
-  it to the sink; `scan()` picks up topics that appeared since.
+  it to the sink; `scan()` picks up topics that appeared since. A sink is anything with
+  `write(topic, type_name, cdr, time_ns)` and optionally `add_topic(topic, type_name)` (told when
+  a topic is subscribed, before its first message): McapSink, the live view
+  (`live_view.LiveView`), `TeeSink(*sinks)` for several, `ExcludingSink(sink, regex)` for a sink
+  that leaves some topics out while another still gets them.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import pathlib
@@ -88,6 +93,7 @@ def _dependencies(text: str, package: str) -> list[str]:
     return found
 
 
+@functools.cache
 def message_definition(type_name: str) -> str:
     """The ros2msg schema text of "pkg/msg/Type" with its dependencies (see the docstring)."""
     package, _, name = type_name.split("/")
@@ -149,10 +155,37 @@ class McapSink:
                 self._file.close()
 
 
-class TopicRecorder:
-    """Subscribes a node to every topic of the graph and writes what comes to a McapSink."""
+class TeeSink:
+    """Several sinks fed by one TopicRecorder (e.g. run.mcap and the live view)."""
 
-    def __init__(self, node, sink: McapSink, exclude=EXCLUDED_TOPICS, now_ns=None,
+    def __init__(self, *sinks):
+        self.sinks = sinks
+
+    def add_topic(self, topic: str, type_name: str) -> None:
+        for sink in self.sinks:
+            if callable(getattr(sink, "add_topic", None)):
+                sink.add_topic(topic, type_name)
+
+    def write(self, topic: str, type_name: str, cdr: bytes, time_ns: int) -> None:
+        for sink in self.sinks:
+            sink.write(topic, type_name, cdr, time_ns)
+
+
+class ExcludingSink:
+    """A sink that does not get the topics whose full name matches `pattern` (a regex)."""
+
+    def __init__(self, sink, pattern: str):
+        self.sink, self.pattern = sink, re.compile(pattern)
+
+    def write(self, topic: str, type_name: str, cdr: bytes, time_ns: int) -> None:
+        if not self.pattern.fullmatch(topic):
+            self.sink.write(topic, type_name, cdr, time_ns)
+
+
+class TopicRecorder:
+    """Subscribes a node to every topic of the graph and writes what comes to a sink."""
+
+    def __init__(self, node, sink, exclude=EXCLUDED_TOPICS, now_ns=None,
                  exclude_pattern: str | None = None):
         self.node, self.sink, self.exclude = node, sink, set(exclude)
         self.exclude_pattern = re.compile(exclude_pattern) if exclude_pattern else None
@@ -187,6 +220,8 @@ class TopicRecorder:
             except (ImportError, AttributeError, ValueError) as exc:
                 self.skipped[topic] = f"type {types[0]} not importable: {exc}"
                 continue
+            if callable(getattr(self.sink, "add_topic", None)):
+                self.sink.add_topic(topic, types[0])
             self.subscriptions[topic] = self.node.create_subscription(
                 cls, topic, lambda data, t=topic, n=types[0]: self._on_message(t, n, data),
                 self._qos(topic), raw=True)
