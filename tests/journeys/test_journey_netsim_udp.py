@@ -61,13 +61,17 @@ def test_netsim_manager_client_and_driver(tmp_path):
             assert ros.spin_until(lambda: fix_pub.publish(NavSatFix(
                 latitude=41.5, longitude=-70.6, altitude=-10.0)) or 1 in statuses, 20.0), (
                 statuses, client.stop() or client.output[-2000:])
+            # outside env_bounds (latitude 41..42): "answers status 1-4 as netsim does"
+            assert ros.spin_until(lambda: fix_pub.publish(NavSatFix(
+                latitude=45.0, longitude=-70.6, altitude=-10.0)) or 4 in statuses, 20.0), (
+                statuses)
             query = ros.helper.create_client(QueryModemSrc, "/query_modem_src")
             deadline = time.monotonic() + 20.0
             while (src := ros.call(query, QueryModemSrc.Request()).src) == -1:
                 assert time.monotonic() < deadline, driver.stop() or driver.output[-2000:]
                 ros.spin_for(0.5)
             assert src == 1   # the emulated modem behind 62000 (sim_env_pair src 1)
-        assert "UPDATE_ACCEPTED" in client.output, client.output[-2000:]
+        assert "UPDATE_ACCEPTED" in client.output, client.output[-2000:]   # its log line
         assert "Traceback" not in client.output + driver.output, driver.output[-3000:]
     assert manager.process.returncode == 0, manager.output[-2000:]
 
@@ -84,6 +88,9 @@ def test_udp_link_drivers_carry_a_packet(tmp_path):
         with RosHarness() as ros:
             received = []
             ros.helper.create_subscription(ReceivedPacket, "/b/packet_rx", received.append, 10)
+            # README: a lifecycle node nobody configures says so once, 3 s after start
+            assert drivers[0].wait_for_output("unconfigured: waiting for a lifecycle manager",
+                                              20.0), drivers[0].stop() or drivers[0].output
             for ns in ends:
                 configure_and_activate(ros, f"{ns}/udp_link_driver")
             request = QueueTxPacket.Request()
@@ -97,6 +104,7 @@ def test_udp_link_drivers_carry_a_packet(tmp_path):
             packet = received[0].packet
             assert (packet.src, bytes(packet.miniframe_bytes), list(packet.dataframe_bytes)) == (
                 1, b"journey", list(range(64)))
+            assert received[0].cst.snr_in == 30.0   # docs: a configured nominal SNR
     finally:
         for driver in drivers:
             driver.stop()

@@ -11,7 +11,8 @@ import re
 import pytest
 from journey_support import ROOT, documented, shell
 
-CODEC_CONFIGS = ("acomms_bringup/config/demo_codecs.yaml", "acomms_bringup/config/cola2_codecs.yaml",
+CODEC_CONFIGS = ("acomms_bringup/config/demo_codecs.yaml",
+                 "acomms_bringup/config/cola2_codecs.yaml",
                  "acomms_bringup/config/wec_buoy_codecs.yaml",
                  "acomms_core/config/example_codec_config.yaml")
 RATES = (0, 1, 2, 3, 4, 5, 6)
@@ -88,7 +89,31 @@ def test_link_budget_table_over_ranges():
                               *[f"PER_r{r}" for r in RATES]], header
     table = [_numbers(row) for row in rows]
     assert [row[0] for row in table] == [500.0 * i for i in range(1, 17)]
-    for near, far in zip(table, table[1:]):
+    for near, far in zip(table, table[1:], strict=False):
         assert far[1] > near[1] and far[3] < near[3] and far[2] == near[2]   # TL up, SNR down
-        assert all(f >= n for n, f in zip(near[4:], far[4:]))                  # PER never falls
+        assert all(f >= n for n, f in zip(near[4:], far[4:], strict=True))   # PER never falls
     assert all(abs(185.0 - row[1] - row[2] - row[3]) < 0.16 for row in table)
+
+
+def test_link_budget_between_two_positions():
+    documented("--from LAT,LON,DEPTH --to ...")
+    result = shell("acomms_link_budget --source-level 185 --from 41.52,-70.67,20 "
+                   "--to 41.53,-70.67,5", timeout_s=60, check=True)
+    horizontal, slant = _numbers(result.stdout.splitlines()[0])
+    # 0.01 degree of latitude at 41.5 N: about 1.11 km (WGS84 meridian arc, not the tool's code)
+    assert 1105 < horizontal < 1115 and abs(slant - math.hypot(horizontal, 15.0)) < 1.0, (
+        result.stdout)
+
+
+def test_emulator_help_shows_the_network_file_format():
+    documented("File format in\n`micromodem_emulator --help`")
+    text = shell("micromodem_emulator --help", timeout_s=30, check=True).stdout
+    for key in ("--network", "channel:", "modems:", "tcp_port", "link:", "sound_speed_mps"):
+        assert key in text, text
+
+
+def test_workspace_shell_imports_the_interfaces():
+    result = shell(documented(
+        'python -c "import acomms_interfaces.msg as m; print(m.Packet())"'), timeout_s=60,
+        check=True)
+    assert result.stdout.startswith("acomms_interfaces.msg.Packet(src=0, dest=0"), result.stdout
