@@ -36,8 +36,13 @@ def test_compact_scenario_carries_s_to_the_ship_and_u_to_the_auv(tmp_path):
 
 
 def _request(ros, client, deadline):
+    """The MAC's question; None when unanswered for 3 s (not up yet, or a request lost while
+    DDS discovery is still matching the service on a loaded machine: asked again)."""
     request = GetNextPacketData.Request(num_miniframe_bytes=32, num_dataframe_bytes=64)
-    return ros.call(client, request, timeout=max(1.0, deadline - time.monotonic()))
+    try:
+        return ros.call(client, request, timeout=min(3.0, max(0.5, deadline - time.monotonic())))
+    except TimeoutError:
+        return None
 
 
 def test_byte_exact_block_serves_the_struct_and_reads_packets(tmp_path):
@@ -49,12 +54,12 @@ def test_byte_exact_block_serves_the_struct_and_reads_packets(tmp_path):
         ros.helper.create_subscription(NavSatFix, "/auv/usbl_fix", fixes.append, 10)
         rx_pub = ros.helper.create_publisher(ReceivedPacket, "/auv/packet_rx", 10)
         packets = ros.helper.create_client(GetNextPacketData, "/auv/get_next_packet_data")
-        deadline = time.monotonic() + 40.0
+        deadline = time.monotonic() + 60.0
         answer = None
         while time.monotonic() < deadline:
             fix_pub.publish(NavSatFix(latitude=41.52, longitude=-70.67, altitude=-12.5))
             answer = _request(ros, packets, deadline)
-            if answer.num_messages:
+            if answer is not None and answer.num_messages:
                 break
             ros.spin_for(1.0)
         assert answer is not None and answer.num_messages == 1, run.stop() or run.output[-3000:]
