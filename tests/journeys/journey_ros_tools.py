@@ -29,17 +29,34 @@ def free_port(kind: int = socket.SOCK_STREAM) -> int:
         return probe.getsockname()[1]
 
 
-def configure_and_activate(ros, node_name: str, timeout_s: float = 30.0) -> None:
-    """configure then activate `node_name` (fully qualified) through its lifecycle services,
-    as a user does from rclpy; AssertionError naming the node and the transition that failed."""
+def _ask(ros, client, request, deadline: float):
+    """One service call with a short timeout (None when unanswered: a request sent before DDS
+    matched the server on a loaded machine is lost, so it is asked again)."""
+    try:
+        return ros.call(client, request, timeout=min(3.0, max(0.5, deadline - time.monotonic())))
+    except TimeoutError:
+        return None
+
+
+def configure_and_activate(ros, node_name: str, timeout_s: float = 40.0) -> None:
+    """configure then activate `node_name` (fully qualified) through its lifecycle services, as
+    a user does from rclpy. The state is read before each transition (a transition whose answer
+    was lost is not repeated); AssertionError naming the node and the state it is stuck in."""
     change = ros.helper.create_client(ChangeState, f"{node_name}/change_state")
     get = ros.helper.create_client(GetState, f"{node_name}/get_state")
     deadline = time.monotonic() + timeout_s
-    for transition, label in ((Transition.TRANSITION_CONFIGURE, "inactive"),
-                              (Transition.TRANSITION_ACTIVATE, "active")):
+    steps = {"unconfigured": Transition.TRANSITION_CONFIGURE,
+             "inactive": Transition.TRANSITION_ACTIVATE}
+    label = None
+    while time.monotonic() < deadline:
+        state = _ask(ros, get, GetState.Request(), deadline)
+        label = state.current_state.label if state is not None else label
+        if label == "active":
+            return
+        if state is None or label not in steps:
+            continue
         request = ChangeState.Request()
-        request.transition.id = transition
-        answer = ros.call(change, request, timeout=max(1.0, deadline - time.monotonic()))
-        state = ros.call(get, GetState.Request(), timeout=max(1.0, deadline - time.monotonic()))
-        assert answer.success and state.current_state.label == label, (
-            f"{node_name}: transition {transition} left it {state.current_state.label}")
+        request.transition.id = steps[label]
+        answer = _ask(ros, change, request, deadline)
+        assert answer is None or answer.success, f"{node_name}: refused to leave {label}"
+    raise AssertionError(f"{node_name}: still {label} after {timeout_s} s")

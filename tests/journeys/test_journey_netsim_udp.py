@@ -18,7 +18,7 @@ from sensor_msgs.msg import NavSatFix
 from std_msgs.msg import Int32
 
 from acomms_core.ros.testing import RosHarness
-from acomms_interfaces.msg import ReceivedPacket
+from acomms_interfaces.msg import Packet, ReceivedPacket
 from acomms_interfaces.srv import QueryModemSrc, QueueTxPacket
 
 NETSIM_MANAGER = "netsim_manager --config acomms_sim/config/netsim_manager.yaml &"
@@ -77,7 +77,7 @@ def test_netsim_manager_client_and_driver(tmp_path):
 
 
 def test_udp_link_drivers_carry_a_packet(tmp_path):
-    documented("`udp_link_driver` serves the modem interface")
+    documented("`udp_link_driver`")
     port_a, port_b = free_port(socket.SOCK_DGRAM), free_port(socket.SOCK_DGRAM)
     ends = {"/a": (1, port_a, port_b), "/b": (2, port_b, port_a)}
     drivers = [Background(f"udp_link_driver --ros-args -r __ns:={ns} -p SRC:={src} "
@@ -95,11 +95,13 @@ def test_udp_link_drivers_carry_a_packet(tmp_path):
                 configure_and_activate(ros, f"{ns}/udp_link_driver")
             request = QueueTxPacket.Request()
             request.packet.src, request.packet.dest = 1, 2
+            request.packet.packet_type = Packet.PACKET_TYPE_FDP
+            request.packet.miniframe_rate = request.packet.dataframe_rate = 1
             request.packet.miniframe_bytes = list(b"journey")
             request.packet.dataframe_bytes = list(range(64))
             answer = ros.call(ros.helper.create_client(QueueTxPacket, "/a/queue_tx_packet"),
                               request, timeout=20.0)
-            assert answer.success
+            assert answer.success, drivers[0].stop() or drivers[0].output[-1500:]
             assert ros.spin_until(lambda: bool(received), timeout=20.0)
             packet = received[0].packet
             assert (packet.src, bytes(packet.miniframe_bytes), list(packet.dataframe_bytes)) == (
