@@ -71,9 +71,15 @@ def test_netsim_manager_client_and_driver(tmp_path):
                 assert time.monotonic() < deadline, driver.stop() or driver.output[-2000:]
                 ros.spin_for(0.5)
             assert src == 1   # the emulated modem behind 62000 (sim_env_pair src 1)
-        assert "UPDATE_ACCEPTED" in client.output, client.output[-2000:]   # its log line
-        assert "Traceback" not in client.output + driver.output, driver.output[-3000:]
+        assert "UPDATE_ACCEPTED" in client.output, client.output[-2000:]   # its log lines
+        assert "OUT_OF_DEFINED_REGION" in client.output, client.output[-2000:]
+        for process in (client, driver):   # Ctrl-C: status 0, no traceback
+            assert process.process.returncode == 0, process.output[-3000:]
+            assert "Traceback" not in process.output, process.output[-3000:]
     assert manager.process.returncode == 0, manager.output[-2000:]
+    # "each on its configured TCP port (62000-62003 in the example)"
+    assert [f"modem SRC {src} on tcp port {62000 + src - 1}" in manager.output
+            for src in (1, 2, 3, 4)] == [True] * 4, manager.output[-2000:]
 
 
 def test_udp_link_drivers_carry_a_packet(tmp_path):

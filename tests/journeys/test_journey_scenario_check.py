@@ -47,12 +47,14 @@ def test_every_shipped_scenario_is_accepted():
     shipped = {name for name, data in loaded.items()
                if isinstance(data, dict) and "vehicles" in data}
     assert shipped == set(SCENARIOS), "a new scenario in acomms_bringup/config/: add it here"
-    for name in SCENARIOS:
-        result = shell(f"acomms_check_scenario acomms_bringup/config/{name}", timeout_s=60)
-        assert result.returncode == 0, (name, result.stdout, result.stderr)
-        assert f"scenario '{name[:-5]}'" in result.stdout, result.stdout
-    pair = shell("acomms_check_scenario acomms_bringup/config/micromodem_pair.yaml",
-                 timeout_s=60).stdout
+    paths = " ".join(f"acomms_bringup/config/{name}" for name in SCENARIOS)
+    result = shell(f"acomms_check_scenario {paths}", timeout_s=60)   # several files at once
+    assert result.returncode == 0 and result.stderr == "", result
+    listings = re.split(r"^(?=acomms_bringup/config/)", result.stdout, flags=re.M)[1:]
+    assert [listing.split(":", 1)[0] for listing in listings] == paths.split()
+    for name, listing in zip(SCENARIOS, listings, strict=True):
+        assert f"scenario '{name[:-5]}'" in listing.splitlines()[0], listing[:300]
+    pair = listings[SCENARIOS.index("micromodem_pair.yaml")]
     assert "/ship/acomms_driver_node" in pair and "/auv/acomms_driver_node" in pair, pair
     assert "modem_sim_node" not in pair and "sim_clock_node" not in pair, pair
 
