@@ -118,4 +118,5 @@ def test_udp_link_drivers_carry_a_packet(tmp_path):
             driver.stop()
     for driver in drivers:
         assert driver.process.returncode == 0, driver.output[-2000:]
+        assert driver.output.count("unconfigured: waiting for a lifecycle manager") == 1
         assert "Traceback" not in driver.output, driver.output[-3000:]
