@@ -157,9 +157,13 @@ class NetsimClientNode(ManagedNode):
         """From the client's thread: publish the status; log when it changes."""
         status = int(response.status)
         if status != self.last_status:
-            log = self.get_logger().info if status == 1 else self.get_logger().warning
-            log(f"netsim_manager answers {STATUS_NAMES.get(status, status)} for modem port "
-                f"{self.params['modem_tcp_port']}")
+            text = (f"netsim_manager answers {STATUS_NAMES.get(status, status)} for modem port "
+                    f"{self.params['modem_tcp_port']}")
+            # one logging call per severity: rclpy refuses a call site whose severity changes
+            if status == 1:
+                self.get_logger().info(text)
+            else:
+                self.get_logger().warning(text)
         self.last_status = status
         publisher = self._status_pub
         if publisher is not None:

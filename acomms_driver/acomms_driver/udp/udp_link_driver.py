@@ -133,7 +133,11 @@ class UdpLinkDriver(ManagedNode):
             publisher.publish(msg)
 
     def _on_log(self, level: str, text: str) -> None:
-        (self.get_logger().warning if level == "warn" else self.get_logger().info)(text)
+        # one logging call per severity: rclpy refuses a call site whose severity changes
+        if level == "warn":
+            self.get_logger().warning(text)
+        else:
+            self.get_logger().info(text)
 
     def _on_sent(self, packet: ModemPacket, start_s: float) -> None:
         xst = messages.fill_message(XST(), {

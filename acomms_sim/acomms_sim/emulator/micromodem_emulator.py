@@ -319,7 +319,10 @@ def _wait_for_signal(models=()) -> None:
 
 
 def main(args=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    # the usage lines and the network file format of the module docstring (README: "file format
+    # in micromodem_emulator --help")
+    parser = argparse.ArgumentParser(description=__doc__.split("Tests and scenarios")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--src", type=int, default=1, help="modem address (SRC), 0-255")
     parser.add_argument("--tcp-port", type=int, default=None,
                         help="serve on this TCP port instead of a pseudo-terminal (0 = any)")
