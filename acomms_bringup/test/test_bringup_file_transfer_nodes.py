@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import textwrap
+from types import SimpleNamespace
 
 from rclpy.parameter import Parameter
 
@@ -197,3 +198,14 @@ def test_file_session_found_across_clocks_and_sender_known_without_src_field(tmp
     assert 0 <= progress[0].unix_time - SIM_2031 < 100       # the simulated clock's session
     assert progress[-1].state == FragmentationStatus.STATE_COMPLETED
     assert future.result().blocks == progress[-1].payload_size_blocks
+
+
+def test_a_failed_send_then_a_successful_one_are_both_logged(tmp_path):
+    """rclpy refuses a logging call site whose severity changes between calls; the outcome line
+    of a failed transfer and of a later successful one must both be logged without raising."""
+    with RosHarness() as ros:
+        node = _add(ros, FileTransferNode, "/auv1", receive_directory=str(tmp_path))
+        for success in (False, True, False):
+            node._transfer = SimpleNamespace(dest=2, response=SendFile.Response())
+            node._finish(success, "outcome")   # raised "Logger severity cannot be changed"
+            assert node._transfer is None

@@ -173,8 +173,12 @@ class FileTransferNode(ManagedNode):
         transfer.response.success, transfer.response.message = success, message
         self._count("files_acknowledged" if success else "files_failed",
                     None if success else message)
-        (self.get_logger().info if success else self.get_logger().warning)(
-            f"send_file to {transfer.dest}: {message}")
+        # One call site per severity: rclpy refuses a call site whose severity changes.
+        line = f"send_file to {transfer.dest}: {message}"
+        if success:
+            self.get_logger().info(line)
+        else:
+            self.get_logger().warning(line)
         if self._service is not None:
             self._service.complete(transfer.response)
 
