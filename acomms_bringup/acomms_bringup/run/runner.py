@@ -118,11 +118,13 @@ class Runner:
                  num_threads: int = 4, clock_mode: str = "free",
                  warp: float | None = -1.0, participants: tuple[str, ...] = (),
                  step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S, exclude: tuple[str, ...] = (),
-                 step_executor: str | None = None):
+                 step_executor: str | None = None, checkpoint=None):
         """warp: deterministic throttle, None = as fast as possible, -1 = the scenario's;
         exclude: groups run by participants in other processes (acomms_participant);
         step_executor: 'events' or 'single' (deterministic clock; default: events if rclpy
-        has the EventsExecutor)."""
+        has the EventsExecutor); checkpoint: called where start-up and the run can stop
+        (between steps, while waiting for a stage); what it raises ends start() or run()
+        (acomms_run: `StopSignals.check`)."""
         self.scenario = scenario
         self.stream = stream
         self.clock_mode = clock_mode if scenario.clock.use_sim_time else "wall"
@@ -130,6 +132,7 @@ class Runner:
         self.participants = tuple(participants)
         self.step_timeout_s = step_timeout_s
         self.step_executor_kind = step_executor or default_step_executor()
+        self.checkpoint = checkpoint or (lambda: None)
         self.stats = StepStats()
         self._behind: dict[str, str] = {}  # free clock: node -> fell-behind counts
         stack = describe_stack(scenario)
@@ -210,8 +213,18 @@ class Runner:
 
     def _spin_until(self, predicate, timeout_s: float) -> bool:
         """Wait until predicate() holds while the executor makes progress (here it is spun by
-        the background thread; a runner driving its executor itself spins it here)."""
-        return poll_until(predicate, timeout_s)
+        the background thread; a runner driving its executor itself spins it here); the
+        checkpoint is polled too."""
+        def ready() -> bool:
+            self.checkpoint()
+            return predicate()
+
+        return poll_until(ready, timeout_s)
+
+    @property
+    def running(self) -> bool:
+        """Every group is up and the traffic has started (start() returned)."""
+        return self._started_wall > 0
 
     def _start_groups(self) -> None:
         """Every group up, stage by stage (`startup`), waiting through `_spin_until`."""
@@ -285,6 +298,7 @@ class Runner:
         last_sim, last_move = -1.0, time.monotonic()
         last_check = time.monotonic()
         while True:
+            self.checkpoint()
             elapsed = self.sim_elapsed_s()
             if elapsed >= duration_s:
                 break

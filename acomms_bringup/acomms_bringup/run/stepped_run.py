@@ -10,7 +10,8 @@ pending event (ROS-time timer deadlines here, `next_event` of the participants),
 real time: /clock is published (sim_clock_node in mode `stepped`) for other processes, and the
 clocks of this process's nodes are set directly, in a fixed order (`LocalClocks`). A callback that
 raises or a step that does not finish within the step timeout becomes `RunStopped` (one line: the
-node and the simulated time). After the run the runner spins an executor in the background again
+node and the simulated time); the runner's checkpoint (a stop signal) is polled between steps,
+while throttled and while waiting for Tocks. After the run the runner spins an executor in the background again
 for the shutdown.
 """
 
@@ -72,6 +73,7 @@ class SteppedRun:
         now_ns, end_ns = start_ns, start_ns + seconds_to_ns(duration_s)
         try:
             while True:
+                runner.checkpoint()  # a stop signal ends the run between two steps
                 remote = self._settle(stepper, now_ns)
                 runner.progress.update(ns_to_seconds(now_ns - start_ns), self._wall_s())
                 if now_ns >= end_ns:
@@ -116,6 +118,7 @@ class SteppedRun:
             self.runner.stats.rounds += 1
             work = 0
             while not tock_round.complete:
+                self.runner.checkpoint()
                 if self.clock.round_overdue():
                     raise StepTimeout(self.clock.overdue_message())
                 ran = stepper.drain(ns_to_seconds(now_ns), now_ns=now_ns)
@@ -129,6 +132,7 @@ class SteppedRun:
     def _throttle(self, throttle: WarpThrottle, sim_s: float) -> None:
         """Wait until stepping to sim_s keeps within warp × real time (progress stays live)."""
         while True:
+            self.runner.checkpoint()
             wait = throttle.wait_s(sim_s, self._wall_s())
             if wait <= 0:
                 return

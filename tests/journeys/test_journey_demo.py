@@ -1,0 +1,115 @@
+"""Journey: the README's main command, `scripts/demo.sh`, as a user runs it (shortened with
+`--duration 120 --warp max --out DIR`): it ends with status 0, prints the summary table and no
+error line, and writes every output the Quick start lists, consistent with each other. Then the
+demo stopped by SIGTERM (what `timeout`, systemd, `docker stop` and CI send) while it runs and
+while it starts: the outputs of what ran, marked interrupted, a run.mcap readable to its footer;
+during start-up one line and nothing written."""
+
+from __future__ import annotations
+
+import csv
+import pathlib
+import re
+import signal
+
+from journey_support import Background, documented, run_summary, shell
+
+from acomms_bringup.description.scenario import load_scenario
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+DEMO = documented("scripts/demo.sh")
+SCENARIO = load_scenario(ROOT / "acomms_bringup" / "config" / "demo.yaml")
+# Every output file the README's Quick start names.
+OUTPUTS = ("run.mcap", "summary.json", "timeline.png", "timeline.csv", "timeline.json",
+           "messages.csv", "accounting.csv", "map.png", "positions.csv")
+SUMMARY_FIELDS = ("clock_mode", "warp", "startup_wall_s", "run_wall_s", "sim_wall_ratio", "steps")
+PROBLEM = re.compile(r"error|warn|traceback|exception|failed|invalidhandle", re.IGNORECASE)
+FATE_COLUMNS = ("delivered", "lost_noise", "lost_collision", "lost_half_duplex", "lost_bad_frame",
+                "not_published", "in_flight", "not_transmitted", "expired", "dropped_queue_full",
+                "refused", "queued_at_end", "unknown")  # README: sent = delivered + ... + queued
+
+
+def problem_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if PROBLEM.search(line)]
+
+
+def mcap_topics_to_footer(path: pathlib.Path) -> dict[str, int]:
+    """Messages per topic of run.mcap, read record by record; fails unless it ends in a footer."""
+    from mcap.records import Channel, Footer, Message
+    from mcap.stream_reader import StreamReader
+
+    topics, counts, last = {}, {}, None
+    with path.open("rb") as stream:
+        for record in StreamReader(stream).records:
+            if isinstance(record, Channel):
+                topics[record.id] = record.topic
+            elif isinstance(record, Message):
+                counts[topics[record.channel_id]] = counts.get(topics[record.channel_id], 0) + 1
+            last = record
+    assert isinstance(last, Footer), f"{path} does not end in a footer (last: {last!r})"
+    return counts
+
+
+def traffic_topics() -> set[str]:
+    return {f"/{vehicle.name}/{traffic.topic}" for vehicle in SCENARIO.vehicles
+            for traffic in vehicle.traffic}
+
+
+def test_the_demo_runs_and_writes_every_documented_output(tmp_path):
+    out = tmp_path / "demo"
+    result = shell(f"{DEMO} --duration 120 --warp max --out {out}", timeout_s=150)
+    printed = result.stdout + result.stderr
+    assert result.returncode == 0, printed[-4000:]
+    assert problem_lines(printed) == [], printed[-4000:]
+    assert "Messages (latency" in result.stdout and "Links (packets" in result.stdout
+    assert f"Wrote {out}/" in result.stdout
+    for name in OUTPUTS:
+        assert (out / name).stat().st_size > 0, name
+    summary = run_summary(out)
+    assert all(field in summary for field in SUMMARY_FIELDS), summary.keys()
+    assert summary["clock_mode"] == "deterministic" and summary["warp"] == "max"
+    assert summary["steps"] > 0 and summary["simulated_seconds"] == 120.0
+    assert summary["interrupted"] is None
+    rows = list(csv.DictReader((out / "accounting.csv").open()))
+    assert rows
+    for row in rows:
+        assert sum(int(row[fate]) for fate in FATE_COLUMNS) == int(row["sent"]), row
+    messages = list(csv.DictReader((out / "messages.csv").open()))
+    assert any(message["fate"] == "delivered" for message in messages)
+    recorded = mcap_topics_to_footer(out / "run.mcap")
+    assert traffic_topics() <= set(recorded), sorted(recorded)
+    assert {"/acoustic_channel", "/auv/transmit"} <= set(recorded)
+
+
+def test_sigterm_while_running_writes_what_ran(tmp_path):
+    out = tmp_path / "stopped"
+    log = tmp_path / "demo.log"
+    # warp 10: still running when the signal comes, however fast the machine
+    with Background(f"{DEMO} --warp 10 --out {out}", log_path=log) as demo:
+        assert demo.wait_for_output("simulated s", timeout_s=60), log.read_text()[-4000:]
+        status = demo.stop(signal.SIGTERM)
+    assert status == 143, demo.output[-4000:]  # 128 + SIGTERM, as the README says
+    assert problem_lines(demo.output) == [], demo.output[-4000:]
+    (line,) = [text for text in demo.output.splitlines() if "SIGTERM: stopped" in text]
+    assert line.startswith("acomms_run: SIGTERM: stopped at simulated ")
+    summary = run_summary(out)
+    assert summary["interrupted"] == "SIGTERM"
+    assert 0 < summary["simulated_seconds"] < SCENARIO.duration_seconds
+    assert "INTERRUPTED by SIGTERM" in demo.output
+    for name in OUTPUTS:
+        assert (out / name).stat().st_size > 0, name
+    mcap_topics_to_footer(out / "run.mcap")
+
+
+def test_sigterm_during_start_up_ends_with_one_line(tmp_path):
+    out = tmp_path / "never"
+    log = tmp_path / "demo.log"
+    with Background(f"{DEMO} --out {out}", log_path=log) as demo:
+        # printed just before the nodes are created: the signal comes during start-up
+        assert demo.wait_for_output("managed nodes", timeout_s=60), log.read_text()[-4000:]
+        status = demo.stop(signal.SIGTERM)
+    assert status == 143, demo.output[-4000:]
+    lines = [text for text in demo.output.splitlines()
+             if not text.startswith(("bootstrap:", "acomms_run: demo:"))]
+    assert lines == ["acomms_run: SIGTERM during start-up: stopped (nothing written)"], lines
+    assert not (out / "summary.json").exists()
