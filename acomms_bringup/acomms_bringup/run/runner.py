@@ -44,7 +44,13 @@ from acomms_bringup.run.compose import start_sim_clock
 from acomms_bringup.run.observers import attach_queue_ledgers
 from acomms_bringup.run.progress import Progress
 from acomms_bringup.run.recorder import Recorder
-from acomms_bringup.run.startup import GroupFailed, Startup, StartupError, poll_until
+from acomms_bringup.run.startup import (
+    SETTLED_STATES,
+    GroupFailed,
+    Startup,
+    StartupError,
+    poll_until,
+)
 from acomms_bringup.run.traffic import TrafficError, plan_traffic
 from acomms_core.modems.profile import ModemProfile
 from acomms_core.modems.registry import MODEM_PROFILE_PARAMETER, modem_profile
@@ -320,17 +326,20 @@ class Runner:
         return next(n for n in self.nodes.values() if isinstance(n, SimClockNode))
 
     def _hand_back_executor(self) -> None:
-        """After stepping, an executor spins in the background again for the shutdown: the
-        SingleThreadedExecutor that stepped (it owns the run's tasks and futures), or, after the
-        EventsExecutor (not made for a second thread creating clients meanwhile), a fresh
-        multi-threaded one. The start-up executor is retired."""
+        """After stepping, a SingleThreadedExecutor spins in the background again for the
+        shutdown: the one that stepped (it owns the run's tasks and futures) or, after the
+        EventsExecutor (not made for a second thread creating clients meanwhile), a fresh one
+        with every node. Not a multi-threaded one: the shutdown's transitions destroy
+        publishers and subscriptions, and rclpy's MultiThreadedExecutor, building its wait set
+        in its spin thread while a transition destroys in a worker thread, adds the destroyed
+        QoS event handler anyway and raises InvalidHandle out of spin (rclpy issue 1284). The
+        start-up executor is retired."""
         if self.step_executor is None:
             return
         retired, self.executor, self.step_executor = self.executor, self.step_executor, None
         retired.shutdown(timeout_sec=1.0)
         if not isinstance(self.executor, SingleThreadedExecutor):
-            events, self.executor = self.executor, MultiThreadedExecutor(
-                num_threads=self.num_threads, context=self.context)
+            events, self.executor = self.executor, SingleThreadedExecutor(context=self.context)
             for node in events.get_nodes():
                 events.remove_node(node)
                 self.executor.add_node(node)
@@ -340,23 +349,34 @@ class Runner:
                                         daemon=True)
         self._thread.start()
 
+    def _stop_spinning(self) -> None:
+        """End the background spin thread (nothing spins afterwards)."""
+        self._pause.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5.0)
+
     def stop(self) -> list[str]:
-        """Stop traffic, shut every group down (reverse order), destroy everything.
+        """Stop traffic, shut every group down (reverse order), destroy everything: nodes are
+        destroyed only once no thread spins them.
 
         Returns the problems met (empty when the shutdown was clean)."""
         problems = []
+        if self.recorder is not None:  # after stepping no thread spins the recorder until
+            self.recorder.stop_traffic()  # the hand-back: its timer goes while nothing uses it
         self._hand_back_executor()
         if self.clock_mode == "free":
             self.check_fell_behind()
         if self.recorder is not None:
-            self.recorder.stop_traffic()
             self.record.end_s = max(0.0, self.sim_elapsed_s())
             self.record.wall_seconds = (time.monotonic() - self._started_wall
                                         if self._started_wall else 0.0)
-            for group, _manager in reversed(self.managers):
+            for group, manager in reversed(self.managers):
+                if manager.manager_state not in SETTLED_STATES:
+                    continue  # start-up interrupted: destroy_node below releases its nodes
                 ok, message = self.call_manager(group, "shutdown")
                 if not ok:
                     problems.append(f"group {group.name}: {message}")
+        self._stop_spinning()
         if self.executor is not None:
             self.executor.shutdown(timeout_sec=5.0)
         for node in [*self.nodes.values(), self.recorder]:
@@ -368,8 +388,6 @@ class Runner:
         self.nodes.clear()
         if self.context is not None and self.context.ok():
             rclpy.shutdown(context=self.context)
-        if self._thread is not None:
-            self._thread.join(timeout=5.0)
         return problems
 
     # ---- helpers (also used by tests) ------------------------------------------------------

@@ -11,8 +11,8 @@ real time: /clock is published (sim_clock_node in mode `stepped`) for other proc
 clocks of this process's nodes are set directly, in a fixed order (`LocalClocks`). A callback that
 raises or a step that does not finish within the step timeout becomes `RunStopped` (one line: the
 node and the simulated time); the runner's checkpoint (a stop signal) is polled between steps,
-while throttled and while waiting for Tocks. After the run the runner spins an executor in the background again
-for the shutdown.
+while throttled and while waiting for Tocks. After the run the runner spins an executor in the
+background again for the shutdown.
 """
 
 from __future__ import annotations
