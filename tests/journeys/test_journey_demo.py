@@ -76,6 +76,13 @@ def test_the_demo_runs_and_writes_every_documented_output(tmp_path):
         assert sum(int(row[fate]) for fate in FATE_COLUMNS) == int(row["sent"]), row
     messages = list(csv.DictReader((out / "messages.csv").open()))
     assert any(message["fate"] == "delivered" for message in messages)
+    assert {"destination", "received_s", "fate"} <= set(messages[0])  # arrival time and fate
+    with (out / "timeline.csv").open() as handle:  # RL, NL, TL, range, SNR, bad frames
+        assert {"receive_level_db", "noise_db", "transmission_loss_db", "slant_range_m",
+                "snr_db", "num_bad_frames"} <= set(csv.DictReader(handle).fieldnames)
+    with (out / "positions.csv").open() as handle:
+        assert {row["vehicle"] for row in csv.DictReader(handle)} == {
+            vehicle.name for vehicle in SCENARIO.vehicles}
     recorded = mcap_topics_to_footer(out / "run.mcap")
     assert traffic_topics() <= set(recorded), sorted(recorded)
     assert {"/acoustic_channel", "/auv/transmit"} <= set(recorded)
@@ -130,3 +137,14 @@ def test_sigterm_during_start_up_ends_with_one_line(tmp_path):
              if not text.startswith(("bootstrap:", "acomms_run: demo:"))]
     assert lines == ["acomms_run: SIGTERM during start-up: stopped (nothing written)"], lines
     assert not (out / "summary.json").exists()
+
+
+def test_quick_start_test_facts():
+    """README Quick start, *Tests*: 2 pytest-xdist workers by default, a 120 s ceiling per test
+    (pytest.ini), and CI runs .ci/run, which is exactly scripts/test.sh."""
+    documented("scripts/test.sh")
+    assert 'workers="${ACOMMS_TEST_WORKERS:-2}"' in (ROOT / "scripts" / "test.sh").read_text()
+    assert re.search(r"^timeout = 120$", (ROOT / "pytest.ini").read_text(), re.MULTILINE)
+    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines()
+          if line and not line.startswith("#")]
+    assert ci[-1] == "exec scripts/test.sh", ci

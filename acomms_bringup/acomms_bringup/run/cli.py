@@ -241,18 +241,18 @@ def _run(arguments, checkpoint) -> int:
 
 
 def _interrupted(runner: Runner | None, outputs: RunOutputs | None, out,
-                 signal: Interrupted) -> int:
+                 stop: Interrupted) -> int:
     """A stop signal: during start-up bring down what is up; while running, shut down and
     write what ran (summary.json marked interrupted). The exit status."""
     if runner is None or not runner.running:
-        print(f"acomms_run: {signal.name} during start-up: stopped (nothing written)",
+        print(f"acomms_run: {stop.name} during start-up: stopped (nothing written)",
               file=sys.stderr)
         _abandon(runner, outputs)
-        return signal.exit_status
-    print(f"\nacomms_run: {signal.name}: stopped at simulated {runner.sim_elapsed_s():.1f} s; "
+        return stop.exit_status
+    print(f"\nacomms_run: {stop.name}: stopped at simulated {runner.sim_elapsed_s():.1f} s; "
           "shutting down and writing what ran", file=sys.stderr)
-    runner.record.interrupted = signal.name
-    return _finish(runner, outputs, out, interrupted=signal)
+    runner.record.interrupted = stop.name
+    return _finish(runner, outputs, out, interrupted=stop)
 
 
 def _abandon(runner: Runner | None, outputs: RunOutputs | None) -> None:
