@@ -185,9 +185,7 @@ class Runner:
                                  context=self.context)
         start_sim_clock(self.recorder, self.stack.sim_start_s)  # issue 16: clock.start_time
         self.executor.add_node(self.recorder)
-        self._thread = threading.Thread(target=self._spin, name="acomms_run executor",
-                                        daemon=True)
-        self._thread.start()
+        self.spin_in_background()
         self._start_groups()
         self.start_s = now_s(self.recorder)
         attach_queue_ledgers(self)
@@ -220,12 +218,8 @@ class Runner:
     def _spin_until(self, predicate, timeout_s: float) -> bool:
         """Wait until predicate() holds while the executor makes progress (here it is spun by
         the background thread; a runner driving its executor itself spins it here); the
-        checkpoint is polled too."""
-        def ready() -> bool:
-            self.checkpoint()
-            return predicate()
-
-        return poll_until(ready, timeout_s)
+        checkpoint is polled too (it returns None or raises)."""
+        return poll_until(lambda: self.checkpoint() or predicate(), timeout_s)
 
     @property
     def running(self) -> bool:
@@ -325,35 +319,12 @@ class Runner:
 
         return next(n for n in self.nodes.values() if isinstance(n, SimClockNode))
 
-    def _hand_back_executor(self) -> None:
-        """After stepping, a SingleThreadedExecutor spins in the background again for the
-        shutdown: the one that stepped (it owns the run's tasks and futures) or, after the
-        EventsExecutor (not made for a second thread creating clients meanwhile), a fresh one
-        with every node. Not a multi-threaded one: the shutdown's transitions destroy
-        publishers and subscriptions, and rclpy's MultiThreadedExecutor, building its wait set
-        in its spin thread while a transition destroys in a worker thread, adds the destroyed
-        QoS event handler anyway and raises InvalidHandle out of spin (rclpy issue 1284). The
-        start-up executor is retired."""
-        if self.step_executor is None:
-            return
-        retired, self.executor, self.step_executor = self.executor, self.step_executor, None
-        retired.shutdown(timeout_sec=1.0)
-        if not isinstance(self.executor, SingleThreadedExecutor):
-            events, self.executor = self.executor, SingleThreadedExecutor(context=self.context)
-            for node in events.get_nodes():
-                events.remove_node(node)
-                self.executor.add_node(node)
-            events.shutdown()
+    def spin_in_background(self) -> None:
+        """Spin self.executor in a background thread until `_pause` is set or shutdown."""
         self._pause.clear()
         self._thread = threading.Thread(target=self._spin, name="acomms_run executor",
                                         daemon=True)
         self._thread.start()
-
-    def _stop_spinning(self) -> None:
-        """End the background spin thread (nothing spins afterwards)."""
-        self._pause.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5.0)
 
     def stop(self) -> list[str]:
         """Stop traffic, shut every group down (reverse order), destroy everything: nodes are
@@ -363,7 +334,10 @@ class Runner:
         problems = []
         if self.recorder is not None:  # after stepping no thread spins the recorder until
             self.recorder.stop_traffic()  # the hand-back: its timer goes while nothing uses it
-        self._hand_back_executor()
+        if self.step_executor is not None:
+            from acomms_bringup.run.stepped_run import hand_back_executor
+
+            hand_back_executor(self)
         if self.clock_mode == "free":
             self.check_fell_behind()
         if self.recorder is not None:
@@ -376,7 +350,9 @@ class Runner:
                 ok, message = self.call_manager(group, "shutdown")
                 if not ok:
                     problems.append(f"group {group.name}: {message}")
-        self._stop_spinning()
+        self._pause.set()  # the background spin ends: nothing spins the nodes destroyed below
+        if self._thread is not None:
+            self._thread.join(timeout=5.0)
         if self.executor is not None:
             self.executor.shutdown(timeout_sec=5.0)
         for node in [*self.nodes.values(), self.recorder]:

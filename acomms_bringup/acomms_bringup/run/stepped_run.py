@@ -138,3 +138,26 @@ class SteppedRun:
                 return
             self.runner.progress.update(sim_s - wait * throttle.warp, self._wall_s())
             time.sleep(min(wait, THROTTLE_SLICE_S))
+
+
+def hand_back_executor(runner) -> None:
+    """After stepping, a SingleThreadedExecutor spins `runner`'s nodes in the background again
+    for the shutdown: the one that stepped (it owns the run's tasks and futures) or, after the
+    EventsExecutor (not made for a second thread creating clients meanwhile), a fresh one with
+    every node. Not a multi-threaded one: the shutdown's transitions destroy publishers and
+    subscriptions, and rclpy's MultiThreadedExecutor, building its wait set in its spin thread
+    while a transition destroys in a worker thread, adds the destroyed QoS event handler anyway
+    and raises InvalidHandle out of spin (rclpy issue 1284). The start-up executor is retired."""
+    from rclpy.executors import SingleThreadedExecutor
+
+    retired, runner.executor, runner.step_executor = (runner.executor, runner.step_executor,
+                                                      None)
+    retired.shutdown(timeout_sec=1.0)
+    if not isinstance(runner.executor, SingleThreadedExecutor):
+        events = runner.executor
+        runner.executor = SingleThreadedExecutor(context=runner.context)
+        for node in events.get_nodes():
+            events.remove_node(node)
+            runner.executor.add_node(node)
+        events.shutdown()
+    runner.spin_in_background()
