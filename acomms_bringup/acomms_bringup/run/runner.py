@@ -51,6 +51,7 @@ from acomms_bringup.run.startup import (
     StartupError,
     poll_until,
 )
+from acomms_bringup.run.stepped_run import SteppedRun, hand_back_executor
 from acomms_bringup.run.traffic import TrafficError, plan_traffic
 from acomms_core.modems.profile import ModemProfile
 from acomms_core.modems.registry import MODEM_PROFILE_PARAMETER, modem_profile
@@ -265,8 +266,6 @@ class Runner:
         RunStopped when a deterministic run cannot go on (the record keeps what ran)."""
         duration_s = self.scenario.duration_seconds if duration_s is None else duration_s
         if self.clock_mode == "deterministic":
-            from acomms_bringup.run.stepped_run import SteppedRun
-
             SteppedRun(self).run(duration_s)
         else:
             self._run_free(duration_s)
@@ -335,8 +334,6 @@ class Runner:
         if self.recorder is not None:  # after stepping no thread spins the recorder until
             self.recorder.stop_traffic()  # the hand-back: its timer goes while nothing uses it
         if self.step_executor is not None:
-            from acomms_bringup.run.stepped_run import hand_back_executor
-
             hand_back_executor(self)
         if self.clock_mode == "free":
             self.check_fell_behind()
