@@ -26,10 +26,17 @@ run over the Foxglove WebSocket protocol on ws://localhost:8765 (`--live-port`; 
 0.0.0.0` to serve the network) while it runs, as foxglove_bridge does: every ROS topic (cdr,
 ros2msg schemas) and the map/link channels (`acomms_bringup.run.live_view`).
 
+Stopping: SIGINT (Ctrl-C) and SIGTERM (what `timeout`, systemd, `docker stop` and CI send) are
+handled alike (`acomms_core.ros.interrupts.StopSignals`): the run stops at its next step, every
+group is shut down, and the outputs of what ran are written (summary.json says `"interrupted":
+"SIGTERM"`, run.mcap is finished with its footer). During start-up the nodes that are up are
+brought down and nothing is written. A second signal exits at once.
+
 Exit status: 0 after a complete run, 1 for a bad scenario file or a node that would not start
 (one message naming the file and key, or the node and the reason) or a run that stopped (a
-callback raised, a step timed out: the summary of what ran is still written), 130 when
-interrupted (the summary of what ran is still written).
+callback raised, a step timed out: the summary of what ran is still written), 128 + the signal
+number when stopped by a signal: 130 for SIGINT, 143 for SIGTERM (what a shell reports for a
+process that signal killed).
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ from acomms_bringup.run import report
 from acomms_bringup.run.live_view import DEFAULT_HOST, DEFAULT_PORT
 from acomms_bringup.run.run_outputs import RUNS_DIR, RunOutputs, default_out_dir
 from acomms_bringup.run.runner import CLOCK_MODES, RunError, Runner, RunStopped
+from acomms_core.ros.interrupts import Interrupted, process_stop_signals
 from acomms_sim.clock.events_stepper import STEP_EXECUTORS
 from acomms_sim.clock.stepping import DEFAULT_STEP_TIMEOUT_S, parse_warp
 
@@ -143,7 +151,8 @@ def _bring_up_and_run(runner: Runner, arguments, out) -> None:
     runner.run()
 
 
-def _finish(runner: Runner, outputs: RunOutputs, out, interrupted: bool) -> int:
+def _finish(runner: Runner, outputs: RunOutputs, out,
+            interrupted: Interrupted | None = None) -> int:
     """Shut down, print the summary, write the outputs; the exit status."""
     runner.record.bridges = runner.bridge_summaries()
     outputs.close()
@@ -162,7 +171,9 @@ def _finish(runner: Runner, outputs: RunOutputs, out, interrupted: bool) -> int:
     if outputs.sink is not None:
         paths.append(outputs.mcap_path)
     print(f"\nWrote {out_dir}/: {', '.join(p.name for p in paths)}", file=out)
-    return 130 if interrupted else (1 if problems else 0)
+    if interrupted is not None:
+        return interrupted.exit_status
+    return 1 if problems else 0
 
 
 def _port(text: str) -> int:
@@ -207,43 +218,52 @@ def _regex(text: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     """acomms_run: run a scenario (every node in this process), print and write its summary."""
     arguments = parser().parse_args(argv)
+    with process_stop_signals("acomms_run") as signals:
+        return _run(arguments, signals.check)
+
+
+def _make_runner(arguments, checkpoint) -> tuple[Runner, RunOutputs]:
+    scenario = with_overrides(load_scenario(arguments.scenario), arguments.duration,
+                              arguments.warp)
+    for warning in scenario.warnings:
+        print(f"acomms_run: {arguments.scenario}: warning: {warning}", file=sys.stderr)
+    runner = Runner(scenario, stream=sys.stdout, progress=not arguments.quiet,
+                    clock_mode=arguments.clock,
+                    warp=scenario.clock.warp_factor if arguments.warp == -1.0
+                    else arguments.warp,
+                    participants=tuple(p for p in arguments.participants.split(",") if p),
+                    step_timeout_s=arguments.step_timeout,
+                    exclude=tuple(g for g in arguments.exclude.split(",") if g),
+                    step_executor=arguments.executor, checkpoint=checkpoint)
+    outputs = RunOutputs(pathlib.Path(arguments.out) if arguments.out
+                         else default_out_dir(scenario.name), not arguments.no_mcap,
+                         arguments.live_port if arguments.live else None,
+                         live_host=arguments.live_host, mcap_exclude=arguments.mcap_exclude)
+    runner.started_hooks.append(outputs)
+    return runner, outputs
+
+
+def _run(arguments, checkpoint) -> int:
+    """main() with stop signals handled: `checkpoint()` raises Interrupted once one came."""
     out = sys.stdout
     runner = outputs = None
     try:
-        scenario = with_overrides(load_scenario(arguments.scenario), arguments.duration,
-                                  arguments.warp)
-        for warning in scenario.warnings:
-            print(f"acomms_run: {arguments.scenario}: warning: {warning}", file=sys.stderr)
-        runner = Runner(scenario, stream=out, progress=not arguments.quiet,
-                        clock_mode=arguments.clock,
-                        warp=scenario.clock.warp_factor if arguments.warp == -1.0
-                        else arguments.warp,
-                        participants=tuple(p for p in arguments.participants.split(",") if p),
-                        step_timeout_s=arguments.step_timeout,
-                        exclude=tuple(g for g in arguments.exclude.split(",") if g),
-                        step_executor=arguments.executor)
-        outputs = RunOutputs(pathlib.Path(arguments.out) if arguments.out
-                             else default_out_dir(scenario.name), not arguments.no_mcap,
-                             arguments.live_port if arguments.live else None,
-                             live_host=arguments.live_host, mcap_exclude=arguments.mcap_exclude)
-        runner.started_hooks.append(outputs)
+        checkpoint()  # a signal while this program was imported
+        runner, outputs = _make_runner(arguments, checkpoint)
         _bring_up_and_run(runner, arguments, out)
     except ScenarioError as exc:
         print(f"acomms_run: {exc}", file=sys.stderr)
         return 1
     except RunStopped as exc:
         print(f"acomms_run: {arguments.scenario}: stopped: {exc}", file=sys.stderr)
-        _finish(runner, outputs, out, interrupted=False)
+        _finish(runner, outputs, out)
         return 1
     except RunError as exc:
         print(f"acomms_run: {arguments.scenario}: {exc}", file=sys.stderr)
         _abandon(runner, outputs)
         return 1
-    except KeyboardInterrupt:
-        print("\nacomms_run: interrupted; shutting down", file=sys.stderr)
-        if runner is None or runner.recorder is None or outputs is None:
-            return 130
-        return _finish(runner, outputs, out, interrupted=True)
+    except Interrupted as exc:
+        return _interrupted(runner, outputs, out, exc)
     except Exception as exc:  # a bug: say what, without a traceback unless asked for
         if arguments.log_level == "debug":
             raise
@@ -251,7 +271,22 @@ def main(argv: list[str] | None = None) -> int:
               "shows the traceback)", file=sys.stderr)
         _abandon(runner, outputs)
         return 1
-    return _finish(runner, outputs, out, interrupted=False)
+    return _finish(runner, outputs, out)
+
+
+def _interrupted(runner: Runner | None, outputs: RunOutputs | None, out,
+                 stop: Interrupted) -> int:
+    """A stop signal: during start-up bring down what is up; while running, shut down and
+    write what ran (summary.json marked interrupted). The exit status."""
+    if runner is None or not runner.running:
+        print(f"acomms_run: {stop.name} during start-up: stopped (nothing written)",
+              file=sys.stderr)
+        _abandon(runner, outputs)
+        return stop.exit_status
+    print(f"\nacomms_run: {stop.name}: stopped at simulated {runner.sim_elapsed_s():.1f} s; "
+          "shutting down and writing what ran", file=sys.stderr)
+    runner.record.interrupted = stop.name
+    return _finish(runner, outputs, out, interrupted=stop)
 
 
 def _abandon(runner: Runner | None, outputs: RunOutputs | None) -> None:

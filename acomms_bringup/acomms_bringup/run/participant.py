@@ -7,7 +7,9 @@ groups up (their lifecycle managers), then answers every Tick with a Tock
 (`acomms_sim.clock.participant.StepParticipant`): its nodes finish the step's work before the
 conductor moves time on, so the run gives the same results as with every node in one process.
 It exits when no Tick came for `--idle-exit` wall seconds after the first one (the run ended),
-or with status 1 and one line when a group does not come up or a step fails.
+or with status 1 and one line when a group does not come up or a step fails. SIGINT or SIGTERM
+(`acomms_core.ros.interrupts.StopSignals`) ends it between two steps or during start-up with one
+line and status 128 + the signal number (130, 143), after shutting its executor and context down.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from rclpy.executors import SingleThreadedExecutor
 from acomms_bringup.description.scenario import ScenarioError, load_scenario
 from acomms_bringup.description.stack import describe_stack
 from acomms_bringup.run.compose import ComposeError, create_group
+from acomms_core.ros.interrupts import Interrupted, process_stop_signals
 from acomms_sim.clock.participant import StepParticipant
 from acomms_sim.clock.stepping import DEFAULT_STEP_TIMEOUT_S
 
@@ -35,13 +38,15 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--groups", required=True, metavar="NAME,...",
                         help="groups of the scenario's stack to run here (vehicle names)")
     parser.add_argument("--name", required=True, help="participant name (the Tock node_name)")
-    parser.add_argument("--step-timeout", type=float, default=DEFAULT_STEP_TIMEOUT_S)
+    parser.add_argument("--step-timeout", type=float, default=DEFAULT_STEP_TIMEOUT_S,
+                        metavar="S", help="wall seconds one step may take before this process "
+                        f"stops with one line (default {DEFAULT_STEP_TIMEOUT_S:g})")
     parser.add_argument("--idle-exit", type=float, default=10.0, metavar="S",
                         help="exit after this many wall s without a Tick (default 10)")
     return parser
 
 
-def _bring_up(groups, context, executor, sim_start_s=None) -> list:
+def _bring_up(groups, context, executor, sim_start_s=None, checkpoint=lambda: None) -> list:
     nodes = []
     for group in groups:
         created = create_group(group, context, sim_start_s)
@@ -53,13 +58,16 @@ def _bring_up(groups, context, executor, sim_start_s=None) -> list:
         while manager.manager_state not in ("active", "failed"):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"group {group.name}: not active after {START_TIMEOUT_S:g} s")
+            checkpoint()
             executor.spin_once(timeout_sec=0.05)
         if manager.manager_state == "failed":
             raise RuntimeError(f"group {group.name}: {manager.last_message}")
     return nodes
 
 
-def run(arguments) -> int:
+def run(arguments, signals=None) -> int:
+    """The participant's life; `signals` (StopSignals) end it between two steps."""
+    checkpoint = signals.check if signals is not None else (lambda: None)
     stack = describe_stack(load_scenario(arguments.scenario))
     wanted = set(arguments.groups.split(","))
     groups = [g for g in stack.groups if g.name in wanted]
@@ -69,7 +77,7 @@ def run(arguments) -> int:
     rclpy.init(context=context, args=["acomms_participant", "--ros-args", "--log-level", "warn"])
     executor = SingleThreadedExecutor(context=context)
     try:
-        _bring_up(groups, context, executor, stack.sim_start_s)
+        _bring_up(groups, context, executor, stack.sim_start_s, checkpoint)
         participant = StepParticipant(executor, arguments.name, arguments.step_timeout)
         last = [time.monotonic(), 0]
 
@@ -78,7 +86,8 @@ def run(arguments) -> int:
                 last[:] = [time.monotonic(), participant.steps]
             return participant.steps > 0 and time.monotonic() - last[0] > arguments.idle_exit
 
-        participant.spin(until=idle)
+        participant.spin(until=lambda: bool(signals and signals.requested) or idle())
+        checkpoint()
         if participant.error:
             print(f"acomms_participant: {arguments.name}: {participant.error}", file=sys.stderr)
             return 1
@@ -90,13 +99,17 @@ def run(arguments) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     arguments = parser().parse_args(argv)
-    try:
-        return run(arguments)
-    except (ScenarioError, ComposeError, RuntimeError) as exc:
-        print(f"acomms_participant: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
+    with process_stop_signals("acomms_participant") as signals:
+        try:
+            signals.check()  # a signal while this program was imported
+            return run(arguments, signals)
+        except (ScenarioError, ComposeError, RuntimeError) as exc:
+            print(f"acomms_participant: {exc}", file=sys.stderr)
+            return 1
+        except Interrupted as exc:
+            print(f"acomms_participant: {arguments.name}: {exc.name}: stopped",
+                  file=sys.stderr)
+            return exc.exit_status
 
 
 if __name__ == "__main__":

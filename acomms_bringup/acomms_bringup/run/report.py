@@ -133,6 +133,7 @@ class RunRecord:
     steps: int = 0  # deterministic: clock steps
     warnings: list[str] = dataclasses.field(default_factory=list)  # the run may be invalid
     end_s: float = 0.0  # simulated time when recording stopped
+    interrupted: str | None = None  # the signal that stopped the run early (SIGINT, SIGTERM)
     # ROS time of simulated second 0 (the scenario's clock.start_time): the record holds ROS
     # times (as run.mcap), the written outputs seconds since this origin
     start_time_s: float = 0.0
@@ -227,6 +228,7 @@ def summarize(record: RunRecord) -> dict:
         # ROS time of simulated second 0; every *_s time in the outputs counts from it
         "start_time": format_start_time(record.start_time_s),
         "requested_duration_s": record.duration_s,
+        "interrupted": record.interrupted,
         "warp_factor": record.warp_factor,
         "wall_seconds": round(record.wall_seconds, 2),
         **clock_facts(record),
@@ -286,6 +288,10 @@ def _clock_lines(summary: dict) -> list[str]:
              f"{'-' if ratio is None else f'{ratio:g}'}"
              + (f", {summary['steps']} steps" if summary.get("steps") else "")]
     lines += [f"WARNING: {warning}" for warning in summary.get("warnings", [])]
+    if summary.get("interrupted"):
+        lines.append(f"INTERRUPTED by {summary['interrupted']} after "
+                     f"{summary['simulated_seconds']:.1f} of {summary['requested_duration_s']:g} "
+                     "simulated s: what ran until then")
     return lines
 
 

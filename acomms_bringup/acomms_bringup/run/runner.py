@@ -44,7 +44,14 @@ from acomms_bringup.run.compose import start_sim_clock
 from acomms_bringup.run.observers import attach_dispatch_observers, attach_queue_ledgers
 from acomms_bringup.run.progress import Progress
 from acomms_bringup.run.recorder import Recorder
-from acomms_bringup.run.startup import GroupFailed, Startup, StartupError, poll_until
+from acomms_bringup.run.startup import (
+    SETTLED_STATES,
+    GroupFailed,
+    Startup,
+    StartupError,
+    poll_until,
+)
+from acomms_bringup.run.stepped_run import SteppedRun, hand_back_executor
 from acomms_bringup.run.traffic import TrafficError, plan_traffic
 from acomms_core.modems.profile import ModemProfile
 from acomms_core.modems.registry import MODEM_PROFILE_PARAMETER, modem_profile
@@ -118,11 +125,13 @@ class Runner:
                  num_threads: int = 4, clock_mode: str = "free",
                  warp: float | None = -1.0, participants: tuple[str, ...] = (),
                  step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S, exclude: tuple[str, ...] = (),
-                 step_executor: str | None = None):
+                 step_executor: str | None = None, checkpoint=None):
         """warp: deterministic throttle, None = as fast as possible, -1 = the scenario's;
         exclude: groups run by participants in other processes (acomms_participant);
         step_executor: 'events' or 'single' (deterministic clock; default: events if rclpy
-        has the EventsExecutor)."""
+        has the EventsExecutor); checkpoint: called where start-up and the run can stop
+        (between steps, while waiting for a stage); what it raises ends start() or run()
+        (acomms_run: `StopSignals.check`)."""
         self.scenario = scenario
         self.stream = stream
         self.clock_mode = clock_mode if scenario.clock.use_sim_time else "wall"
@@ -130,6 +139,7 @@ class Runner:
         self.participants = tuple(participants)
         self.step_timeout_s = step_timeout_s
         self.step_executor_kind = step_executor or default_step_executor()
+        self.checkpoint = checkpoint or (lambda: None)
         self.stats = StepStats()
         self._behind: dict[str, str] = {}  # free clock: node -> fell-behind counts
         stack = describe_stack(scenario)
@@ -176,9 +186,7 @@ class Runner:
                                  context=self.context)
         start_sim_clock(self.recorder, self.stack.sim_start_s)  # issue 16: clock.start_time
         self.executor.add_node(self.recorder)
-        self._thread = threading.Thread(target=self._spin, name="acomms_run executor",
-                                        daemon=True)
-        self._thread.start()
+        self.spin_in_background()
         self._start_groups()
         self.start_s = now_s(self.recorder)
         attach_queue_ledgers(self)
@@ -211,8 +219,14 @@ class Runner:
 
     def _spin_until(self, predicate, timeout_s: float) -> bool:
         """Wait until predicate() holds while the executor makes progress (here it is spun by
-        the background thread; a runner driving its executor itself spins it here)."""
-        return poll_until(predicate, timeout_s)
+        the background thread; a runner driving its executor itself spins it here); the
+        checkpoint is polled too (it returns None or raises)."""
+        return poll_until(lambda: self.checkpoint() or predicate(), timeout_s)
+
+    @property
+    def running(self) -> bool:
+        """Every group is up and the traffic has started (start() returned)."""
+        return self._started_wall > 0
 
     def _start_groups(self) -> None:
         """Every group up, stage by stage (`startup`), waiting through `_spin_until`."""
@@ -253,8 +267,6 @@ class Runner:
         RunStopped when a deterministic run cannot go on (the record keeps what ran)."""
         duration_s = self.scenario.duration_seconds if duration_s is None else duration_s
         if self.clock_mode == "deterministic":
-            from acomms_bringup.run.stepped_run import SteppedRun
-
             SteppedRun(self).run(duration_s)
         else:
             self._run_free(duration_s)
@@ -286,6 +298,7 @@ class Runner:
         last_sim, last_move = -1.0, time.monotonic()
         last_check = time.monotonic()
         while True:
+            self.checkpoint()
             elapsed = self.sim_elapsed_s()
             if elapsed >= duration_s:
                 break
@@ -306,44 +319,38 @@ class Runner:
 
         return next(n for n in self.nodes.values() if isinstance(n, SimClockNode))
 
-    def _hand_back_executor(self) -> None:
-        """After stepping, an executor spins in the background again for the shutdown: the
-        SingleThreadedExecutor that stepped (it owns the run's tasks and futures), or, after the
-        EventsExecutor (not made for a second thread creating clients meanwhile), a fresh
-        multi-threaded one. The start-up executor is retired."""
-        if self.step_executor is None:
-            return
-        retired, self.executor, self.step_executor = self.executor, self.step_executor, None
-        retired.shutdown(timeout_sec=1.0)
-        if not isinstance(self.executor, SingleThreadedExecutor):
-            events, self.executor = self.executor, MultiThreadedExecutor(
-                num_threads=self.num_threads, context=self.context)
-            for node in events.get_nodes():
-                events.remove_node(node)
-                self.executor.add_node(node)
-            events.shutdown()
+    def spin_in_background(self) -> None:
+        """Spin self.executor in a background thread until `_pause` is set or shutdown."""
         self._pause.clear()
         self._thread = threading.Thread(target=self._spin, name="acomms_run executor",
                                         daemon=True)
         self._thread.start()
 
     def stop(self) -> list[str]:
-        """Stop traffic, shut every group down (reverse order), destroy everything.
+        """Stop traffic, shut every group down (reverse order), destroy everything: nodes are
+        destroyed only once no thread spins them.
 
         Returns the problems met (empty when the shutdown was clean)."""
         problems = []
-        self._hand_back_executor()
+        if self.recorder is not None:  # after stepping no thread spins the recorder until
+            self.recorder.stop_traffic()  # the hand-back: its timer goes while nothing uses it
+        if self.step_executor is not None:
+            hand_back_executor(self)
         if self.clock_mode == "free":
             self.check_fell_behind()
         if self.recorder is not None:
-            self.recorder.stop_traffic()
             self.record.end_s = max(0.0, self.sim_elapsed_s())
             self.record.wall_seconds = (time.monotonic() - self._started_wall
                                         if self._started_wall else 0.0)
-            for group, _manager in reversed(self.managers):
+            for group, manager in reversed(self.managers):
+                if manager.manager_state not in SETTLED_STATES:
+                    continue  # start-up interrupted: destroy_node below releases its nodes
                 ok, message = self.call_manager(group, "shutdown")
                 if not ok:
                     problems.append(f"group {group.name}: {message}")
+        self._pause.set()  # the background spin ends: nothing spins the nodes destroyed below
+        if self._thread is not None:
+            self._thread.join(timeout=5.0)
         if self.executor is not None:
             self.executor.shutdown(timeout_sec=5.0)
         for node in [*self.nodes.values(), self.recorder]:
@@ -355,8 +362,6 @@ class Runner:
         self.nodes.clear()
         if self.context is not None and self.context.ok():
             rclpy.shutdown(context=self.context)
-        if self._thread is not None:
-            self._thread.join(timeout=5.0)
         return problems
 
     # ---- helpers (also used by tests) ------------------------------------------------------

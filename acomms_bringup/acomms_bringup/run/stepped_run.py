@@ -10,8 +10,9 @@ pending event (ROS-time timer deadlines here, `next_event` of the participants),
 real time: /clock is published (sim_clock_node in mode `stepped`) for other processes, and the
 clocks of this process's nodes are set directly, in a fixed order (`LocalClocks`). A callback that
 raises or a step that does not finish within the step timeout becomes `RunStopped` (one line: the
-node and the simulated time). After the run the runner spins an executor in the background again
-for the shutdown.
+node and the simulated time); the runner's checkpoint (a stop signal) is polled between steps,
+while throttled and while waiting for Tocks. After the run the runner spins an executor in the
+background again for the shutdown.
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ class SteppedRun:
         now_ns, end_ns = start_ns, start_ns + seconds_to_ns(duration_s)
         try:
             while True:
+                runner.checkpoint()  # a stop signal ends the run between two steps
                 remote = self._settle(stepper, now_ns)
                 runner.progress.update(ns_to_seconds(now_ns - start_ns), self._wall_s())
                 if now_ns >= end_ns:
@@ -116,6 +118,7 @@ class SteppedRun:
             self.runner.stats.rounds += 1
             work = 0
             while not tock_round.complete:
+                self.runner.checkpoint()
                 if self.clock.round_overdue():
                     raise StepTimeout(self.clock.overdue_message())
                 ran = stepper.drain(ns_to_seconds(now_ns), now_ns=now_ns)
@@ -129,8 +132,32 @@ class SteppedRun:
     def _throttle(self, throttle: WarpThrottle, sim_s: float) -> None:
         """Wait until stepping to sim_s keeps within warp × real time (progress stays live)."""
         while True:
+            self.runner.checkpoint()
             wait = throttle.wait_s(sim_s, self._wall_s())
             if wait <= 0:
                 return
             self.runner.progress.update(sim_s - wait * throttle.warp, self._wall_s())
             time.sleep(min(wait, THROTTLE_SLICE_S))
+
+
+def hand_back_executor(runner) -> None:
+    """After stepping, a SingleThreadedExecutor spins `runner`'s nodes in the background again
+    for the shutdown: the one that stepped (it owns the run's tasks and futures) or, after the
+    EventsExecutor (not made for a second thread creating clients meanwhile), a fresh one with
+    every node. Not a multi-threaded one: the shutdown's transitions destroy publishers and
+    subscriptions, and rclpy's MultiThreadedExecutor, building its wait set in its spin thread
+    while a transition destroys in a worker thread, adds the destroyed QoS event handler anyway
+    and raises InvalidHandle out of spin (rclpy issue 1284). The start-up executor is retired."""
+    from rclpy.executors import SingleThreadedExecutor
+
+    retired, runner.executor, runner.step_executor = (runner.executor, runner.step_executor,
+                                                      None)
+    retired.shutdown(timeout_sec=1.0)
+    if not isinstance(runner.executor, SingleThreadedExecutor):
+        events = runner.executor
+        runner.executor = SingleThreadedExecutor(context=runner.context)
+        for node in events.get_nodes():
+            events.remove_node(node)
+            runner.executor.add_node(node)
+        events.shutdown()
+    runner.spin_in_background()

@@ -1,0 +1,51 @@
+"""acomms_run stopped by Ctrl-C (SIGINT) while it runs: it stops at the next step, shuts down and
+writes what ran (summary.json marked interrupted, run.mcap finished with its summary), exits 130
+with one line, and gives this process its signal handlers back."""
+
+import json
+import os
+import pathlib
+import signal
+import threading
+import time
+
+from acomms_bringup.run import cli
+
+CONFIG = pathlib.Path(__file__).resolve().parents[1] / "config"
+
+
+def interrupt_once_running(out: pathlib.Path, stop: threading.Event) -> None:
+    """SIGINT to this process a wall second after run.mcap appears (the run has started)."""
+    deadline = time.monotonic() + 90.0
+    while not stop.is_set() and time.monotonic() < deadline:
+        if (out / "run.mcap").exists():
+            time.sleep(1.0)
+            os.kill(os.getpid(), signal.SIGINT)
+            return
+        time.sleep(0.05)
+
+
+def test_ctrl_c_while_running_writes_what_ran(tmp_path, capsys):
+    from mcap.reader import make_reader
+
+    out = tmp_path / "out"
+    before = signal.getsignal(signal.SIGINT)
+    stop = threading.Event()
+    sender = threading.Thread(target=interrupt_once_running, args=(out, stop), daemon=True)
+    sender.start()
+    try:
+        status = cli.main([str(CONFIG / "demo.yaml"), "--warp", "10", "--quiet",
+                           "--out", str(out)])
+    finally:
+        stop.set()
+        sender.join(timeout=5.0)
+    err = capsys.readouterr().err
+    assert status == 130, err
+    (line,) = [text for text in err.splitlines() if "SIGINT" in text]
+    assert line.startswith("acomms_run: SIGINT: stopped at simulated "), err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["interrupted"] == "SIGINT"
+    assert 0 < summary["simulated_seconds"] < 600
+    with (out / "run.mcap").open("rb") as stream:
+        assert make_reader(stream).get_summary().statistics.message_count > 0
+    assert signal.getsignal(signal.SIGINT) is before
