@@ -2,8 +2,9 @@
 
 Per block: unsent -> in flight (sent, waiting) -> acked, or -> lost (to send again). A block is
 lost when (a) an ack acknowledges a block sent in a later packet (the link delivers in order, so
-an earlier unacknowledged block did not arrive), or (b) it was sent `ack_timeout_s` ago and is
-still not acknowledged, or (c) a null ack says the start header never arrived (every block in
+an earlier unacknowledged block did not arrive), or (b) it was sent the ack timeout ago and is
+still not acknowledged (`ack_timeout`: `ack_timeout_s`, or with 0 the automatic timeout that
+follows the MAC's cycle), or (c) a null ack says the start header never arrived (every block in
 flight is then lost, since the receiver could not keep them). Only lost and unsent blocks are
 ever sent, lost ones first; at most `window_blocks` are in flight. Until block 0 is
 acknowledged, the first piece of every packet carries a start header (for whatever blocks it
@@ -20,6 +21,7 @@ from collections import Counter
 from bitstring import BitArray, Bits
 
 from acomms_core.fragmentation.ack import acked_blocks
+from acomms_core.fragmentation.ack_timeout import OpportunityClock, ack_timeout_s
 from acomms_core.fragmentation.ranges import to_ranges
 from acomms_core.fragmentation.settings import FragmentationSettings
 from acomms_core.fragmentation.wire import (
@@ -103,6 +105,7 @@ class Fragmenter:
         self._next_id = 0
         self._packet_seq = 0
         self.finished: list[tuple[OutgoingSession, str]] = []   # (session, outcome) to report
+        self.opportunities = OpportunityClock()   # fed with the MAC's packet requests
 
     # -- opening --------------------------------------------------------------------------------
     def open(self, codec_id: int, src: int, dest: int, bits: Bits, now: float,
@@ -141,8 +144,12 @@ class Fragmenter:
         return None
 
     # -- sending --------------------------------------------------------------------------------
+    def ack_timeout_s(self) -> float:
+        """The ack timeout in use (fragment_ack_timeout_s, or automatic when it is 0)."""
+        return ack_timeout_s(self.settings.ack_timeout_s, self.opportunities)
+
     def _time_out(self, session: OutgoingSession, now: float) -> None:
-        deadline = now - self.settings.ack_timeout_s
+        deadline = now - self.ack_timeout_s()
         timed_out = [b for b, s in enumerate(session.state)
                      if s == IN_FLIGHT and session.sent_at[b] <= deadline]
         for block in timed_out:
