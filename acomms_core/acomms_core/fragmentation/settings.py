@@ -9,7 +9,7 @@ Defaults and why:
   the MAC asked for (after the 7-byte continuation framing) without waste; 248 bits before any
   request;
 - window 512 blocks (~16 KB in flight before an ack is needed);
-- ack timeout 0 = automatic: 2 x the period of this vehicle's transmit opportunities learnt from
+- ack timeout 0 = automatic: 3 x the period of this vehicle's transmit opportunities learnt from
   the MAC's requests, at least 120 s (`ack_timeout`), so a lost ack costs time, not packets: gaps
   are resent as soon as a later ack shows them; only the tail waits for the timeout;
 - session TTL 1800 s without progress (no new block acknowledged / received);
