@@ -55,15 +55,15 @@ def test_ack_timeout_is_automatic_by_default_and_an_explicit_value_wins(tmp_path
         client = ros.helper.create_client(GetNextPacketData, "/auv1/get_next_packet_data")
         pub = publisher(ros, String, "/auv1/blob")
         assert get_parameters(ros, params, "fragment_ack_timeout_s") == [0.0]
-        for k in range(2):                       # the MAC's requests before the message
+        for k in range(3):                       # the MAC's requests before the message
             _slot(ros, clock, client, k)
         fragmenter = node.queues.fragmentation.fragmenter
         assert fragmenter.ack_timeout_s() == AUTO_CYCLES * CYCLE_S
         _send_large(ros, pub, node, text)
-        assert _slot(ros, clock, client, 2) == len(SLOT_OFFSETS)
-        for k in range(3, 2 + int(AUTO_CYCLES)):     # the receiver's next slots: waits
+        assert _slot(ros, clock, client, 3) == len(SLOT_OFFSETS)
+        for k in range(4, 3 + int(AUTO_CYCLES)):     # the receiver's next slots: waits
             assert _slot(ros, clock, client, k) and _timeouts(node) == 0
-        _slot(ros, clock, client, 2 + int(AUTO_CYCLES))
+        _slot(ros, clock, client, 3 + int(AUTO_CYCLES))
         assert _timeouts(node) >= 1              # AUTO_CYCLES cycles without an ack: resent
 
         assert not set_parameters(ros, params, fragment_ack_timeout_s=-1.0)[0].successful
@@ -71,6 +71,6 @@ def test_ack_timeout_is_automatic_by_default_and_an_explicit_value_wins(tmp_path
         _restart(ros, node)
         assert node.queues.fragmentation.fragmenter.ack_timeout_s() == 45.0
         _send_large(ros, pub, node, text)
-        _slot(ros, clock, client, 7)
         _slot(ros, clock, client, 8)
+        _slot(ros, clock, client, 9)
         assert _timeouts(node) == 1              # 90 s > 45 s: resent a cycle later
