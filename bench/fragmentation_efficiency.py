@@ -22,7 +22,7 @@ length and size: data packets used (mean over seeds), their ratio to N / (1 - PE
 seed), delivery, completion time in cycles, ack timeouts and blocks resent (means). Target:
 ratio <= 1.10 at PER 20 % with 100 % delivery. PNG: ratio vs cycle length. Run:
 
-    source env.sh && python bench/fragmentation_efficiency.py [--seeds 3] [--png out.png]
+    source env.sh && python bench/fragmentation_efficiency.py [--seeds 10] [--png out.png]
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def measure(config, size, link: TdmaLink, args, packet, settings, capacity) -> P
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--per", type=float, default=0.2)
     parser.add_argument("--rate", type=int, default=1)
     parser.add_argument("--cycles", type=float, nargs="*", default=list(CYCLES))
