@@ -6,6 +6,8 @@ import math
 
 import pytest
 from bitstring import Bits
+from fragmentation_support import make_link, text_of
+from std_msgs.msg import String
 
 from acomms_core.fragmentation.ack_timeout import (
     AUTO_CYCLES,
@@ -15,7 +17,7 @@ from acomms_core.fragmentation.ack_timeout import (
 )
 from acomms_core.fragmentation.sender import Fragmenter
 from acomms_core.fragmentation.settings import FragmentationSettings
-from acomms_core.fragmentation.simulated_link import TdmaLink
+from acomms_core.fragmentation.simulated_link import TdmaLink, run_tdma_transfer
 
 PACKET_S = 3.0   # on-air time of one packet (a Micromodem rate-1 packet is about this long)
 
@@ -112,3 +114,22 @@ def test_lost_acks_resend_nothing_before_the_receiver_had_three_opportunities(cy
 
 def test_a_fixed_timeout_shorter_than_two_cycles_resends_in_the_next_slot():
     assert _first_resend(105.0, 120.0) == (1, 120.0)   # the fixed default before issue 26
+
+
+def test_tdma_link_with_defaults_delivers_with_fewer_packets_than_a_fixed_short_timeout(tmp_path):
+    """The whole queue and dispatch code over `run_tdma_transfer` (the bench's link): 300 s
+    cycles of 10 s slots, the receiver's one of them; 20 % of the packets lost."""
+    layout = {"num_slots": 30, "sender_slots": "0:28", "receiver_slots": 29}
+    runs = {}
+    for timeout in (0.0, 120.0):
+        sender, receiver = make_link(tmp_path, ack_timeout_s=timeout)
+        text = text_of(8000, 4)
+
+        def add(now, sender=sender, text=text):
+            assert sender.queues.add("blob", String(data=text), now) == "fragmented"
+
+        run = run_tdma_transfer(sender, receiver, (72, 192), 0.2, 4,
+                                TdmaLink(300.0, 4.646, **layout), add, add_at_s=600.0)
+        assert [m.data for _, _, m in receiver.published] == [text]
+        runs[timeout] = (run.data_packets, sender.sender.counters()["fragment_ack_timeouts"])
+    assert runs[0.0][0] < runs[120.0][0] and runs[0.0][1] < runs[120.0][1]
