@@ -10,7 +10,13 @@ from hypothesis import strategies as st
 from acomms_core.fragmentation.ack import acked_blocks, build_ack, null_ack
 from acomms_core.fragmentation.ranges import complement, from_ranges, to_ranges
 from acomms_core.fragmentation.receiver import Reassembler
-from acomms_core.fragmentation.sender import ACKED, LOST, Fragmenter, FragmentRefused
+from acomms_core.fragmentation.sender import (
+    ACKED,
+    LOST,
+    START_COPIES,
+    Fragmenter,
+    FragmentRefused,
+)
 from acomms_core.fragmentation.settings import (
     FragmentationSettings,
     check_fragmentation_values,
@@ -171,6 +177,21 @@ def test_sender_null_ack_resends_start_and_unknown_acks_are_counted():
     assert fragmenter.on_ack(2, Ack(101, session.session_id, True, ((0, 500),)), 2.0) \
         == "acks_invalid"
     assert fragmenter.counts["acks_unknown_session"] == 2
+
+
+def test_sender_puts_a_start_header_in_the_first_packets_only_and_again_after_a_null_ack():
+    fragmenter = Fragmenter(SETTINGS)
+    session = fragmenter.open(101, 1, 2, Bits(40 * 40), 0.0, 40)
+
+    def packet(t):
+        pieces = fragmenter.plan(session, 8 + 8 + 112 + 2 * 40, _cost, t)
+        fragmenter.commit(session, pieces, t)
+        return pieces[0].is_start
+
+    starts = [packet(float(t)) for t in range(1, START_COPIES + 3)]
+    assert starts == [True] * START_COPIES + [False, False]   # block 0 not acked yet
+    fragmenter.on_ack(2, null_ack(101, session.session_id), 10.0)
+    assert packet(11.0) and packet(12.0)     # the receiver never learnt the session
 
 
 def test_sender_refuses_too_many_blocks_and_expires_by_ttl():

@@ -5,6 +5,7 @@
 - `ranges`: inclusive block ranges <-> sets;
 - `ack`: which blocks an ack says arrived; the shorter of the ACK / NACK lists;
 - `sender`: `Fragmenter` (blocks, window, selective retransmission, ack timeout, TTL);
+- `ack_timeout`: the automatic ack timeout, from the period of the MAC's packet requests;
 - `receiver`: `Reassembler` (bounded sessions keyed by (src, session id), every bad case counted);
 - `settings`: the ParameterSpec tables, the pure validator and `FragmentationSettings`;
 - `queue_hooks` / `dispatch_hooks`: what the queue and dispatch nodes call (and bench/ too).

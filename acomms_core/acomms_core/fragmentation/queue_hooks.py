@@ -170,6 +170,7 @@ class FragmentationSender:
         priority or higher. Returns what was planned (for `commit`)."""
         if request.num_miniframe_bytes + request.num_dataframe_bytes > 0:
             self.last_request = (request.num_miniframe_bytes, request.num_dataframe_bytes)
+            self.fragmenter.opportunities.observe(now)   # the automatic ack timeout learns
         planned = []
         for priority, _, _, kind, item in self._items(request, eligible, now):
             if at_least is not None and priority < at_least:

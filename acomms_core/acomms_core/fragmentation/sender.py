@@ -2,14 +2,17 @@
 
 Per block: unsent -> in flight (sent, waiting) -> acked, or -> lost (to send again). A block is
 lost when (a) an ack acknowledges a block sent in a later packet (the link delivers in order, so
-an earlier unacknowledged block did not arrive), or (b) it was sent `ack_timeout_s` ago and is
-still not acknowledged, or (c) a null ack says the start header never arrived (every block in
+an earlier unacknowledged block did not arrive), or (b) it was sent the ack timeout ago and is
+still not acknowledged (`ack_timeout`: `ack_timeout_s`, or with 0 the automatic timeout that
+follows the MAC's cycle), or (c) a null ack says the start header never arrived (every block in
 flight is then lost, since the receiver could not keep them). Only lost and unsent blocks are
 ever sent, lost ones first; at most `window_blocks` are in flight. Until block 0 is
-acknowledged, the first piece of every packet carries a start header (for whatever blocks it
-holds): a lost start then costs 9 bytes a packet instead of every continuation sent before the
-receiver learnt the session. Broadcast sessions are sent once, without acks. A session without
-progress for `session_ttl_s` ends (`expire`).
+acknowledged, the first piece of the session's first `START_COPIES` packets carries a start
+header (for whatever blocks it holds), and again after a null ack: a lost start then costs 9
+bytes in a few packets instead of every continuation sent before the receiver learnt the session
+(a start in every packet cost one block in eight of a whole TDMA slot before the first ack).
+Broadcast sessions are sent once, without acks. A session without progress for `session_ttl_s`
+ends (`expire`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from collections import Counter
 from bitstring import BitArray, Bits
 
 from acomms_core.fragmentation.ack import acked_blocks
+from acomms_core.fragmentation.ack_timeout import OpportunityClock, ack_timeout_s
 from acomms_core.fragmentation.ranges import to_ranges
 from acomms_core.fragmentation.settings import FragmentationSettings
 from acomms_core.fragmentation.wire import (
@@ -32,6 +36,7 @@ from acomms_core.fragmentation.wire import (
 )
 
 UNSENT, IN_FLIGHT, LOST, ACKED = 0, 1, 2, 3
+START_COPIES = 4   # packets with a start header before block 0 is acked (all lost: 0.16 % at 20 %)
 SENDER_COUNTERS = ("sessions_opened", "sessions_completed", "sessions_expired",
                    "sessions_refused", "pieces_sent", "blocks_sent", "blocks_resent",
                    "acks_received", "acks_unknown_session", "acks_invalid", "null_acks_received",
@@ -65,6 +70,7 @@ class OutgoingSession:
     sent_seq: list = None         # per block: the packet number it was last sent in
     sent_at: list = None          # per block: when it was last sent
     acked_count: int = 0
+    start_copies: int = 0         # packets sent with a start header (since the last null ack)
 
     def __post_init__(self):
         self.state = bytearray(self.size_blocks)
@@ -103,6 +109,7 @@ class Fragmenter:
         self._next_id = 0
         self._packet_seq = 0
         self.finished: list[tuple[OutgoingSession, str]] = []   # (session, outcome) to report
+        self.opportunities = OpportunityClock()   # fed with the MAC's packet requests
 
     # -- opening --------------------------------------------------------------------------------
     def open(self, codec_id: int, src: int, dest: int, bits: Bits, now: float,
@@ -141,8 +148,12 @@ class Fragmenter:
         return None
 
     # -- sending --------------------------------------------------------------------------------
+    def ack_timeout_s(self) -> float:
+        """The ack timeout in use (fragment_ack_timeout_s, or automatic when it is 0)."""
+        return ack_timeout_s(self.settings.ack_timeout_s, self.opportunities)
+
     def _time_out(self, session: OutgoingSession, now: float) -> None:
-        deadline = now - self.settings.ack_timeout_s
+        deadline = now - self.ack_timeout_s()
         timed_out = [b for b, s in enumerate(session.state)
                      if s == IN_FLIGHT and session.sent_at[b] <= deadline]
         for block in timed_out:
@@ -167,7 +178,7 @@ class Fragmenter:
         packet codec charges); the start header first while block 0 is owed."""
         blocks = self.candidates(session, now)
         pieces = []
-        start_owed = session.state[0] != ACKED
+        start_owed = session.state[0] != ACKED and session.start_copies < START_COPIES
         for index, (first, last) in enumerate(to_ranges(blocks)):   # block 0 first if owed
             as_start = first == 0 or (start_owed and index == 0)
             count = self._blocks_that_fit(session, as_start, room_bits, cost)
@@ -190,6 +201,7 @@ class Fragmenter:
     def commit(self, session: OutgoingSession, pieces: list[Fragment], now: float) -> None:
         """The pieces went into a packet."""
         self._packet_seq += 1
+        session.start_copies += any(piece.is_start for piece in pieces)
         for piece in pieces:
             self.counts["pieces_sent"] += 1
             for block in range(piece.header.first_block, piece.header.last_block + 1):
@@ -219,6 +231,7 @@ class Fragmenter:
         state = session.state
         if acked is None:   # null ack: the receiver has no start header, nor what followed it
             self.counts["null_acks_received"] += 1
+            session.start_copies = 0
             for block, s in enumerate(state):
                 if s == IN_FLIGHT or (block == 0 and s != ACKED):
                     state[block] = LOST

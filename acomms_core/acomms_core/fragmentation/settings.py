@@ -9,8 +9,9 @@ Defaults and why:
   the MAC asked for (after the 7-byte continuation framing) without waste; 248 bits before any
   request;
 - window 512 blocks (~16 KB in flight before an ack is needed);
-- ack timeout 120 s (longer than a typical TDMA cycle, so a lost ack costs time, not packets:
-  gaps are resent as soon as a later ack shows them; only the tail waits for the timeout);
+- ack timeout 0 = automatic: 3 x the period of this vehicle's transmit opportunities learnt from
+  the MAC's requests, at least 120 s (`ack_timeout`), so a lost ack costs time, not packets: gaps
+  are resent as soon as a later ack shows them; only the tail waits for the timeout;
 - session TTL 1800 s without progress (no new block acknowledged / received);
 - acks at priority 100 (above ros_acomms' default 10), at most 16 ranges each (70 bytes), each
   sent again up to 3 times, at least 30 s apart, while no newer ack replaces it.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from acomms_core.fragmentation.ack_timeout import AUTO_CYCLES, AUTO_MIN_S
 from acomms_core.fragmentation.wire import MAX_ACK_RANGES, MAX_BLOCK_SIZE_BITS, MAX_BLOCKS
 from acomms_core.ros.parameter_spec import ParameterSpec
 
@@ -48,8 +50,11 @@ SENDER_PARAMETERS = (
     ParameterSpec("fragment_window_blocks", 512, "Blocks in flight (sent, not yet acknowledged) "
                   "per session before the sender waits for an ack", minimum=1,
                   maximum=MAX_BLOCKS - 1),
-    ParameterSpec("fragment_ack_timeout_s", 120.0, "Blocks sent this long ago and still not "
-                  "acknowledged are sent again", minimum=0.1, maximum=1e6),
+    ParameterSpec("fragment_ack_timeout_s", 0.0, "Blocks sent this long ago (node clock) and "
+                  "still not acknowledged are sent again; 0: automatic, "
+                  f"{AUTO_CYCLES:g} x the period of this vehicle's transmit opportunities learnt "
+                  f"from the MAC's packet requests, at least {AUTO_MIN_S:g} s",
+                  minimum=0.0, maximum=1e6),
     ParameterSpec("fragment_ack_priority", 100, "Queue priority of fragment acks (higher is "
                   "sent first)", minimum=0, maximum=32767),
     ParameterSpec("fragment_ack_repeats", 3, "Times an ack is sent again (unless a newer ack "
