@@ -186,42 +186,7 @@ def summarize(record: RunRecord) -> dict:
     from acomms_bringup.run.matching import reconcile
 
     reconcile(record)
-    topics = []
-    fates = {(r["topic"], r["source"], r["destination"]): r for r in accounting_rows(record)}
-    keys = sorted({(m.topic, m.source, d) for m in record.sent for d in m.destinations})
-    for topic, source, destination in keys:
-        sent = [m for m in record.sent
-                if (m.topic, m.source) == (topic, source) and destination in m.destinations]
-        delivered = {d.seq: d for d in record.deliveries
-                     if (d.topic, d.source, d.destination) == (topic, source, destination)}
-        latencies = [d.latency_s for d in delivered.values()]
-        topics.append({
-            "topic": topic, "source": source, "destination": destination,
-            "sent": len(sent), "delivered": len(delivered),
-            # microseconds: ROS times near a real epoch carry ~1e-7 s of float noise
-            "mean_latency_s": _round_or_none(_mean(latencies), 6),
-            "max_latency_s": round(max(latencies), 6) if latencies else None,
-            **{fate: fates[(topic, source, destination)][fate] for fate in FATES
-               if fate != "delivered"},
-        })
-    links = []
-    for source in record.vehicles:
-        sent = [t for t in record.transmissions if t.vehicle == source]
-        for receiver in record.vehicles:
-            if receiver == source:
-                continue
-            src = record.vehicles[source]
-            heard = [r for r in record.receptions if r.vehicle == receiver and r.src == src]
-            lost = {cause: sum(r.loss_cause == cause for r in heard) for cause in LOSS_CAUSES}
-            links.append({
-                "source": source, "receiver": receiver, "sent": len(sent),
-                "received": sum(r.outcome == "received" for r in heard),
-                "partial": sum(r.outcome == "partial" for r in heard),
-                "lost_noise": lost["noise"], "lost_collision": lost["collision"],
-                "lost_half_duplex": lost["half_duplex"],
-                "in_flight": max(0, len(sent) - len(heard)),
-                "mean_snr_db": _mean([r.snr_db for r in heard if r.outcome != "half_duplex"]),
-            })
+    topics, links = _topic_rows(record), _link_rows(record)
     return {
         "scenario": record.scenario,
         "simulated_seconds": round(record.end_s, 3),
@@ -241,6 +206,52 @@ def summarize(record: RunRecord) -> dict:
         "links": links,
         "bridges": dict(record.bridges),
     }
+
+
+def _topic_rows(record: RunRecord) -> list[dict]:
+    """Per (topic, source, destination): sent, delivered, latency and every other fate."""
+    topics = []
+    fates = {(r["topic"], r["source"], r["destination"]): r for r in accounting_rows(record)}
+    keys = sorted({(m.topic, m.source, d) for m in record.sent for d in m.destinations})
+    for topic, source, destination in keys:
+        sent = [m for m in record.sent
+                if (m.topic, m.source) == (topic, source) and destination in m.destinations]
+        delivered = {d.seq: d for d in record.deliveries
+                     if (d.topic, d.source, d.destination) == (topic, source, destination)}
+        latencies = [d.latency_s for d in delivered.values()]
+        topics.append({
+            "topic": topic, "source": source, "destination": destination,
+            "sent": len(sent), "delivered": len(delivered),
+            # microseconds: ROS times near a real epoch carry ~1e-7 s of float noise
+            "mean_latency_s": _round_or_none(_mean(latencies), 6),
+            "max_latency_s": round(max(latencies), 6) if latencies else None,
+            **{fate: fates[(topic, source, destination)][fate] for fate in FATES
+               if fate != "delivered"},
+        })
+    return topics
+
+
+def _link_rows(record: RunRecord) -> list[dict]:
+    """Per (source, receiver): packets sent, received, partial, lost by cause, mean SNR."""
+    links = []
+    for source in record.vehicles:
+        sent = [t for t in record.transmissions if t.vehicle == source]
+        for receiver in record.vehicles:
+            if receiver == source:
+                continue
+            src = record.vehicles[source]
+            heard = [r for r in record.receptions if r.vehicle == receiver and r.src == src]
+            lost = {cause: sum(r.loss_cause == cause for r in heard) for cause in LOSS_CAUSES}
+            links.append({
+                "source": source, "receiver": receiver, "sent": len(sent),
+                "received": sum(r.outcome == "received" for r in heard),
+                "partial": sum(r.outcome == "partial" for r in heard),
+                "lost_noise": lost["noise"], "lost_collision": lost["collision"],
+                "lost_half_duplex": lost["half_duplex"],
+                "in_flight": max(0, len(sent) - len(heard)),
+                "mean_snr_db": _mean([r.snr_db for r in heard if r.outcome != "half_duplex"]),
+            })
+    return links
 
 
 # MAC counters that grow when a node could not keep up with a free-running clock.
