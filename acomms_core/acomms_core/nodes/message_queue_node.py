@@ -94,8 +94,9 @@ PARAMETERS = CODEC_CONFIG_PARAMETERS + (
     ParameterSpec("max_packet_bytes", LARGEST_PACKET_BYTES, "Largest packet (miniframe + "
                   "dataframe bytes) any MAC will ask for; messages that can never fit are refused "
                   "on arrival", minimum=1, maximum=65535),
-    ParameterSpec("dynamic_queue_timeout_seconds", 2.0, "Wall-clock time a dynamic queue's "
-                  "get-next service may take to answer before it counts as no offer, s",
+    ParameterSpec("dynamic_queue_timeout_seconds", 2.0, "Time a dynamic queue's get-next "
+                  "service may take to answer before it counts as no offer (wall clock; a "
+                  "deterministic run waits for the answer instead), s",
                   minimum=0.01, maximum=600.0),
 ) + SECURITY_PARAMETERS
 

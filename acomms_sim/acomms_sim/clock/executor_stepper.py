@@ -5,7 +5,8 @@ a service request is in the reader's queue when publish / call_async returns. So
 ready callback until the wait set is empty twice in a row (`drain`) reaches quiescence without any
 wall-clock wait; then the next step goes to the earliest ROS-time timer deadline of the
 executor's nodes (`next_deadline_ns`). Service requests to servers in *another* process are the
-exception: `drain` keeps waiting (bounded) while such a request has no reply yet.
+exception: `drain` keeps waiting (bounded) while such a request has no reply yet; so it does for
+a `call_awaited` call of one of its nodes (acomms_core.ros.service_calls), wherever its server.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Collection
 from rclpy.clock import ClockType
 from rclpy.executors import ShutdownException, TimeoutException
 
+from acomms_core.ros.service_calls import AWAITED
 from acomms_sim.clock.stepping import DEFAULT_STEP_TIMEOUT_S, StepTimeout, Watchdog
 
 REMOTE_REPLY_POLL_S = 0.001  # wall wait between polls while a remote service reply is pending
@@ -47,6 +49,21 @@ def remote_clients(nodes) -> list[tuple[str, object]]:
     local = {service.srv_name for node in nodes for service in node.services}
     return [(node_name(node), client) for node in nodes for client in node.clients
             if client.srv_name not in local]
+
+
+def unready_local_clients(nodes) -> list[str]:
+    """'<node> (its <service> client has not discovered the server yet)' for every client of
+    `nodes` whose service one of `nodes` serves but which does not see it ready yet."""
+    local = {service.srv_name for node in nodes for service in node.services}
+    return [f"{node_name(node)} (its {client.srv_name} client has not discovered the server yet)"
+            for node in nodes for client in node.clients
+            if client.srv_name in local and not client.service_is_ready()]
+
+
+def awaited_calls(nodes) -> list[str]:
+    """The `call_awaited` service calls of `nodes` still waiting for their reply (cheap when
+    none is outstanding in the process)."""
+    return AWAITED.pending(nodes) if len(AWAITED) else []
 
 
 def ros_timer_deadlines_ns(nodes, driven: Collection[int] = (), now_ns: int | None = None
@@ -151,7 +168,8 @@ class ExecutorStepper(DrivenClocks):
 
     def remote_pending(self) -> list[str]:
         """Nodes with a request to a service that no node of this executor serves."""
-        return [name for name, client in remote_clients(self.nodes) if pending_requests(client)]
+        return [f"{name} (waiting for a service reply from another process)"
+                for name, client in remote_clients(self.nodes) if pending_requests(client)]
 
     def drain(self, sim_s: float = 0.0, now_ns: int | None = None) -> int:
         """Run ready callbacks until quiescence; the number run (bookkeeping nodes' callbacks
@@ -167,10 +185,10 @@ class ExecutorStepper(DrivenClocks):
             except TimeoutException:
                 empty += 1
                 if empty >= 2:
-                    waiting = self.remote_pending()
+                    waiting = self.remote_pending() or awaited_calls(self.nodes)
                     if not waiting:
                         break
-                    last = f"{waiting[0]} (waiting for a service reply from another process)"
+                    last = waiting[0]
                     time.sleep(REMOTE_REPLY_POLL_S)
                     empty = 0
                 self._check(last, sim_s)
