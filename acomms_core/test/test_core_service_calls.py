@@ -7,11 +7,15 @@ import warnings
 import pytest
 from rclpy.task import Future
 
+from acomms_core.ros import service_calls
 from acomms_core.ros.service_calls import (
     AWAITED,
+    HANDLED,
     LOST_REPLY_WARNING,
+    RESEND_AFTER_WALL_S,
     AwaitedCalls,
     ReliableReplies,
+    Resend,
     call_awaited,
     forget,
 )
@@ -25,6 +29,7 @@ class FlakyService:
     srv_name = "/v/get_next_packet_data"
 
     def __init__(self, unmatched_attempts: int):
+        self.callback = lambda request, response: response
         self.unmatched_attempts = unmatched_attempts
         self.attempts = 0
         self.delivered = []
@@ -83,16 +88,30 @@ def test_other_warnings_raised_while_sending_are_passed_on():
 class Node:
     def __init__(self, name):
         self.name = name
+        self.warnings = []
 
     def get_fully_qualified_name(self):
         return self.name
+
+    def get_logger(self):
+        return self
+
+    def warning(self, text):
+        self.warnings.append(text)
 
 
 class Client:
     srv_name = "/v/queue_tx_packet"
 
+    def __init__(self):
+        self.sent, self.forgotten = [], []
+
     def call_async(self, request):
-        return Future()
+        self.sent.append((request, Future()))
+        return self.sent[-1][1]
+
+    def remove_pending_request(self, future):
+        self.forgotten.append(future)
 
 
 def test_awaited_calls_are_listed_per_node_until_answered_or_forgotten():
@@ -127,3 +146,39 @@ def test_stepping_is_counted_and_released():
             assert calls.stepped
         assert calls.stepped
     assert not calls.stepped
+
+
+def test_a_request_its_in_process_server_never_took_is_sent_again_once_overdue(monkeypatch):
+    monkeypatch.setitem(HANDLED, "/v/queue_tx_packet", 7)  # served here, 7 requests taken
+    calls, mac, client = AwaitedCalls(), Node("/v/tdma"), Client()
+    future = client.call_async("packet")
+    calls.add(future, mac, client.srv_name, Resend(client, "packet", now=100.0))
+    assert calls.resend_lost(now=100.0 + RESEND_AFTER_WALL_S / 2) == 0  # not overdue yet
+    assert calls.resend_lost(now=100.0 + RESEND_AFTER_WALL_S) == 1
+    assert [r for r, _ in client.sent] == ["packet", "packet"] and client.forgotten == [future]
+    assert calls.resent == 1 and "sent again" in mac.warnings[0]
+    client.sent[1][1].set_result("accepted")  # the answer to the second request ...
+    assert future.result() == "accepted"  # ... is the caller's
+    assert calls.pending() == []
+
+
+def test_a_call_is_not_sent_again_once_its_server_took_a_request_or_when_served_elsewhere(
+        monkeypatch):
+    monkeypatch.setitem(HANDLED, "/v/queue_tx_packet", 7)
+    calls, client = AwaitedCalls(), Client()
+    future = client.call_async("packet")
+    calls.add(future, Node("/v/tdma"), client.srv_name, Resend(client, "packet", now=0.0))
+    HANDLED["/v/queue_tx_packet"] += 1  # taken: its answer may be slow, it is not lost
+    assert calls.resend_lost(now=60.0) == 0
+    monkeypatch.delitem(HANDLED, "/v/queue_tx_packet")  # a server in another process
+    remote = Resend(client, "packet", now=0.0)
+    assert not remote.lost(now=60.0)
+
+
+def test_reliable_replies_count_the_requests_a_service_takes(monkeypatch):
+    monkeypatch.setattr(service_calls, "HANDLED", {})
+    service = FlakyService(unmatched_attempts=0)
+    ReliableReplies(service)
+    assert service_calls.HANDLED == {"/v/get_next_packet_data": 0}
+    assert service.callback("request", "response") == "response"
+    assert service_calls.HANDLED == {"/v/get_next_packet_data": 1}

@@ -1,8 +1,9 @@
 """Issue 26: in a deterministic run no wall-clock timeout decides anything. A MAC's
 get_next_packet_data reply that comes late in wall time (here: answered from another thread
-1 wall s later, with service_timeout_seconds 0.2) or that rmw could not send at first (the
-discovery race: the server's writer had not matched the MAC's reader yet) holds simulated time
-until it is in, so the MAC sends at its first slot, exactly as when the queue answers at once.
+1 wall s later, with service_timeout_seconds 0.2), that rmw could not send at first (the
+discovery race: the server's writer had not matched the MAC's reader yet), or whose request
+never reached the queue (the race the other way round) holds simulated time until it is in,
+so the MAC sends at its first slot, exactly as when the queue answers at once.
 
 The run is driven like acomms_run's deterministic clock (SteppedRun): LocalClocks set the nodes'
 clocks, the stepper drains each instant and time jumps to the next timer deadline."""
@@ -41,9 +42,11 @@ EXECUTORS = ["single"] + (["events"] if events_executor_available() else [])
 class Queue:
     """get_next_packet_data in /v: 100 bytes per request. `delays_s[i]`: the i-th reply is sent
     that many wall seconds later from another thread (0 or missing: at once); the first
-    `unmatched` send attempts fail as rmw's do while the client's reader is not matched."""
+    `unmatched` send attempts fail as rmw's do while the client's reader is not matched; the
+    first `dropped` requests vanish on the way (as when the server's reader had not matched the
+    client's writer)."""
 
-    def __init__(self, context, delays_s=(), unmatched: int = 0):
+    def __init__(self, context, delays_s=(), unmatched: int = 0, dropped: int = 0):
         self.node = Node("test_queue", namespace="/v", context=context)
         self.delays_s, self.requests = list(delays_s), 0
         self.deferred = DeferredService(NodeResources(self.node), GetNextPacketData,
@@ -60,6 +63,16 @@ class Queue:
             send(response, header)
 
         self.replies.send_once = racing_send
+        service, drops = self.deferred.service, [dropped]
+        handle = service.callback  # counts the requests the server took (HANDLED)
+
+        def lossy_delivery(request, response):
+            if drops[0] > 0:  # this request never reaches the server: no answer, not taken
+                drops[0] -= 1
+                return self.deferred.defer(response)
+            return handle(request, response)
+
+        service.callback = lossy_delivery
 
     def _on_request(self, request, response):
         delay = self.delays_s[self.requests] if self.requests < len(self.delays_s) else 0.0
@@ -162,4 +175,15 @@ def test_a_reply_lost_to_the_discovery_race_is_sent_again_and_the_mac_sends_at_i
     starts, counters, queue = stepped_run(kind, unmatched=3)
     assert starts == reference and reference[0] < SLOT_S
     assert (queue.replies.resent, queue.replies.lost) == (1, 0)
+    assert counters.get("service_timeouts", 0) == 0
+
+
+@pytest.mark.parametrize("kind", EXECUTORS)
+def test_a_request_lost_on_the_way_is_sent_again_and_the_mac_sends_at_its_first_slot(kind):
+    reference, _, _ = stepped_run(kind)
+    resent = AWAITED.resent
+    starts, counters, queue = stepped_run(kind, dropped=1)
+    assert starts == reference and reference[0] < SLOT_S
+    assert AWAITED.resent == resent + 1
+    assert queue.requests == len(starts)  # the lost request was not taken: nothing lost
     assert counters.get("service_timeouts", 0) == 0

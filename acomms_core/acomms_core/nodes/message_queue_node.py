@@ -155,7 +155,8 @@ class MessageQueueNode(ManagedNode):
         values = parameter_values(self, [spec.name for spec in PARAMETERS])
         try:
             self.codec_config = codec_config_from_parameters(values)
-            bind_senders(self.codec_config, values["src"], values["security_state_dir"])
+            bind_senders(self.codec_config, values["src"], values["security_state_dir"],
+                         clock=lambda: now_s(self))
         except (CodecConfigError, SecurityConfigError) as exc:
             self.get_logger().error(f"configure refused: {exc}")
             return TransitionCallbackReturn.FAILURE

@@ -7,23 +7,31 @@ writer's max_blocking_time (100 ms) for that match in `send_response`, and gives
 emits `RuntimeWarning: failed to send response (timeout): client will not receive response`
 and the client waits forever. A fresh node's first call under CPU load hits this.
 
-Sending the *request* again would handle it twice (a second packet taken from the queue, a
-packet queued twice at the modem), so the reply is what is sent again:
+The mirror case, the request dropped because the server's reader had not matched the client's
+writer yet, leaves the server with nothing to answer. Sending a request again blindly would
+handle it twice when only the reply was late (a second packet taken from the queue, a packet
+queued twice at the modem), so:
 - `ReliableReplies` wraps a service's `send_response`: a reply that could not be sent for that
   reason is sent again until the client's reader has matched, for at most
-  `REPLY_RETRY_WALL_S` (an I/O timeout, wall clock); then it is counted (`replies_lost`) and
-  logged once. NodeResources.service puts it on every service a node makes through it.
+  `REPLY_RETRY_WALL_S` (an I/O timeout, wall clock); then it is counted (`lost`) and logged.
+  It also counts the requests the service took (`HANDLED`, by service name, in this process).
+  NodeResources.service puts it on every service a node makes through it.
 - `call_awaited(client, request)`: `call_async`, registered in `AWAITED` until the reply is in.
   A deterministic stepper (acomms_sim.clock) does not move simulated time while a call of one
   of its nodes is registered: it waits (wall time, bounded by its step timeout) for the reply, so
   no wall-clock timeout of the caller decides anything in such a run. `AWAITED.stepped` says
   whether a stepper of this process drives the clock (then callers must not abandon a call on a
-  wall-clock timeout either).
+  wall-clock timeout either). While it waits, the stepper calls `AWAITED.resend_lost()`: a call
+  to a service served in this process that has taken no request at all since the call went out
+  `RESEND_AFTER_WALL_S` ago was dropped on the way, and is sent again (same request, same
+  future for the caller; counted in `AWAITED.resent`, logged by the caller's node).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import threading
 import time
 import warnings
@@ -32,6 +40,8 @@ from collections.abc import Iterable
 LOST_REPLY_WARNING = "failed to send response (timeout)"  # rclpy's text for the lost reply
 REPLY_RETRY_WALL_S = 10.0  # longest a reply is re-sent while the client's reader is unmatched
 RETRY_PAUSE_WALL_S = 0.005
+RESEND_AFTER_WALL_S = 1.0  # an in-process server that took nothing this long never got the call
+HANDLED: dict[str, int] = {}  # requests taken, by service name, by services of this process
 
 
 class AwaitedCalls:
@@ -39,12 +49,13 @@ class AwaitedCalls:
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._calls: dict[int, tuple] = {}  # id(future) -> (future, node, what)
+        self._calls: dict[int, list] = {}  # id(future) -> [future, node, what, Resend]
         self._stepping = 0
+        self.resent = 0  # requests sent again (lost on the way to the server)
 
-    def add(self, future, node, what: str) -> None:
+    def add(self, future, node, what: str, resend: Resend | None = None) -> None:
         with self._lock:
-            self._calls[id(future)] = (future, node, what)
+            self._calls[id(future)] = [future, node, what, resend]
         future.add_done_callback(self.remove)
 
     def remove(self, future) -> None:
@@ -63,12 +74,28 @@ class AwaitedCalls:
             return []
         wanted = None if nodes is None else {id(node) for node in nodes}
         waiting = []
-        for future, node, what in calls:
+        for future, node, what, _resend in calls:
             if future.done() or future.cancelled():
                 self.remove(future)
             elif wanted is None or id(node) in wanted:
                 waiting.append(f"{_name(node)} (waiting for a reply to {what})")
         return waiting
+
+    def resend_lost(self, now: float | None = None) -> int:
+        """Send again every call whose request never reached its in-process server (module
+        docstring); how many."""
+        with self._lock:
+            calls = [c for c in self._calls.values() if c[3] is not None]
+        now = time.monotonic() if now is None else now
+        sent = 0
+        for future, node, what, resend in calls:
+            if not future.done() and resend.lost(now):
+                resend.send_again(future, now)
+                sent += 1
+                self.resent += 1
+                node.get_logger().warning(f"{what}: the request never reached the server "
+                                          "(discovery still under way); sent again")
+        return sent
 
     @property
     def stepped(self) -> bool:
@@ -96,10 +123,37 @@ def _name(node) -> str:
         return "<destroyed node>"
 
 
+class Resend:
+    """How to send one awaited call again, and whether its request was lost."""
+
+    def __init__(self, client, request, now: float):
+        self.client, self.request = client, request
+        self.sent_at, self.handled_then = now, HANDLED.get(client.srv_name)
+        self.attempt = None  # the future of the latest re-sent request
+
+    def lost(self, now: float) -> bool:
+        """Served in this process, and no request taken there since it was sent, long ago."""
+        return (self.handled_then is not None and now - self.sent_at >= RESEND_AFTER_WALL_S
+                and HANDLED.get(self.client.srv_name) == self.handled_then)
+
+    def send_again(self, future, now: float) -> None:
+        for stale in (future, self.attempt):  # a reply to an earlier request is not awaited
+            if stale is not None:
+                self.client.remove_pending_request(stale)
+        self.attempt = self.client.call_async(self.request)
+        self.attempt.add_done_callback(functools.partial(_pass_on, future))
+        self.sent_at, self.handled_then = now, HANDLED.get(self.client.srv_name)
+
+
+def _pass_on(future, attempt) -> None:
+    if not future.done() and not attempt.cancelled():
+        future.set_result(attempt.result())
+
+
 def call_awaited(node, client, request):
     """`client.call_async(request)`, registered in AWAITED until its reply is in."""
     future = client.call_async(request)
-    AWAITED.add(future, node, client.srv_name)
+    AWAITED.add(future, node, client.srv_name, Resend(client, request, time.monotonic()))
     return future
 
 
@@ -120,7 +174,9 @@ class ReliableReplies:
         self.lost = 0  # replies given up after retry_wall_s
         self.send_once = service.send_response  # rclpy's own (tests may replace it)
         service.send_response = self.send_response
+        service.callback = _counting_requests(service.callback, service.srv_name)
         service.acomms_replies = self
+        HANDLED.setdefault(service.srv_name, 0)
 
     def send_response(self, response, header) -> None:
         deadline = time.monotonic() + self.retry_wall_s
@@ -156,3 +212,16 @@ class ReliableReplies:
 
 
 _WARNINGS_LOCK = threading.Lock()  # catch_warnings swaps process-wide state
+
+
+def _counting_requests(callback, name: str):
+    """`callback` (plain or coroutine, as rclpy awaits those) counting in HANDLED[name]."""
+    if inspect.iscoroutinefunction(callback):
+        async def counted(*args):
+            HANDLED[name] = HANDLED.get(name, 0) + 1
+            return await callback(*args)
+    else:
+        def counted(*args):
+            HANDLED[name] = HANDLED.get(name, 0) + 1
+            return callback(*args)
+    return functools.wraps(callback)(counted)

@@ -62,8 +62,12 @@ def unready_local_clients(nodes) -> list[str]:
 
 def awaited_calls(nodes) -> list[str]:
     """The `call_awaited` service calls of `nodes` still waiting for their reply (cheap when
-    none is outstanding in the process)."""
-    return AWAITED.pending(nodes) if len(AWAITED) else []
+    none is outstanding in the process); one whose request was lost on the way to its server in
+    this process is sent again here."""
+    if not len(AWAITED):
+        return []
+    AWAITED.resend_lost()
+    return AWAITED.pending(nodes)
 
 
 def ros_timer_deadlines_ns(nodes, driven: Collection[int] = (), now_ns: int | None = None
