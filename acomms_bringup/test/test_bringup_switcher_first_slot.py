@@ -27,13 +27,13 @@ class FirstReplyLate(ReliableReplies):
 
     def __init__(self, service, logger=None, **kwargs):
         super().__init__(service, logger, **kwargs)
-        if service.srv_name == "/alpha/get_next_packet_data":
+        if service.service_name == "/alpha/get_next_packet_data":
             send, first = self.send_once, [True]
 
             def late_once(response, header):
                 if first[0]:
                     first[0] = False
-                    FirstReplyLate.delayed.append(service.srv_name)
+                    FirstReplyLate.delayed.append(service.service_name)
                     threading.Timer(LATE_WALL_S, send, (response, header)).start()
                     return
                 send(response, header)

@@ -26,7 +26,7 @@ RMW_TEXT = f"{LOST_REPLY_WARNING}: client will not receive response, at ./src/rm
 class FlakyService:
     """send_response as rclpy's: warns (does not raise) while the client's reader is unmatched."""
 
-    srv_name = "/v/get_next_packet_data"
+    service_name = "/v/get_next_packet_data"
 
     def __init__(self, unmatched_attempts: int):
         self.callback = lambda request, response: response
@@ -101,7 +101,7 @@ class Node:
 
 
 class Client:
-    srv_name = "/v/queue_tx_packet"
+    service_name = "/v/queue_tx_packet"
 
     def __init__(self):
         self.sent, self.forgotten = [], []
@@ -152,7 +152,7 @@ def test_a_request_its_in_process_server_never_took_is_sent_again_once_overdue(m
     monkeypatch.setitem(HANDLED, "/v/queue_tx_packet", 7)  # served here, 7 requests taken
     calls, mac, client = AwaitedCalls(), Node("/v/tdma"), Client()
     future = client.call_async("packet")
-    calls.add(future, mac, client.srv_name, Resend(client, "packet", now=100.0))
+    calls.add(future, mac, client.service_name, Resend(client, "packet", now=100.0))
     assert calls.resend_lost(now=100.0 + RESEND_AFTER_WALL_S / 2) == 0  # not overdue yet
     assert calls.resend_lost(now=100.0 + RESEND_AFTER_WALL_S) == 1
     assert [r for r, _ in client.sent] == ["packet", "packet"] and client.forgotten == [future]
@@ -167,7 +167,7 @@ def test_a_call_is_not_sent_again_once_its_server_took_a_request_or_when_served_
     monkeypatch.setitem(HANDLED, "/v/queue_tx_packet", 7)
     calls, client = AwaitedCalls(), Client()
     future = client.call_async("packet")
-    calls.add(future, Node("/v/tdma"), client.srv_name, Resend(client, "packet", now=0.0))
+    calls.add(future, Node("/v/tdma"), client.service_name, Resend(client, "packet", now=0.0))
     HANDLED["/v/queue_tx_packet"] += 1  # taken: its answer may be slow, it is not lost
     assert calls.resend_lost(now=60.0) == 0
     monkeypatch.delitem(HANDLED, "/v/queue_tx_packet")  # a server in another process

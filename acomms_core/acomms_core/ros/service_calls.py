@@ -41,7 +41,7 @@ LOST_REPLY_WARNING = "failed to send response (timeout)"  # rclpy's text for the
 REPLY_RETRY_WALL_S = 10.0  # longest a reply is re-sent while the client's reader is unmatched
 RETRY_PAUSE_WALL_S = 0.005
 RESEND_AFTER_WALL_S = 1.0  # an in-process server that took nothing this long never got the call
-HANDLED: dict[str, int] = {}  # requests taken, by service name, by services of this process
+HANDLED: dict[str, int] = {}  # requests taken, by resolved service name, in this process
 
 
 class AwaitedCalls:
@@ -128,13 +128,13 @@ class Resend:
 
     def __init__(self, client, request, now: float):
         self.client, self.request = client, request
-        self.sent_at, self.handled_then = now, HANDLED.get(client.srv_name)
+        self.sent_at, self.handled_then = now, HANDLED.get(client.service_name)
         self.attempt = None  # the future of the latest re-sent request
 
     def lost(self, now: float) -> bool:
         """Served in this process, and no request taken there since it was sent, long ago."""
         return (self.handled_then is not None and now - self.sent_at >= RESEND_AFTER_WALL_S
-                and HANDLED.get(self.client.srv_name) == self.handled_then)
+                and HANDLED.get(self.client.service_name) == self.handled_then)
 
     def send_again(self, future, now: float) -> None:
         for stale in (future, self.attempt):  # a reply to an earlier request is not awaited
@@ -142,7 +142,7 @@ class Resend:
                 self.client.remove_pending_request(stale)
         self.attempt = self.client.call_async(self.request)
         self.attempt.add_done_callback(functools.partial(_pass_on, future))
-        self.sent_at, self.handled_then = now, HANDLED.get(self.client.srv_name)
+        self.sent_at, self.handled_then = now, HANDLED.get(self.client.service_name)
 
 
 def _pass_on(future, attempt) -> None:
@@ -153,7 +153,7 @@ def _pass_on(future, attempt) -> None:
 def call_awaited(node, client, request):
     """`client.call_async(request)`, registered in AWAITED until its reply is in."""
     future = client.call_async(request)
-    AWAITED.add(future, node, client.srv_name, Resend(client, request, time.monotonic()))
+    AWAITED.add(future, node, client.service_name, Resend(client, request, time.monotonic()))
     return future
 
 
@@ -174,9 +174,10 @@ class ReliableReplies:
         self.lost = 0  # replies given up after retry_wall_s
         self.send_once = service.send_response  # rclpy's own (tests may replace it)
         service.send_response = self.send_response
-        service.callback = _counting_requests(service.callback, service.srv_name)
+        self.name = service.service_name  # resolved (srv_name is as the node asked for it)
+        service.callback = _counting_requests(service.callback, self.name)
         service.acomms_replies = self
-        HANDLED.setdefault(service.srv_name, 0)
+        HANDLED.setdefault(self.name, 0)
 
     def send_response(self, response, header) -> None:
         deadline = time.monotonic() + self.retry_wall_s
@@ -191,7 +192,7 @@ class ReliableReplies:
             time.sleep(RETRY_PAUSE_WALL_S)  # rmw waited already, unless it refused at once
         self.lost += 1
         if self.logger is not None:
-            self.logger.error(f"{self.service.srv_name}: the client's reader never matched "
+            self.logger.error(f"{self.name}: the client's reader never matched "
                               f"within {self.retry_wall_s:g} wall s; reply lost "
                               f"({attempts} attempts)")
 

@@ -45,19 +45,20 @@ def pending_requests(client) -> int:
 
 
 def remote_clients(nodes) -> list[tuple[str, object]]:
-    """(node name, client) of every client calling a service that none of `nodes` serves."""
-    local = {service.srv_name for node in nodes for service in node.services}
+    """(node name, client) of every client calling a service that none of `nodes` serves
+    (resolved names: `srv_name` is the name as the node asked for it, namespace not applied)."""
+    local = {service.service_name for node in nodes for service in node.services}
     return [(node_name(node), client) for node in nodes for client in node.clients
-            if client.srv_name not in local]
+            if client.service_name not in local]
 
 
 def unready_local_clients(nodes) -> list[str]:
     """'<node> (its <service> client has not discovered the server yet)' for every client of
     `nodes` whose service one of `nodes` serves but which does not see it ready yet."""
-    local = {service.srv_name for node in nodes for service in node.services}
-    return [f"{node_name(node)} (its {client.srv_name} client has not discovered the server yet)"
-            for node in nodes for client in node.clients
-            if client.srv_name in local and not client.service_is_ready()]
+    local = {service.service_name for node in nodes for service in node.services}
+    return [f"{node_name(node)} (its {client.service_name} client has not discovered the "
+            "server yet)" for node in nodes for client in node.clients
+            if client.service_name in local and not client.service_is_ready()]
 
 
 def awaited_calls(nodes) -> list[str]:
