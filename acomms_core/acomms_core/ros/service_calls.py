@@ -41,6 +41,7 @@ LOST_REPLY_WARNING = "failed to send response (timeout)"  # rclpy's text for the
 REPLY_RETRY_WALL_S = 10.0  # longest a reply is re-sent while the client's reader is unmatched
 RETRY_PAUSE_WALL_S = 0.005
 RESEND_AFTER_WALL_S = 1.0  # an in-process server that took nothing this long never got the call
+PRUNE_AT = 64  # outstanding entries before answered ones are forgotten on the next add
 HANDLED: dict[str, int] = {}  # requests taken, by resolved service name, in this process
 
 
@@ -54,9 +55,14 @@ class AwaitedCalls:
         self.resent = 0  # requests sent again (lost on the way to the server)
 
     def add(self, future, node, what: str, resend: Resend | None = None) -> None:
-        with self._lock:
+        with self._lock:  # forgotten once done, by `pending` or here (a done callback would
+            if len(self._calls) >= PRUNE_AT:  # cost an executor task per call)
+                self._forget_done()
             self._calls[id(future)] = [future, node, what, resend]
-        future.add_done_callback(self.remove)
+
+    def _forget_done(self) -> None:
+        for key in [k for k, call in self._calls.items() if _over(call[0])]:
+            del self._calls[key]
 
     def remove(self, future) -> None:
         with self._lock:
@@ -69,17 +75,13 @@ class AwaitedCalls:
         """'<node> (waiting for a reply to <service>)' for every outstanding call of `nodes`
         (None: of any node); calls that are done or cancelled are forgotten here."""
         with self._lock:
+            self._forget_done()
             calls = list(self._calls.values())
         if not calls:
             return []
         wanted = None if nodes is None else {id(node) for node in nodes}
-        waiting = []
-        for future, node, what, _resend in calls:
-            if future.done() or future.cancelled():
-                self.remove(future)
-            elif wanted is None or id(node) in wanted:
-                waiting.append(f"{_name(node)} (waiting for a reply to {what})")
-        return waiting
+        return [f"{_name(node)} (waiting for a reply to {what})"
+                for _future, node, what, _resend in calls if wanted is None or id(node) in wanted]
 
     def resend_lost(self, now: float | None = None) -> int:
         """Send again every call whose request never reached its in-process server (module
@@ -89,7 +91,7 @@ class AwaitedCalls:
         now = time.monotonic() if now is None else now
         sent = 0
         for future, node, what, resend in calls:
-            if not future.done() and resend.lost(now):
+            if not _over(future) and resend.lost(now):
                 resend.send_again(future, now)
                 sent += 1
                 self.resent += 1
@@ -114,6 +116,10 @@ class AwaitedCalls:
 
 
 AWAITED = AwaitedCalls()
+
+
+def _over(future) -> bool:
+    return future.done() or future.cancelled()
 
 
 def _name(node) -> str:
@@ -146,7 +152,7 @@ class Resend:
 
 
 def _pass_on(future, attempt) -> None:
-    if not future.done() and not attempt.cancelled():
+    if not _over(future) and not attempt.cancelled():
         future.set_result(attempt.result())
 
 

@@ -67,8 +67,10 @@ def awaited_calls(nodes) -> list[str]:
     this process is sent again here."""
     if not len(AWAITED):
         return []
-    AWAITED.resend_lost()
-    return AWAITED.pending(nodes)
+    waiting = AWAITED.pending(nodes)  # forgets the answered calls first
+    if waiting and AWAITED.resend_lost():
+        return AWAITED.pending(nodes)
+    return waiting
 
 
 def ros_timer_deadlines_ns(nodes, driven: Collection[int] = (), now_ns: int | None = None
