@@ -213,7 +213,7 @@ class EventsStepper(DrivenClocks):
             quiet += 1
             if quiet < QUIET_ROUNDS:
                 continue
-            waiting = self.remote_pending() or awaited_calls(self.nodes) or self._lagging(now_ns)
+            waiting = self.remote_pending() or awaited_calls(self) or self._lagging(now_ns)
             if not waiting:
                 break
             last, quiet = waiting[0], 0

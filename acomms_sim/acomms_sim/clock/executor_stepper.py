@@ -61,12 +61,13 @@ def unready_local_clients(nodes) -> list[str]:
             if client.service_name in local and not client.service_is_ready()]
 
 
-def awaited_calls(nodes) -> list[str]:
-    """The `call_awaited` service calls of `nodes` still waiting for their reply (cheap when
-    none is outstanding in the process); one whose request was lost on the way to its server in
-    this process is sent again here."""
+def awaited_calls(stepper) -> list[str]:
+    """The `call_awaited` service calls of the stepper's nodes still waiting for their reply
+    (cheap when none is outstanding in the process: the nodes are not even listed); one whose
+    request was lost on the way to its server in this process is sent again here."""
     if not len(AWAITED):
         return []
+    nodes = stepper.nodes
     waiting = AWAITED.pending(nodes)  # forgets the answered calls first
     if waiting and AWAITED.resend_lost():
         return AWAITED.pending(nodes)
@@ -192,7 +193,7 @@ class ExecutorStepper(DrivenClocks):
             except TimeoutException:
                 empty += 1
                 if empty >= 2:
-                    waiting = self.remote_pending() or awaited_calls(self.nodes)
+                    waiting = self.remote_pending() or awaited_calls(self)
                     if not waiting:
                         break
                     last = waiting[0]
