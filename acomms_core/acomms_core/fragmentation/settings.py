@@ -49,7 +49,7 @@ SENDER_PARAMETERS = (
                   "per session before the sender waits for an ack", minimum=1,
                   maximum=MAX_BLOCKS - 1),
     ParameterSpec("fragment_ack_timeout_s", 120.0, "Blocks sent this long ago and still not "
-                  "acknowledged are sent again", minimum=0.1, maximum=1e6),
+                  "acknowledged are sent again (node clock), s", minimum=0.1, maximum=1e6),
     ParameterSpec("fragment_ack_priority", 100, "Queue priority of fragment acks (higher is "
                   "sent first)", minimum=0, maximum=32767),
     ParameterSpec("fragment_ack_repeats", 3, "Times an ack is sent again (unless a newer ack "
