@@ -80,9 +80,9 @@ class SteppedRun:
         start_ns = seconds_to_ns(runner.start_s)
         clocks.set_ns(start_ns)
         stepper.driven = clocks.clock_ids()
-        self._wait_for_local_services(stepper, start_ns)
         now_ns, end_ns = start_ns, start_ns + seconds_to_ns(duration_s)
         try:
+            self._wait_for_local_services(stepper, start_ns)
             with AWAITED.stepping():
                 while True:
                     remote = self._settle(stepper, now_ns)
