@@ -182,3 +182,27 @@ def test_reliable_replies_count_the_requests_a_service_takes(monkeypatch):
     assert service_calls.HANDLED == {"/v/get_next_packet_data": 0}
     assert service.callback("request", "response") == "response"
     assert service_calls.HANDLED == {"/v/get_next_packet_data": 1}
+
+
+def test_a_dynamic_queue_query_never_times_out_on_the_wall_clock_in_a_stepped_run():
+    """dynamic_queue_timeout_seconds (wall clock) applies only to a free-running clock; in a
+    stepped run the query stays out (the stepper waits for its answer)."""
+    import threading
+    from collections import Counter
+
+    from acomms_core.nodes.dynamic_queue_link import DynamicQueueLink, _Pending
+
+    link = DynamicQueueLink.__new__(DynamicQueueLink)  # only what the timeout check uses
+    link.dynamic, link.timeout_s = type("Dynamic", (), {"counts": Counter()})(), 2.0
+    link.log, link._lock, link._pending = Logger(), threading.RLock(), []
+    link.log.warning = link.log.error
+    link._step_if_answered = lambda pending: None
+    pending = _Pending(request=None, response=None)
+    pending.waiting, pending.deadline = {"/v/get_next": Future()}, 0.0  # long overdue
+    link._pending = [pending]
+    with AWAITED.stepping():
+        link.check_overdue()
+    assert list(pending.waiting) == ["/v/get_next"] and not link.dynamic.counts
+    link.check_overdue()  # free-running: the wall-clock timeout applies
+    assert pending.waiting == {} and pending.answers == {"/v/get_next": None}
+    assert link.dynamic.counts["dynamic_timeouts"] == 1
