@@ -56,6 +56,8 @@ def test_a_reply_lost_to_an_unmatched_reader_is_sent_again_until_it_goes():
     with warnings.catch_warnings(record=True) as shown:
         warnings.simplefilter("always")
         service.send_response("reply", "header")  # what rclpy's executor calls
+        assert service.attempts == 1  # the executor goes on; a thread sends it again
+        replies.retrying.join(timeout=10.0)
     assert service.delivered == [("reply", "header")] and service.attempts == 4
     assert (replies.resent, replies.lost) == (1, 0)
     assert not shown  # the rmw warning is handled, not printed
@@ -66,6 +68,7 @@ def test_a_reply_whose_reader_never_matches_is_given_up_with_one_error_line():
     service, log = FlakyService(unmatched_attempts=10**9), Logger()
     replies = ReliableReplies(service, log, retry_wall_s=0.05)
     service.send_response("reply", "header")
+    replies.retrying.join(timeout=10.0)
     assert service.delivered == [] and service.attempts > 1
     assert replies.lost == 1
     assert len(log.errors) == 1 and log.errors[0].startswith(

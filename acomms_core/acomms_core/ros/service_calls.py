@@ -12,8 +12,9 @@ writer yet, leaves the server with nothing to answer. Sending a request again bl
 handle it twice when only the reply was late (a second packet taken from the queue, a packet
 queued twice at the modem), so:
 - `ReliableReplies` wraps a service's `send_response`: a reply that could not be sent for that
-  reason is sent again until the client's reader has matched, for at most
-  `REPLY_RETRY_WALL_S` (an I/O timeout, wall clock); then it is counted (`lost`) and logged.
+  reason is sent again, from a thread of its own, until the client's reader has matched, for at
+  most `REPLY_RETRY_WALL_S` (an I/O timeout, wall clock); then it is counted (`lost`) and
+  logged.
   It also counts the requests the service took (`HANDLED`, by service name, in this process).
   NodeResources.service puts it on every service a node makes through it.
 - `call_awaited(client, request)`: `call_async`, registered in `AWAITED` until the reply is in.
@@ -39,7 +40,7 @@ from collections.abc import Iterable
 
 LOST_REPLY_WARNING = "failed to send response (timeout)"  # rclpy's text for the lost reply
 REPLY_RETRY_WALL_S = 10.0  # longest a reply is re-sent while the client's reader is unmatched
-RETRY_PAUSE_WALL_S = 0.005
+RETRY_PAUSE_WALL_S = 0.02  # between attempts (each may wait 100 ms in rmw for the match)
 RESEND_AFTER_WALL_S = 1.0  # an in-process server that took nothing this long never got the call
 PRUNE_AT = 64  # outstanding entries before answered ones are forgotten on the next add
 HANDLED: dict[str, int] = {}  # requests taken, by resolved service name, in this process
@@ -178,6 +179,7 @@ class ReliableReplies:
         self.retry_wall_s = retry_wall_s
         self.resent = 0  # replies that needed more than one attempt
         self.lost = 0  # replies given up after retry_wall_s
+        self.retrying: threading.Thread | None = None  # the latest thread sending one again
         self.send_once = service.send_response  # rclpy's own (tests may replace it)
         service.send_response = self.send_response
         self.name = service.service_name  # resolved (srv_name is as the node asked for it)
@@ -186,16 +188,24 @@ class ReliableReplies:
         HANDLED.setdefault(self.name, 0)
 
     def send_response(self, response, header) -> None:
+        """Send now, as rclpy would; a reply rmw could not send yet is sent again from a
+        thread of its own (the executor goes on: a client that is gone without having
+        matched would otherwise hold it for retry_wall_s)."""
+        if not self._timed_out(response, header):
+            return
+        self.retrying = threading.Thread(target=self._send_again, args=(response, header),
+                                         name=f"reply {self.name}", daemon=True)
+        self.retrying.start()
+
+    def _send_again(self, response, header) -> None:
         deadline = time.monotonic() + self.retry_wall_s
-        attempts = 0
-        while True:
+        attempts = 1
+        while time.monotonic() < deadline:
+            time.sleep(RETRY_PAUSE_WALL_S)  # rmw waited already, unless it refused at once
             attempts += 1
             if not self._timed_out(response, header):
-                self.resent += attempts > 1
+                self.resent += 1
                 return
-            if time.monotonic() >= deadline:
-                break
-            time.sleep(RETRY_PAUSE_WALL_S)  # rmw waited already, unless it refused at once
         self.lost += 1
         if self.logger is not None:
             self.logger.error(f"{self.name}: the client's reader never matched "
