@@ -134,22 +134,23 @@ class Resend:
     """How to send one awaited call again, and whether its request was lost."""
 
     def __init__(self, client, request, now: float):
-        self.client, self.request = client, request
-        self.sent_at, self.handled_then = now, HANDLED.get(client.service_name)
+        self.client, self.request, self.name = client, request, client.service_name
+        self.sent_at, self.handled_then = now, HANDLED.get(self.name)
         self.attempt = None  # the future of the latest re-sent request
 
     def lost(self, now: float) -> bool:
         """Served in this process, and no request taken there since it was sent, long ago."""
         return (self.handled_then is not None and now - self.sent_at >= RESEND_AFTER_WALL_S
-                and HANDLED.get(self.client.service_name) == self.handled_then)
+                and HANDLED.get(self.name) == self.handled_then)
 
     def send_again(self, future, now: float) -> None:
-        for stale in (future, self.attempt):  # a reply to an earlier request is not awaited
-            if stale is not None:
-                self.client.remove_pending_request(stale)
-        self.attempt = self.client.call_async(self.request)
-        self.attempt.add_done_callback(functools.partial(_pass_on, future))
-        self.sent_at, self.handled_then = now, HANDLED.get(self.client.service_name)
+        self.sent_at, self.handled_then = now, HANDLED.get(self.name)
+        with contextlib.suppress(Exception):  # a client destroyed meanwhile: nothing to send
+            for stale in (future, self.attempt):  # a reply to an earlier request is not awaited
+                if stale is not None:
+                    self.client.remove_pending_request(stale)
+            self.attempt = self.client.call_async(self.request)
+            self.attempt.add_done_callback(functools.partial(_pass_on, future))
 
 
 def _pass_on(future, attempt) -> None:

@@ -44,21 +44,37 @@ def pending_requests(client) -> int:
     return len(getattr(client, "_pending_requests", ()))
 
 
+def resolved_name(entity) -> str | None:
+    """A client's or service's resolved service name (`srv_name` is the name as the node asked
+    for it, namespace not applied); None once the entity is destroyed."""
+    try:
+        return entity.service_name
+    except Exception:  # InvalidHandle: destroyed meanwhile
+        return None
+
+
 def remote_clients(nodes) -> list[tuple[str, object]]:
-    """(node name, client) of every client calling a service that none of `nodes` serves
-    (resolved names: `srv_name` is the name as the node asked for it, namespace not applied)."""
-    local = {service.service_name for node in nodes for service in node.services}
+    """(node name, client) of every client calling a service that none of `nodes` serves."""
+    local = {resolved_name(service) for node in nodes for service in node.services}
     return [(node_name(node), client) for node in nodes for client in node.clients
-            if client.service_name not in local]
+            if resolved_name(client) not in local]
 
 
 def unready_local_clients(nodes) -> list[str]:
     """'<node> (its <service> client has not discovered the server yet)' for every client of
     `nodes` whose service one of `nodes` serves but which does not see it ready yet."""
-    local = {service.service_name for node in nodes for service in node.services}
-    return [f"{node_name(node)} (its {client.service_name} client has not discovered the "
-            "server yet)" for node in nodes for client in node.clients
-            if client.service_name in local and not client.service_is_ready()]
+    local = {resolved_name(service) for node in nodes for service in node.services} - {None}
+    unready = []
+    for node in nodes:
+        for client in node.clients:
+            name = resolved_name(client)
+            try:
+                if name in local and not client.service_is_ready():
+                    unready.append(f"{node_name(node)} (its {name} client has not discovered "
+                                   "the server yet)")
+            except Exception:  # destroyed meanwhile
+                continue
+    return unready
 
 
 def awaited_calls(stepper) -> list[str]:
