@@ -108,17 +108,22 @@ class SteppedRun:
     def _wait_for_local_services(self, stepper, start_ns: int) -> None:
         """Before time moves: every client whose server runs in this process sees it ready
         (else a first call at the start would find no service, depending on discovery speed).
-        RunStopped naming one client after the step timeout."""
+        RunStopped naming one client after the step timeout. The wait is start-up: its wall
+        time counts in startup_wall_s, not in the run's."""
         from acomms_bringup.run.runner import RunStopped
 
+        started = time.monotonic()
         watchdog = Watchdog(stepper.watchdog.timeout_s)
-        watchdog.arm("service discovery", time.monotonic())
+        watchdog.arm("service discovery", started)
         while unready := unready_local_clients(stepper.nodes):
             if watchdog.expired(time.monotonic()):
                 watchdog.what = unready[0]
                 raise RunStopped(watchdog.message(0.0))
             stepper.drain(ns_to_seconds(start_ns), now_ns=start_ns)
             time.sleep(DISCOVERY_POLL_S)
+        waited = time.monotonic() - started
+        self.runner._started_wall += waited
+        self.runner.record.startup_wall_s += waited
 
     def _ordered_nodes(self) -> list:
         """This process's nodes in a fixed order (the order their clocks move in, so the order
