@@ -96,14 +96,14 @@ PARAMETERS = (
     ParameterSpec("autostart", True,
                   "Start (configure + activate) the managed nodes as soon as the manager runs."),
     ParameterSpec("transition_timeout_seconds", 10.0,
-                  "Longest wait for one change_state or get_state answer, s (wall time).",
+                  "Longest wait for one change_state or get_state answer, s (wall clock).",
                   minimum=0.1, maximum=600.0),
     ParameterSpec("service_wait_seconds", 10.0,
-                  "Longest wait for a managed node's lifecycle services to appear, s (wall time).",
+                  "Longest wait for a managed node's lifecycle services to appear, s (wall clock).",
                   minimum=0.0, maximum=600.0),
     ParameterSpec("retry_deadline_seconds", 60.0,
                   "How long one step (a state read or a transition) is retried when its answer "
-                  "does not come, with backoff, before the manager gives up, s (wall time).",
+                  "does not come, with backoff, before the manager gives up, s (wall clock).",
                   minimum=0.0, maximum=3600.0),
     ParameterSpec("wait_for_managers", None,
                   "Other lifecycle managers (names, relative ones in this namespace) whose groups "
@@ -111,7 +111,8 @@ PARAMETERS = (
                   "vehicle).",
                   read_only=True, parameter_type=Parameter.Type.STRING_ARRAY),
     ParameterSpec("manager_wait_seconds", 300.0,
-                  "Longest wait for the managers in wait_for_managers to be active, s (wall time).",
+                  "Longest wait for the managers in wait_for_managers to be active, s "
+                  "(wall clock).",
                   minimum=0.0, maximum=3600.0),
 )
 

@@ -8,7 +8,10 @@ with Tick/Tock participants in other processes, repeat Tick rounds at the same t
 round in which nobody (here or there) did any work; then move time straight to the earliest
 pending event (ROS-time timer deadlines here, `next_event` of the participants), at most `warp` ×
 real time: /clock is published (sim_clock_node in mode `stepped`) for other processes, and the
-clocks of this process's nodes are set directly, in a fixed order (`LocalClocks`). A callback that
+clocks of this process's nodes are set directly, in a fixed order (`LocalClocks`). Time does not
+move while a node waits for the reply to a `call_awaited` service call (the steppers hold the
+step; `AWAITED.stepping()` tells the callers not to abandon calls on wall-clock timeouts: see
+acomms_core.ros.service_calls). A callback that
 raises or a step that does not finish within the step timeout becomes `RunStopped` (one line: the
 node and the simulated time); the runner's checkpoint (a stop signal) is polled between steps,
 while throttled and while waiting for Tocks. After the run the runner spins an executor in the
@@ -19,12 +22,19 @@ from __future__ import annotations
 
 import time
 
+from acomms_core.ros.service_calls import AWAITED
 from acomms_sim.clock.events_stepper import EXECUTOR_EVENTS, EventsStepper, make_executor
-from acomms_sim.clock.executor_stepper import CallbackFailed, ExecutorStepper, node_name
+from acomms_sim.clock.executor_stepper import (
+    CallbackFailed,
+    ExecutorStepper,
+    node_name,
+    unready_local_clients,
+)
 from acomms_sim.clock.local_clocks import LocalClocks
 from acomms_sim.clock.stepping import (
     StepTimeout,
     WarpThrottle,
+    Watchdog,
     next_step_ns,
     ns_to_seconds,
     seconds_to_ns,
@@ -33,6 +43,7 @@ from acomms_sim.clock.stepping import (
 THROTTLE_SLICE_S = 0.25  # longest single sleep of the warp throttle (progress stays live)
 TOCK_POLL_S = 0.0002  # wall wait between polls for participants' Tocks
 JOIN_TIMEOUT_S = 30.0
+DISCOVERY_POLL_S = 0.005  # wall wait between checks that local clients see their servers
 
 
 class SteppedRun:
@@ -72,17 +83,19 @@ class SteppedRun:
         stepper.driven = clocks.clock_ids()
         now_ns, end_ns = start_ns, start_ns + seconds_to_ns(duration_s)
         try:
-            while True:
-                runner.checkpoint()  # a stop signal ends the run between two steps
-                remote = self._settle(stepper, now_ns)
-                runner.progress.update(ns_to_seconds(now_ns - start_ns), self._wall_s())
-                if now_ns >= end_ns:
-                    break
-                now_ns = next_step_ns(now_ns, stepper.next_deadline_ns() + remote, end_ns)
-                self._throttle(throttle, ns_to_seconds(now_ns - start_ns))
-                self.clock.set_time_ns(now_ns)  # /clock, for other processes and tools
-                clocks.set_ns(now_ns)
-                runner.stats.steps += 1
+            self._wait_for_local_services(stepper, start_ns)
+            with AWAITED.stepping():
+                while True:
+                    runner.checkpoint()  # a stop signal ends the run between two steps
+                    remote = self._settle(stepper, now_ns)
+                    runner.progress.update(ns_to_seconds(now_ns - start_ns), self._wall_s())
+                    if now_ns >= end_ns:
+                        break
+                    now_ns = next_step_ns(now_ns, stepper.next_deadline_ns() + remote, end_ns)
+                    self._throttle(throttle, ns_to_seconds(now_ns - start_ns))
+                    self.clock.set_time_ns(now_ns)  # /clock, for other processes and tools
+                    clocks.set_ns(now_ns)
+                    runner.stats.steps += 1
         except CallbackFailed as exc:
             raise RunStopped(f"{exc} at simulated time "
                              f"{ns_to_seconds(now_ns - start_ns):.3f} s") from None
@@ -93,6 +106,27 @@ class SteppedRun:
             runner.record.steps = runner.stats.steps
             stepper.close()
             clocks.release()
+
+    def _wait_for_local_services(self, stepper, start_ns: int) -> None:
+        """Before time moves: every client whose server runs in this process sees it ready
+        (else a first call at the start would find no service, depending on discovery speed).
+        RunStopped naming one client after the step timeout. The wait is start-up: its wall
+        time counts in startup_wall_s, not in the run's."""
+        from acomms_bringup.run.runner import RunStopped
+
+        started = time.monotonic()
+        watchdog = Watchdog(stepper.watchdog.timeout_s)
+        watchdog.arm("service discovery", started)
+        while unready := unready_local_clients(stepper.nodes):
+            self.runner.checkpoint()  # a stop signal while discovery is still going on
+            if watchdog.expired(time.monotonic()):
+                watchdog.what = unready[0]
+                raise RunStopped(watchdog.message(0.0))
+            stepper.drain(ns_to_seconds(start_ns), now_ns=start_ns)
+            time.sleep(DISCOVERY_POLL_S)
+        waited = time.monotonic() - started
+        self.runner._started_wall += waited
+        self.runner.record.startup_wall_s += waited
 
     def _ordered_nodes(self) -> list:
         """This process's nodes in a fixed order (the order their clocks move in, so the order

@@ -34,7 +34,7 @@ SWITCHER_PARAMETERS = (
                   "managed)", parameter_type="string_array", read_only=True),
     ParameterSpec("managed_mac_heartbeat_timeout_sec", -1.0,
                   "A selected non-default MAC falls back to the default without a heartbeat or "
-                  "select this long, s; -1: never", -1.0, 86400.0),
+                  "select this long (node clock), s; -1: never", -1.0, 86400.0),
     ParameterSpec("revert_on_deselect", False,
                   "Deselecting the active MAC returns to the previously active one instead of "
                   "the default"),

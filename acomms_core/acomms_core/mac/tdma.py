@@ -74,7 +74,8 @@ TDMA_PARAMETERS = (
     ParameterSpec("status_period_seconds", 1.0, "Status publishing period (node clock), s",
                   0.01, 3600.0, read_only=True),
     ParameterSpec("service_timeout_seconds", 5.0,
-                  "Wall-clock time to wait for the queue or modem to answer before giving up, s",
+                  "Time to wait for the queue or modem to answer before giving up (wall clock; "
+                  "a deterministic run waits for the answer instead), s",
                   0.1, 600.0),
     MODEM_PROFILE_PARAMETER,
 ) + MANUAL_TRANSMIT_PARAMETERS

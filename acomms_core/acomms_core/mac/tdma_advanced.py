@@ -39,15 +39,16 @@ ADVANCED_PARAMETERS = (
     ParameterSpec("pings_per_slot", 0, "Modem pings sent at the start of each nav slot", 0, 100),
     ParameterSpec("ping_modem", True, "Send the pings_per_slot modem pings in nav slots"),
     ParameterSpec("ping_modem_src", 1, "Modem address to ping", 0, 255),
-    ParameterSpec("ping_modem_timeout_sec", 5.0, "Reply timeout of a modem ping, s", 1.0, 600.0),
+    ParameterSpec("ping_modem_timeout_sec", 5.0, "Reply timeout of a modem ping (node clock), s",
+                  1.0, 600.0),
     ParameterSpec("ping_cdr", 4, "Coprocessor data rate code sent with modem pings", 0, 255),
     ParameterSpec("ping_transponders", False, "Ping navigation transponders once per nav slot"),
     ParameterSpec("ping_transponder_a", True, "Include transponder A in transponder pings"),
     ParameterSpec("ping_transponder_b", True, "Include transponder B in transponder pings"),
     ParameterSpec("ping_transponder_c", True, "Include transponder C in transponder pings"),
     ParameterSpec("ping_transponder_d", True, "Include transponder D in transponder pings"),
-    ParameterSpec("transponder_reply_timeout_sec", 5.0, "Reply timeout of a transponder ping, s",
-                  0.1, 600.0),
+    ParameterSpec("transponder_reply_timeout_sec", 5.0,
+                  "Reply timeout of a transponder ping (node clock), s", 0.1, 600.0),
 )
 
 

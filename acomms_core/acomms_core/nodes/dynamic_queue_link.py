@@ -6,7 +6,9 @@ request becomes a `PacketBuild`; its GetNextQueuedMessage queries go out as asyn
 sent when the packet is done. Requests are built one at a time, in arrival order, so two packets
 never take the same message. A query not answered within `dynamic_queue_timeout_seconds` (wall
 clock, checked when the next request arrives and at every status period) counts as no offer
-(`dynamic_timeouts`); its answer, if it comes later, is ignored. The build's events go out as
+(`dynamic_timeouts`); its answer, if it comes later, is ignored. Queries are `call_awaited`: in a
+deterministic run simulated time waits for their answers and this timeout never applies
+(acomms_core.ros.service_calls). The build's events go out as
 UpdateQueuedMessage on the queue's `dynamic_update_topic` as they happen: EVENT_LINK_QUEUED when
 an offer is accepted, then EVENT_LINK_DEQUEUED (let go unsent, also when the build fails or the
 node deactivates) or EVENT_LINK_TRANSMITTED (in the packet handed to the MAC); the rules are
@@ -33,6 +35,7 @@ from acomms_core.queue.dynamic_queue import (
 from acomms_core.queue.message_queue import PacketData, PacketRequest
 from acomms_core.ros.deferred_service import DeferredService
 from acomms_core.ros.ros_support import now_s, seconds_to_time_msg
+from acomms_core.ros.service_calls import AWAITED, call_awaited, forget
 from acomms_interfaces.msg import UpdateQueuedMessage
 from acomms_interfaces.srv import GetNextPacketData, GetNextQueuedMessage
 
@@ -151,7 +154,7 @@ class DynamicQueueLink:
                 self.dynamic.counts["dynamic_unavailable"] += 1
                 pending.answers[service] = None
                 continue
-            future = client.call_async(GetNextQueuedMessage.Request(
+            future = call_awaited(self.node, client, GetNextQueuedMessage.Request(
                 max_size_in_bits=query.max_size_in_bits,
                 minimum_priority=query.minimum_priority, dest_address=query.dest_address,
                 packet_codec=query.packet_codec, exclude_message_ids=query.exclude_message_ids,
@@ -193,8 +196,9 @@ class DynamicQueueLink:
                 self._expire(self._pending[0])
 
     def _expire(self, pending: _Pending) -> None:
-        if pending.waiting and time.monotonic() > pending.deadline:
-            for service in list(pending.waiting):
+        if pending.waiting and not AWAITED.stepped and time.monotonic() > pending.deadline:
+            for service, future in list(pending.waiting.items()):
+                forget(future)
                 self.dynamic.counts["dynamic_timeouts"] += 1
                 self.log.warning(f"{service} did not answer within {self.timeout_s:g} s; "
                                  "no offer from it for this packet")

@@ -4,8 +4,11 @@ A MAC policy decides *when* and with which budget (`acomms_core.mac.policy` acti
 does the ROS part: `get_next_packet_data` from the message queue with the budget and the slot's
 filter, a packet the queue returned too late to start inside its opportunity is held and sent at
 the next one (never outside it), `queue_tx_packet` to the modem, and the counters of what was
-sent, held or dropped. At most one service call is in flight; one that does not answer within
-service_timeout_seconds (wall clock) is abandoned.
+sent, held or dropped. At most one service call is in flight. With a free-running clock one that
+does not answer within service_timeout_seconds (wall clock; for a ping, after the ping's own
+timeout on the node clock too) is abandoned. In a deterministic run no wall-clock timeout decides:
+the queue and modem calls are `call_awaited` (the stepper holds simulated time until they are
+answered) and no call is abandoned (acomms_core.ros.service_calls).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import time
 from acomms_core.mac.policy import RequestData, SendHeld
 from acomms_core.modems.profile import FrameBudget
 from acomms_core.ros.ros_support import is_active, now_s
+from acomms_core.ros.service_calls import AWAITED, call_awaited, forget
 from acomms_interfaces.msg import Packet
 from acomms_interfaces.srv import GetNextPacketData, QueueTxPacket
 
@@ -56,7 +60,8 @@ class TransmitPipeline:
 
     def reset(self, keep_held: bool = False) -> None:
         self.busy_future = None   # the service call in flight, if any
-        self.busy_deadline = 0.0  # monotonic time after which that call is abandoned
+        self.busy_deadline = 0.0  # monotonic (wall) time after which that call is abandoned
+        self.busy_until_s = 0.0  # node-clock time before which it is not abandoned either
         if not keep_held:
             self.held = None
 
@@ -76,19 +81,26 @@ class TransmitPipeline:
         return None if self.held is None else self.held.frames
 
     def busy(self) -> bool:
-        """A call is in flight and not yet overdue (an overdue one is abandoned here)."""
+        """A call is in flight and not yet overdue (an overdue one is abandoned here; never in
+        a deterministic run, where the stepper waits for the answer)."""
         if self.busy_future is None:
             return False
-        if time.monotonic() < self.busy_deadline:
+        if (AWAITED.stepped or time.monotonic() < self.busy_deadline
+                or now_s(self.node) < self.busy_until_s):
             return True
         self.counters["service_timeouts"] += 1
         self.log.warning("queue/modem service did not answer in time; giving up on that call")
+        forget(self.busy_future)
         self.busy_future = None
         return False
 
-    def track(self, future, extra_s: float = 0.0) -> None:
+    def track(self, future, node_clock_s: float = 0.0) -> None:
+        """`future` is the call in flight: it is abandoned (free-running clock only) once both
+        service_timeout_s + node_clock_s of wall time and node_clock_s (a ping's timeout) on the
+        node clock have passed (a sim clock at warp < 1 is slower than the wall clock)."""
         self.busy_future = future
-        self.busy_deadline = time.monotonic() + self.service_timeout_s + extra_s
+        self.busy_deadline = time.monotonic() + self.service_timeout_s + node_clock_s
+        self.busy_until_s = now_s(self.node) + node_clock_s if node_clock_s else 0.0
 
     def run(self, action, now: float) -> bool:
         """Carry out a SendHeld or RequestData action; False for any other action."""
@@ -118,7 +130,7 @@ class TransmitPipeline:
             num_dataframe_bytes=frames.maximum_dataframe_bytes, match_dest=False, dest=0,
             minimum_priority=tags.minimum_priority or 0, require_tags=list(tags.require_tags),
             exclude_tags=list(tags.exclude_tags))
-        future = self.queue_client.call_async(request)
+        future = call_awaited(self.node, self.queue_client, request)
         self.track(future)
         future.add_done_callback(lambda f: self.node.locked(self._on_packet_data, f, frames))
 
@@ -184,7 +196,7 @@ class TransmitPipeline:
         request = QueueTxPacket.Request(queue=QueueTxPacket.Request.QUEUE_IMMEDIATE,
                                         insert_at_head=False, packet=held.packet)
         self.policy.on_transmit(held.frames, now)
-        future = self.modem_client.call_async(request)
+        future = call_awaited(self.node, self.modem_client, request)
         self.track(future)
         future.add_done_callback(lambda f: self.node.locked(self._on_modem_response, f, held))
 

@@ -94,8 +94,9 @@ PARAMETERS = CODEC_CONFIG_PARAMETERS + (
     ParameterSpec("max_packet_bytes", LARGEST_PACKET_BYTES, "Largest packet (miniframe + "
                   "dataframe bytes) any MAC will ask for; messages that can never fit are refused "
                   "on arrival", minimum=1, maximum=65535),
-    ParameterSpec("dynamic_queue_timeout_seconds", 2.0, "Wall-clock time a dynamic queue's "
-                  "get-next service may take to answer before it counts as no offer, s",
+    ParameterSpec("dynamic_queue_timeout_seconds", 2.0, "Time a dynamic queue's get-next "
+                  "service may take to answer before it counts as no offer (wall clock; a "
+                  "deterministic run waits for the answer instead), s",
                   minimum=0.01, maximum=600.0),
 ) + SECURITY_PARAMETERS
 
@@ -155,7 +156,8 @@ class MessageQueueNode(ManagedNode):
         self.status_report.cadence.forget_publishers()  # a failed configure's, if any
         try:
             self.codec_config = codec_config_from_parameters(values)
-            bind_senders(self.codec_config, values["src"], values["security_state_dir"])
+            bind_senders(self.codec_config, values["src"], values["security_state_dir"],
+                         clock=lambda: now_s(self))
         except (CodecConfigError, SecurityConfigError) as exc:
             self.get_logger().error(f"configure refused: {exc}")
             return TransitionCallbackReturn.FAILURE

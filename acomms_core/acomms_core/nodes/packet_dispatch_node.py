@@ -100,7 +100,7 @@ class PacketDispatchNode(ManagedNode):
         try:
             self.codec_config = codec_config_from_parameters(values)
             bind_receivers(self.codec_config, self.get_fully_qualified_name(),
-                           values["security_state_dir"])
+                           values["security_state_dir"], clock=lambda: now_s(self))
         except (CodecConfigError, SecurityConfigError) as exc:
             self.get_logger().error(f"configure refused: {exc}")
             return TransitionCallbackReturn.FAILURE

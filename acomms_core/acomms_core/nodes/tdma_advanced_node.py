@@ -64,7 +64,7 @@ class TdmaAdvancedNode(MacNode):
             return
         self.policy.ping_started(action.kind, now, action.timeout_s)
         future = client.call_async(self._ping_request(action.kind))
-        self.pipeline.track(future, extra_s=action.timeout_s)
+        self.pipeline.track(future, node_clock_s=action.timeout_s)
         future.add_done_callback(lambda f: self.locked(self._on_ping_done, f, action.kind))
 
     def _on_ping_done(self, future, kind: str) -> None:

@@ -18,7 +18,9 @@ class DeferredService:
 
     def __init__(self, resources, srv_type, name: str, callback: Callable, **kwargs):
         self._lock = threading.Lock()
-        self._held: dict[int, list] = {}   # id(response) -> [header | None, ready response | None]
+        # id(response) -> [header | None, ready response | None, the response itself (kept
+        # alive: a freed one's id could come back as another answer's and be held for it)]
+        self._held: dict[int, list] = {}
         self.service = resources.service(srv_type, name, callback, **kwargs)  # qos, group
         self._send = self.service.send_response
         self.service.send_response = self._send_response
@@ -26,7 +28,7 @@ class DeferredService:
     def defer(self, response) -> object:
         """Mark a response (returned by the callback) as answered later through complete()."""
         with self._lock:
-            self._held[id(response)] = [None, None]
+            self._held[id(response)] = [None, None, response]
         return response
 
     def complete(self, response) -> None:

@@ -24,6 +24,7 @@ from rclpy.parameter import Parameter
 
 from acomms_core.ros.interrupts import quiet_interrupts
 from acomms_core.ros.parameter_spec import ParameterSpec, Validator
+from acomms_core.ros.service_calls import ReliableReplies
 
 __all__ = ["ParameterSpec", "Validator", "declare_parameters", "parameter_values", "run_node",
            "is_active", "lifecycle_state_label", "NodeResources", "ManagedNode",
@@ -258,7 +259,11 @@ class NodeResources:
         return self.track(self._node.create_lifecycle_publisher(msg_type, topic, qos, **kwargs))
 
     def service(self, srv_type, name: str, callback, **kwargs):
-        return self.track(self._node.create_service(srv_type, name, callback, **kwargs))
+        """A service whose replies are sent again when discovery lost them
+        (acomms_core.ros.service_calls.ReliableReplies)."""
+        service = self._node.create_service(srv_type, name, callback, **kwargs)
+        ReliableReplies(service, self._node.get_logger())
+        return self.track(service)
 
     def subscription(self, msg_type, topic: str, callback, qos=10, **kwargs):
         return self.track(self._node.create_subscription(msg_type, topic, callback, qos,

@@ -2,10 +2,12 @@
 
 - `SECURITY_PARAMETERS`: `security_state_dir`, declared by message_queue_node and
   packet_dispatch_node.
-- `bind_senders(codec_config, src, state_dir)`: message_queue_node's configure; every secured
-  packet codec seals as this SRC with counters persisted in state_dir.
-- `bind_receivers(codec_config, receiver_name, state_dir)`: packet_dispatch_node's configure;
-  one persisted replay guard per receiving node, shared by its secured packet codecs.
+- `bind_senders(codec_config, src, state_dir, clock)`: message_queue_node's configure; every
+  secured packet codec seals as this SRC with counters persisted in state_dir.
+- `bind_receivers(codec_config, receiver_name, state_dir, clock)`: packet_dispatch_node's
+  configure; one persisted replay guard per receiving node, shared by its secured packet codecs.
+  `clock` (Unix seconds): the node's clock, which key expiry (`accept_until`, a time of day) is
+  checked against, so a simulated run decides on simulated time.
 - `source_accepted(message_config, src)`: the optional `accept_src` policy of a message codec.
 - `SECURITY_COUNTERS`: the dispatch_status counters a secured codec reports.
 """
@@ -41,19 +43,22 @@ def secured_codecs(codec_config) -> list[SecuredPacketCodec]:
             if isinstance(p.packet_codec, SecuredPacketCodec)]
 
 
-def bind_senders(codec_config, src: int, state_dir: str) -> int:
+def bind_senders(codec_config, src: int, state_dir: str, clock=None) -> int:
     """Bind every secured codec for sending; how many; SecurityConfigError with the reason."""
     codecs = secured_codecs(codec_config)
     for codec in codecs:
+        codec.clock = clock or codec.clock
         codec.bind_sender(src, state_dir_or_default(state_dir))
     return len(codecs)
 
 
-def bind_receivers(codec_config, receiver_name: str, state_dir: str) -> int:
+def bind_receivers(codec_config, receiver_name: str, state_dir: str, clock=None) -> int:
     """Give the secured codecs one persisted replay guard named after the receiving node."""
     codecs = secured_codecs(codec_config)
     if not codecs:
         return 0
+    for codec in codecs:
+        codec.clock = clock or codec.clock
     directory = state_dir_or_default(state_dir)
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", receiver_name.strip("/").replace("/", "."))
     try:

@@ -96,7 +96,7 @@ class SecuredPacketCodec:
         self.sealer = PacketSealer(settings.mode, settings.tag_bytes, self.miniframe_header,
                                    self.dataframe_header)
         self.overhead_bytes = self.sealer.overhead_bytes
-        self.clock = clock      # wall time (Unix seconds) for key expiry
+        self.clock = clock      # Unix seconds for key expiry: the node's clock once bound
         self.replay_guard = ReplayGuard(window=settings.replay_window)
         self.src: int | None = None
         self._counter: SenderCounter | None = None

@@ -60,7 +60,7 @@ PARAMETERS = (
     ParameterSpec("use_janus_packets", False, "send AUTO/UNKNOWN (and JANUS) packets as JANUS "
                   "packets ($CCTJN, dataframe bytes only, ros_acomms' parameter)"),
     ParameterSpec("query_modem_param_timeout_s", 3.0, "query_modem_param: wait this long for "
-                  "the modem's $CACFG reply, s", 0.1, 30.0),
+                  "the modem's $CACFG reply (wall clock), s", 0.1, 30.0),
     ParameterSpec("pwramp_txlevel", 3, "power amplifier level sent as pwramp.txlevel "
                   "(0 loudest .. 3 quietest)", 0, 3),
     ParameterSpec("publish_partial_packets", True,
@@ -69,16 +69,18 @@ PARAMETERS = (
                   "bytes of a reception with bad frames: ranges (every frame, the good frames as "
                   "valid ranges) | truncate (ros_acomms: only the bytes before the first bad "
                   "frame)"),
-    ParameterSpec("reconnect_initial_s", 0.5, "first reconnection delay, s (doubles per failure)",
-                  0.05, 60.0),
-    ParameterSpec("reconnect_max_s", 10.0, "longest reconnection delay, s", 0.1, 600.0),
-    ParameterSpec("modem_silence_timeout_s", 30.0,
-                  "no sentence for this long = modem silent: reconnect (probed at half)", 1.0,
-                  3600.0),
-    ParameterSpec("handshake_timeout_s", 2.0, "wait per handshake reply on connection, s", 0.1,
-                  30.0),
-    ParameterSpec("tx_timeout_s", 60.0, "give up on a packet without $CATXF after this, s", 1.0,
+    ParameterSpec("reconnect_initial_s", 0.5,
+                  "first reconnection delay (wall clock), s (doubles per failure)", 0.05, 60.0),
+    ParameterSpec("reconnect_max_s", 10.0, "longest reconnection delay (wall clock), s", 0.1,
                   600.0),
+    ParameterSpec("modem_silence_timeout_s", 30.0,
+                  "no sentence for this long (wall clock) = modem silent: reconnect (probed at "
+                  "half), s", 1.0,
+                  3600.0),
+    ParameterSpec("handshake_timeout_s", 2.0,
+                  "wait per handshake reply on connection (wall clock), s", 0.1, 30.0),
+    ParameterSpec("tx_timeout_s", 60.0,
+                  "give up on a packet without $CATXF after this (wall clock), s", 1.0, 600.0),
     ParameterSpec("max_tx_queue", 100, "transmit queue capacity, packets", 1, 10000),
     ParameterSpec("diagnostics_period_s", 1.0, "period of /diagnostics, s", 0.1, 60.0),
     ParameterSpec("modem_log_dir", "~/acomms_logs", "directory of pyacomms' NMEA log files"),

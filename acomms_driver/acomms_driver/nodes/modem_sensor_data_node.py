@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from rclpy.clock import Clock, ClockType
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from std_msgs.msg import String
 
@@ -35,8 +36,10 @@ SENSOR_FIELDS = {
 }
 
 PARAMETERS = (
-    ParameterSpec("query_interval_s", 30.0, "time between sensor polls, s", 1.0, 3600.0),
-    ParameterSpec("reply_timeout_s", 3.0, "wait for the replies of one poll, s", 0.1, 60.0),
+    ParameterSpec("query_interval_s", 30.0, "time between sensor polls (node clock), s", 1.0,
+                  3600.0),
+    ParameterSpec("reply_timeout_s", 3.0, "wait for the modem's replies of one poll (wall "
+                  "clock: an I/O timeout), s", 0.1, 60.0),
 )
 
 
@@ -90,8 +93,9 @@ class ModemSensorDataNode(LifecycleNode):
         self._poll_timer = self._active_resources.timer(self.params["query_interval_s"],
                                                         self._poll)
         # One-shot per poll: started by _poll, stopped by _finish.
-        self._deadline_timer = self._active_resources.timer(self.params["reply_timeout_s"],
-                                                            self._finish, autostart=False)
+        self._deadline_timer = self._active_resources.timer(
+            self.params["reply_timeout_s"], self._finish, autostart=False,
+            clock=Clock(clock_type=ClockType.STEADY_TIME))  # the modem answers in wall time
         return result
 
     def on_deactivate(self, state) -> TransitionCallbackReturn:

@@ -9,7 +9,10 @@ order (intraprocess delivery enqueues during `publish`), so everything queued be
 run by then. A round is quiet when the fence was the only event and no entity callback ran: then
 nothing published, requested or answered in this process is left (each is enqueued by the call
 that made it), and a quiet round ends the drain unless a ROS-time timer is due (the executor's
-timer thread readies those) or a reply from another process is pending.
+timer thread readies those), a reply from another process is pending, or a node of this executor
+still waits for the reply to a `call_awaited` service call (acomms_core.ros.service_calls: a
+reply that comes late in wall time, or is sent again after the discovery race, holds the step
+instead of letting simulated time run past the caller).
 
 Entity callbacks are wrapped once to count them and to name the node whose callback raised.
 Where rclpy has no EventsExecutor (`events_executor_available`), runs use `ExecutorStepper`.
@@ -33,6 +36,7 @@ from acomms_sim.clock.executor_stepper import (
     CallbackFailed,
     DrivenClocks,
     TimerDeadlines,
+    awaited_calls,
     node_name,
     pending_requests,
     remote_clients,
@@ -209,7 +213,7 @@ class EventsStepper(DrivenClocks):
             quiet += 1
             if quiet < QUIET_ROUNDS:
                 continue
-            waiting = self.remote_pending() or self._lagging(now_ns)
+            waiting = self.remote_pending() or awaited_calls(self) or self._lagging(now_ns)
             if not waiting:
                 break
             last, quiet = waiting[0], 0

@@ -5,7 +5,8 @@ a service request is in the reader's queue when publish / call_async returns. So
 ready callback until the wait set is empty twice in a row (`drain`) reaches quiescence without any
 wall-clock wait; then the next step goes to the earliest ROS-time timer deadline of the
 executor's nodes (`next_deadline_ns`). Service requests to servers in *another* process are the
-exception: `drain` keeps waiting (bounded) while such a request has no reply yet.
+exception: `drain` keeps waiting (bounded) while such a request has no reply yet; so it does for
+a `call_awaited` call of one of its nodes (acomms_core.ros.service_calls), wherever its server.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Collection
 from rclpy.clock import ClockType
 from rclpy.executors import ShutdownException, TimeoutException
 
+from acomms_core.ros.service_calls import AWAITED
 from acomms_sim.clock.stepping import DEFAULT_STEP_TIMEOUT_S, StepTimeout, Watchdog
 
 REMOTE_REPLY_POLL_S = 0.001  # wall wait between polls while a remote service reply is pending
@@ -42,11 +44,50 @@ def pending_requests(client) -> int:
     return len(getattr(client, "_pending_requests", ()))
 
 
+def resolved_name(entity) -> str | None:
+    """A client's or service's resolved service name (`srv_name` is the name as the node asked
+    for it, namespace not applied); None once the entity is destroyed."""
+    try:
+        return entity.service_name
+    except Exception:  # InvalidHandle: destroyed meanwhile
+        return None
+
+
 def remote_clients(nodes) -> list[tuple[str, object]]:
     """(node name, client) of every client calling a service that none of `nodes` serves."""
-    local = {service.srv_name for node in nodes for service in node.services}
+    local = {resolved_name(service) for node in nodes for service in node.services}
     return [(node_name(node), client) for node in nodes for client in node.clients
-            if client.srv_name not in local]
+            if resolved_name(client) not in local]
+
+
+def unready_local_clients(nodes) -> list[str]:
+    """'<node> (its <service> client has not discovered the server yet)' for every client of
+    `nodes` whose service one of `nodes` serves but which does not see it ready yet."""
+    local = {resolved_name(service) for node in nodes for service in node.services} - {None}
+    unready = []
+    for node in nodes:
+        for client in node.clients:
+            name = resolved_name(client)
+            try:
+                if name in local and not client.service_is_ready():
+                    unready.append(f"{node_name(node)} (its {name} client has not discovered "
+                                   "the server yet)")
+            except Exception:  # destroyed meanwhile
+                continue
+    return unready
+
+
+def awaited_calls(stepper) -> list[str]:
+    """The `call_awaited` service calls of the stepper's nodes still waiting for their reply
+    (cheap when none is outstanding in the process: the nodes are not even listed); one whose
+    request was lost on the way to its server in this process is sent again here."""
+    if not len(AWAITED):
+        return []
+    nodes = stepper.nodes
+    waiting = AWAITED.pending(nodes)  # forgets the answered calls first
+    if waiting and AWAITED.resend_lost():
+        return AWAITED.pending(nodes)
+    return waiting
 
 
 def ros_timer_deadlines_ns(nodes, driven: Collection[int] = (), now_ns: int | None = None
@@ -151,7 +192,8 @@ class ExecutorStepper(DrivenClocks):
 
     def remote_pending(self) -> list[str]:
         """Nodes with a request to a service that no node of this executor serves."""
-        return [name for name, client in remote_clients(self.nodes) if pending_requests(client)]
+        return [f"{name} (waiting for a service reply from another process)"
+                for name, client in remote_clients(self.nodes) if pending_requests(client)]
 
     def drain(self, sim_s: float = 0.0, now_ns: int | None = None) -> int:
         """Run ready callbacks until quiescence; the number run (bookkeeping nodes' callbacks
@@ -167,10 +209,10 @@ class ExecutorStepper(DrivenClocks):
             except TimeoutException:
                 empty += 1
                 if empty >= 2:
-                    waiting = self.remote_pending()
+                    waiting = self.remote_pending() or awaited_calls(self)
                     if not waiting:
                         break
-                    last = f"{waiting[0]} (waiting for a service reply from another process)"
+                    last = waiting[0]
                     time.sleep(REMOTE_REPLY_POLL_S)
                     empty = 0
                 self._check(last, sim_s)

@@ -21,6 +21,7 @@ from rclpy.executors import ShutdownException, TimeoutException
 from rclpy.node import Node
 from rclpy.qos import QoSDurabilityPolicy, QoSProfile
 
+from acomms_core.ros.service_calls import AWAITED
 from acomms_interfaces.msg import Tick, Tock
 from acomms_sim.clock.executor_stepper import CallbackFailed, ExecutorStepper
 from acomms_sim.clock.stepping import (
@@ -69,8 +70,9 @@ class StepParticipant:
     def spin(self, until=lambda: False) -> None:
         """Answer Ticks until `until()` or shutdown; a failure is kept in `error` and stops."""
         try:
-            while self.executor.context.ok() and not until():
-                self.spin_once()
+            with AWAITED.stepping():
+                while self.executor.context.ok() and not until():
+                    self.spin_once()
         except (CallbackFailed, StepTimeout) as exc:
             self.error = str(exc)
         except ShutdownException:

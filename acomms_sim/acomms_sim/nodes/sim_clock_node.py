@@ -64,7 +64,8 @@ SPECS = [
     ParameterSpec("warp_factor", 1.0, "free_running: sim seconds per wall second", 0.001, 1e5),
     ParameterSpec("publish_period_s", 0.02, "free_running: wall time between /clock messages, s",
                   0.001, 10.0),
-    ParameterSpec("start_time_s", 0.0, "sim time at the first activation, s", 0.0, 1e10),
+    ParameterSpec("start_time_s", 0.0, "absolute sim time (Unix seconds, not an offset) at the "
+                  "first activation, s", 0.0, 1e10),
     ParameterSpec("participants", [""], "stepped/conductor: node_name of every Tock participant "
                   "whose answer each step waits for", read_only=True,
                   parameter_type=Parameter.Type.STRING_ARRAY),
