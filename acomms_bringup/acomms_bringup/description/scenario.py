@@ -100,7 +100,8 @@ Schema (defaults in brackets)::
                                         # (checked against its specs); {} sends only.
                                         # receive_directory: relative to the working directory
 
-Traffic is for demos and tests: the runner stamps `header.stamp` (when the type has a header)
+Every key's type, default and range: the tables of `scenario_keys` (the reference page
+docs/reference/scenario.md is generated from them). Traffic is for demos and tests: the runner stamps `header.stamp` (when the type has a header)
 with the publish time, and matches arrivals to sent messages by that stamp, or else by content
 (so a type without a header should carry a unique string, e.g. "cmd {seq}"). Field names and
 value types are checked against the ROS type when the runner starts.
@@ -120,6 +121,18 @@ from typing import Any
 
 import yaml
 
+from acomms_bringup.description.scenario_keys import (
+    DEFAULT_ABSORPTION_MODEL,
+    DEFAULT_START_TIME,
+    MAC_KEYS,
+    REQUIRED,
+    SCENARIO_KEYS,
+    TRAFFIC_KEYS,
+    VEHICLE_NODE_NAMES,
+    WAYPOINT_KEYS,
+    ScenarioKey,
+    key_table,
+)
 from acomms_core.codecs.config_yaml import CodecYamlError, read_codec_yaml
 from acomms_core.mac.policy import split_reason
 from acomms_core.mac.registry import MAC_KINDS, ros_parameter_values
@@ -130,19 +143,10 @@ from acomms_sim.modem.location_topic import (
     LOCATION_TOPIC_TYPES,
     check_location_topic,
 )
-from acomms_sim.physics.fading import MODELS as FADING_MODELS
 from acomms_sim.physics.multipath import tolerance_table
-from acomms_sim.physics.transmission_loss import SpreadingModel
 
-MODEM_KINDS = ("sim", "micromodem")
-NOISE_MODELS = ("fixed", "wenz")
-TRANSMISSION_LOSS_MODELS = ("spreading", "bellhop")
-SPREADING_KINDS = ("spherical", "practical", "cylindrical")
-ABSORPTION_MODELS = ("thorp", "francois_garrison")
-MICROMODEM_CONNECTIONS = ("serial", "udp", "tcp")
-# Nodes of one vehicle that take per-node parameter overrides (executable names).
-VEHICLE_NODE_NAMES = ("trajectory_node", "modem", "message_queue_node", "packet_dispatch_node",
-                      "mac")
+SCENARIO_KEYS_TABLE = key_table(SCENARIO_KEYS)
+
 MODEM_EXECUTABLES = {"sim": "modem_sim_node", "micromodem": "acomms_driver_node"}
 # Where each vehicle node's ParameterSpec table lives ("module:ATTRIBUTE", by executable; the MAC
 # nodes' tables are MAC_KINDS[kind].parameters). Imported only when a scenario overrides that
@@ -296,7 +300,6 @@ class BridgeNode:
     parameters: Mapping[str, Any]
 
 
-TRAFFIC_ARRIVALS = ("periodic", "poisson")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -323,7 +326,7 @@ class Noise:
 
 @dataclasses.dataclass(frozen=True)
 class Absorption:
-    model: str = SpreadingModel().absorption_model  # "thorp" | "francois_garrison"
+    model: str = DEFAULT_ABSORPTION_MODEL  # "thorp" | "francois_garrison"
     temperature_c: float = 10.0
     salinity_ppt: float = 35.0
     ph: float = 8.0
@@ -363,7 +366,6 @@ class Channel:
 
 # The simulated clock starts at a real epoch (time codecs with an epoch expect one), fixed so
 # runs repeat; midnight UTC keeps TDMA cycles that divide a day in the phase they had at 0.
-DEFAULT_START_TIME = "2025-01-01T00:00:00Z"
 MAX_START_TIME_S = 1e10  # sim_clock_node's start_time_s range (year 2286)
 
 
@@ -437,7 +439,8 @@ class Scenario:
 # ---------------------------------------------------------------------------------------------
 # Parsing helpers: every read goes through a _Section so errors carry the key path.
 
-_REQUIRED = object()
+_REQUIRED = REQUIRED
+_FROM_TABLE = object()
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true/false",
                list: "a list", dict: "a mapping"}
 
@@ -481,13 +484,33 @@ def _check_type(ctx: _Context, path: str, value: Any, kinds: tuple[type, ...]) -
 
 
 class _Section:
-    """A mapping being read; remembers which keys were used so unknown ones can be refused."""
+    """A mapping being read; remembers which keys were used so unknown ones can be refused.
 
-    def __init__(self, ctx: _Context, data: Any, path: str):
+    `keys` is its table of ScenarioKeys (scenario_keys): `take` reads a key with the type,
+    default and range the table gives it, `section` a mapping key with its own table."""
+
+    def __init__(self, ctx: _Context, data: Any, path: str,
+                 keys: tuple[ScenarioKey, ...] = ()):
         if not isinstance(data, dict):
             raise ctx.error(path or "(top level)",
                             f"expected a mapping, got {_describe_type(data)}")
         self.ctx, self.data, self.path, self.used = ctx, data, path, set()
+        self.keys = key_table(keys)
+
+    def take(self, key: str, default: Any = _FROM_TABLE, **options) -> Any:
+        """The key's value, checked as its ScenarioKey says; `default` and `options` (e.g.
+        choices known only at run time) where the value depends on other keys."""
+        spec = self.keys[key]
+        return self.get(key, spec.kinds, spec.default if default is _FROM_TABLE else default,
+                        **{"minimum": spec.minimum, "maximum": spec.maximum,
+                           "exclusive_minimum": spec.exclusive_minimum,
+                           "choices": spec.choices, **options})
+
+    def raw(self, key: str) -> Any:
+        """The key's value unchecked (the caller parses it); None when absent."""
+        assert key in self.keys, key
+        self.used.add(key)
+        return self.data.get(key)
 
     def key_path(self, key: str) -> str:
         return f"{self.path}.{key}" if self.path else key
@@ -514,13 +537,22 @@ class _Section:
             raise self.ctx.error(path, f"unknown value {value!r}; expected one of {list(choices)}")
         return value
 
-    def section(self, key: str, required: bool = False) -> _Section | None:
+    def section(self, key: str, required: bool = False,
+                keys: tuple[ScenarioKey, ...] | None = None) -> _Section | None:
+        """A mapping key, with the keys of its table (or `keys`)."""
         self.used.add(key)
         if key not in self.data or self.data[key] is None:
             if required:
                 raise self.ctx.error(self.key_path(key), "missing (required)")
             return None
-        return _Section(self.ctx, self.data[key], self.key_path(key))
+        if keys is None:
+            spec = self.keys.get(key)
+            keys = spec.keys if spec is not None and spec.keys else ()
+        return _Section(self.ctx, self.data[key], self.key_path(key), keys)
+
+    def empty(self, key: str) -> _Section:
+        """An absent mapping key as an empty section (its keys take their defaults)."""
+        return _Section(self.ctx, {}, self.key_path(key), self.keys[key].keys or ())
 
     def items(self, key: str, required: bool = False) -> list[tuple[str, Any]]:
         """The entries of a list: [(key path, item), ...]."""
@@ -605,12 +637,12 @@ def parse_scenario(data: Any, file: str = "<scenario>", base_dir: pathlib.Path |
     """Validate an already-loaded scenario mapping; `file` is the name used in error messages."""
     ctx = _Context(file)
     base_dir = base_dir or pathlib.Path.cwd()
-    top = _Section(ctx, data, "")
-    name = top.get("name", (str,), default_name)
+    top = _Section(ctx, data, "", SCENARIO_KEYS)
+    name = top.take("name", default_name)
     if not _NAME_TOKEN.match(name):
         raise ctx.error("name", f"{name!r} must be letters, digits and _ (starting with a letter)")
-    duration = top.get("duration_seconds", (float,), minimum=0.0, exclusive_minimum=True)
-    seed = top.get("seed", (int,), 0, minimum=0, maximum=2**32 - 1)
+    duration = top.take("duration_seconds")
+    seed = top.take("seed")
     channel = _parse_channel(ctx, top.section("channel"))
     vehicle_items = top.items("vehicles", required=True)
     if not vehicle_items:
@@ -644,11 +676,9 @@ def _parse_clock(ctx: _Context, section: _Section | None, has_micromodem: bool) 
     if section is None:
         return Clock(use_sim_time=not has_micromodem, warp_factor=1.0,
                      start_time_s=0.0 if has_micromodem else default_start)
-    use_sim_time = section.get("use_sim_time", (bool,), not has_micromodem)
-    warp = section.get("warp_factor", (float,), 1.0, minimum=0.0, exclusive_minimum=True,
-                       maximum=10000.0)
-    section.used.add("start_time")
-    start_time = section.data.get("start_time")
+    use_sim_time = section.take("use_sim_time", not has_micromodem)
+    warp = section.take("warp_factor")
+    start_time = section.raw("start_time")
     section.finish()
     if start_time is not None and not use_sim_time:
         raise ctx.error(section.key_path("start_time"),
@@ -669,8 +699,8 @@ def _parse_clock(ctx: _Context, section: _Section | None, has_micromodem: bool) 
 
 def _parse_sound_speed_profile(ctx: _Context, profile_section: _Section
                                ) -> tuple[tuple[float, float], ...]:
-    depths = profile_section.get("depths_m", (list,))
-    speeds = profile_section.get("sound_speeds_m_s", (list,))
+    depths = profile_section.take("depths_m")
+    speeds = profile_section.take("sound_speeds_m_s")
     profile_section.finish()
     if not depths or len(depths) != len(speeds):
         raise ctx.error(profile_section.path,
@@ -693,8 +723,8 @@ def _parse_sound_speed_profile(ctx: _Context, profile_section: _Section
 
 def _parse_channel(ctx: _Context, section: _Section | None) -> Channel:
     if section is None:
-        section = _Section(ctx, {}, "channel")
-    sound_speed = section.get("sound_speed_m_s", (float,), None, minimum=1300.0, maximum=1700.0)
+        section = _Section(ctx, {}, "channel", SCENARIO_KEYS_TABLE["channel"].keys)
+    sound_speed = section.take("sound_speed_m_s")
     profile = None
     profile_section = section.section("sound_speed_profile")
     if profile_section is not None:
@@ -703,39 +733,33 @@ def _parse_channel(ctx: _Context, section: _Section | None) -> Channel:
                             "give either sound_speed_m_s or sound_speed_profile, not both")
         profile = _parse_sound_speed_profile(ctx, profile_section)
         sound_speed = sum(s for _, s in profile) / len(profile)
-    water_depth = section.get("water_depth_m", (float,), 100.0, minimum=0.0,
-                              exclusive_minimum=True, maximum=12000.0)
+    water_depth = section.take("water_depth_m")
     noise = _parse_noise(ctx, section.section("noise"), section.key_path("noise"))
     tl_section = section.section("transmission_loss")
     if tl_section is None:
-        tl_section = _Section(ctx, {}, section.key_path("transmission_loss"))
-    tl_model = tl_section.get("model", (str,), "spreading", choices=TRANSMISSION_LOSS_MODELS)
-    spreading = tl_section.get("spreading", (str,), "practical", choices=SPREADING_KINDS)
+        tl_section = section.empty("transmission_loss")
+    tl_model = tl_section.take("model")
+    spreading = tl_section.take("spreading")
     tl_section.finish()
     absorption = Absorption()
     absorption_section = section.section("absorption")
     if absorption_section is not None:
         absorption = Absorption(
-            model=absorption_section.get("model", (str,), Absorption.model,
-                                         choices=ABSORPTION_MODELS),
-            temperature_c=absorption_section.get("temperature_c", (float,), 10.0,
-                                                 minimum=-2.0, maximum=40.0),
-            salinity_ppt=absorption_section.get("salinity_ppt", (float,), 35.0,
-                                                minimum=0.0, maximum=45.0),
-            ph=absorption_section.get("ph", (float,), 8.0, minimum=6.0, maximum=9.0))
+            model=absorption_section.take("model"),
+            temperature_c=absorption_section.take("temperature_c"),
+            salinity_ppt=absorption_section.take("salinity_ppt"),
+            ph=absorption_section.take("ph"))
         absorption_section.finish()
-    center = section.get("center_frequency_hz", (float,), 10000.0, minimum=100.0,
-                         maximum=1_000_000.0)
-    bandwidth = section.get("bandwidth_hz", (float,), 5000.0, minimum=0.0,
-                            exclusive_minimum=True, maximum=1_000_000.0)
+    center = section.take("center_frequency_hz")
+    bandwidth = section.take("bandwidth_hz")
     if bandwidth / 2 >= center:
         raise ctx.error(section.key_path("bandwidth_hz"),
                         f"band {center} Hz +/- {bandwidth / 2} Hz reaches 0 Hz")
-    source_level = section.get("source_level_db", (float,), None, minimum=100.0, maximum=240.0)
-    tx_level = section.get("tx_level", (int,), 3, minimum=0, maximum=3)
+    source_level = section.take("source_level_db")
+    tx_level = section.take("tx_level")
     fading = _parse_fading(ctx, section.section("fading"))
-    capture = section.get("capture_margin_db", (float,), 0.0, minimum=0.0, maximum=100.0)
-    doppler = section.get("doppler_tolerance_m_s", (float,), 0.0, minimum=0.0, maximum=100.0)
+    capture = section.take("capture_margin_db")
+    doppler = section.take("doppler_tolerance_m_s")
     multipath = _parse_multipath(ctx, section.section("multipath"))
     section.finish()
     return Channel(sound_speed_m_s=sound_speed, sound_speed_profile=profile,
@@ -749,9 +773,8 @@ def _parse_channel(ctx: _Context, section: _Section | None) -> Channel:
 def _parse_fading(ctx: _Context, section: _Section | None) -> Fading:
     if section is None:
         return Fading()
-    fading = Fading(section.get("model", (str,), "none", choices=FADING_MODELS),
-                    section.get("k_factor", (float,), 0.0, minimum=0.0, maximum=1000.0),
-                    section.get("coherence_time_s", (float,), 0.0, minimum=0.0, maximum=3600.0))
+    fading = Fading(section.take("model"), section.take("k_factor"),
+                    section.take("coherence_time_s"))
     section.finish()
     return fading
 
@@ -759,8 +782,8 @@ def _parse_fading(ctx: _Context, section: _Section | None) -> Fading:
 def _parse_multipath(ctx: _Context, section: _Section | None) -> Multipath:
     if section is None:
         return Multipath()
-    spread = section.get("delay_spread_s", (float,), 0.0, minimum=0.0, maximum=10.0)
-    tolerance = section.get("isi_tolerance_s", (list,), [0.0])
+    spread = section.take("delay_spread_s")
+    tolerance = section.take("isi_tolerance_s")
     try:
         tolerance_table(tolerance)
     except (TypeError, ValueError) as exc:
@@ -772,44 +795,38 @@ def _parse_multipath(ctx: _Context, section: _Section | None) -> Multipath:
 def _parse_noise(ctx: _Context, section: _Section | None, path: str) -> Noise:
     if section is None:
         return Noise(model="fixed")
-    model = section.get("model", (str,), "fixed", choices=NOISE_MODELS)
+    model = section.take("model")
     if model == "fixed":
-        noise = Noise(model=model, level_db=section.get("level_db", (float,), 60.0,
-                                                       minimum=0.0, maximum=200.0))
+        noise = Noise(model=model, level_db=section.take("level_db"))
     else:
-        noise = Noise(model=model,
-                      shipping_activity=section.get("shipping_activity", (float,), 0.5,
-                                                    minimum=0.0, maximum=1.0),
-                      wind_speed_m_s=section.get("wind_speed_m_s", (float,), 5.0,
-                                                 minimum=0.0, maximum=50.0))
+        noise = Noise(model=model, shipping_activity=section.take("shipping_activity"),
+                      wind_speed_m_s=section.take("wind_speed_m_s"))
     section.finish()
     return noise
 
 
 def _parse_position(ctx: _Context, section: _Section) -> Position:
-    return Position(
-        latitude=section.get("latitude", (float,), minimum=-90.0, maximum=90.0),
-        longitude=section.get("longitude", (float,), minimum=-180.0, maximum=180.0),
-        depth=section.get("depth", (float,), minimum=0.0, maximum=12000.0))
+    return Position(latitude=section.take("latitude"), longitude=section.take("longitude"),
+                    depth=section.take("depth"))
 
 
 def _parse_vehicle(ctx: _Context, path: str, data: Any, base_dir: pathlib.Path,
                    package_share: PackageShareResolver) -> Vehicle:
-    section = _Section(ctx, data, path)
-    name = section.get("name", (str,))
+    section = _Section(ctx, data, path, SCENARIO_KEYS_TABLE["vehicles"].keys)
+    name = section.take("name")
     if not _NAME_TOKEN.match(name):
         raise ctx.error(section.key_path("name"),
                         f"{name!r} must be letters, digits and _ (starting with a letter)")
-    namespace = section.get("namespace", (str,), f"/{name}")
+    namespace = section.take("namespace", f"/{name}")
     if not _NAMESPACE.match(namespace):
         raise ctx.error(section.key_path("namespace"),
                         f"{namespace!r} must be an absolute ROS namespace like /{name}")
-    src = section.get("src", (int,), minimum=0, maximum=255)
+    src = section.take("src")
     modem = _parse_modem(ctx, section.section("modem", required=True))
     position, trajectory, position_source = _parse_motion(ctx, section, modem)
     mac = _parse_mac(ctx, section.section("mac", required=True))
     mac_switcher = _parse_mac_switcher(ctx, section.section("mac_switcher"), mac)
-    codec_spec = section.get("codec_config", (str,))
+    codec_spec = section.take("codec_config")
     codec_path = section.key_path("codec_config")
     try:
         codec_config = resolve_path(codec_spec, base_dir, package_share)
@@ -900,11 +917,11 @@ def _parse_bridges(ctx: _Context, section: _Section) -> tuple[BridgeNode, ...]:
     for key_path, item in section.items("bridges"):
         if isinstance(item, str):
             item = {"kind": item}
-        entry = _Section(ctx, item, key_path)
-        kind = entry.get("kind", (str,), choices=tuple(BRIDGES))
+        entry = _Section(ctx, item, key_path, section.keys["bridges"].keys)
+        kind = entry.take("kind", choices=tuple(BRIDGES))
         if any(b.kind == kind for b in bridges):
             raise ctx.error(entry.key_path("kind"), f"bridge {kind} listed twice")
-        parameters = entry.get("parameters", (dict,), {})
+        parameters = entry.take("parameters")
         for name, value in parameters.items():
             _check_parameter_value(ctx, f"{entry.key_path('parameters')}.{name}", value)
         entry.finish()
@@ -944,29 +961,25 @@ def _parse_motion(ctx: _Context, section: _Section, modem: ModemConfig
 
 
 def _parse_position_source(ctx: _Context, section: _Section) -> PositionSource:
-    topic = section.get("topic", (str,))
+    topic = section.take("topic")
     if not _TOPIC.match(topic):
         raise ctx.error(section.key_path("topic"),
                         f"{topic!r} is not a topic name (e.g. /gazebo/auv1/odom, or odom "
                         "relative to the vehicle namespace)")
-    kind = section.get("type", (str,), choices=tuple(LOCATION_TOPIC_TYPES))
+    kind = section.take("type")
     origin_section = section.section("origin")
     origin = None
     if LOCATION_TOPIC_TYPES[kind].local:
         if origin_section is None:
             raise ctx.error(section.key_path("origin"),
                             f"missing (required: a {kind} position is in a local ENU frame)")
-        origin = Position(
-            latitude=origin_section.get("latitude", (float,), minimum=-90.0, maximum=90.0),
-            longitude=origin_section.get("longitude", (float,), minimum=-180.0, maximum=180.0),
-            depth=origin_section.get("depth", (float,), 0.0, minimum=-12000.0, maximum=12000.0))
+        origin = _parse_position(ctx, origin_section)
         origin_section.finish()
     elif origin_section is not None:
         raise ctx.error(origin_section.path, f"a {kind} position is geodetic: no origin")
     source = PositionSource(
-        topic=topic, type=kind, origin=origin, frame_id=section.get("frame_id", (str,), ""),
-        max_age_seconds=section.get("max_age_seconds", (float,), 0.0, minimum=0.0,
-                                    maximum=86400.0))
+        topic=topic, type=kind, origin=origin, frame_id=section.take("frame_id"),
+        max_age_seconds=section.take("max_age_seconds"))
     section.finish()
     reason = check_values(LOCATION_TOPIC_SPECS, source.modem_parameters(), check_location_topic)
     if reason:  # the node's own checks (e.g. an origin at a pole), with the node's reason
@@ -1025,8 +1038,8 @@ def _subscribe_topics(codec_data: list) -> dict[str, str]:
 
 def _parse_traffic(ctx: _Context, path: str, data: Any, codec_data: list,
                    codec_config: pathlib.Path, base_dir: pathlib.Path | None = None) -> Traffic:
-    section = _Section(ctx, data, path)
-    topic = section.get("topic", (str,))
+    section = _Section(ctx, data, path, TRAFFIC_KEYS)
+    topic = section.take("topic")
     if not topic or topic.startswith("/") or not all(
             _NAME_TOKEN.match(part) for part in topic.split("/")):
         raise ctx.error(section.key_path("topic"),
@@ -1037,16 +1050,16 @@ def _parse_traffic(ctx: _Context, path: str, data: Any, codec_data: list,
                         f"{topic!r} is not a subscribe_topic of codec config {codec_config} "
                         f"(it has {sorted(known)})")
     codec_type = _ros2_type_name(known[topic])
-    ros_type = section.get("type", (str,), codec_type)
+    ros_type = section.take("type", codec_type)
     if _ros2_type_name(ros_type) != codec_type:
         raise ctx.error(section.key_path("type"),
                         f"{ros_type} differs from the codec config's ros_type {codec_type}")
-    period = section.get("period_seconds", (float,), minimum=0.0, exclusive_minimum=True)
+    period = section.take("period_seconds")
     if period < 0.01:
         raise ctx.error(section.key_path("period_seconds"), f"must be >= 0.01, got {period}")
-    start = section.get("start_seconds", (float,), 0.0, minimum=0.0)
-    fields = section.get("fields", (dict,), {})
-    arrivals = section.get("arrivals", (str,), "periodic", choices=TRAFFIC_ARRIVALS)
+    start = section.take("start_seconds")
+    fields = section.take("fields")
+    arrivals = section.take("arrivals")
     file = _traffic_file(ctx, section, codec_type, base_dir or codec_config.parent)
     section.finish()
     return Traffic(topic=topic, ros_type=codec_type, period_seconds=period, start_seconds=start,
@@ -1055,7 +1068,7 @@ def _parse_traffic(ctx: _Context, path: str, data: Any, codec_data: list,
 
 def _traffic_file(ctx: _Context, section, codec_type: str, base_dir: pathlib.Path):
     """issue 15: `file:` (relative to the scenario) sends that file as a FileTransfer."""
-    spec = section.get("file", (str,), "")
+    spec = section.take("file")
     if not spec:
         return None
     if codec_type != FILE_TRANSFER_TYPE:
@@ -1079,8 +1092,8 @@ def _check_unique_topics(ctx: _Context, traffic: tuple[Traffic, ...]) -> None:
 def _parse_trajectory(ctx: _Context, items: list[tuple[str, Any]]) -> Trajectory:
     waypoints: list[Waypoint] = []
     for path, item in items:
-        section = _Section(ctx, item, path)
-        time_seconds = section.get("time_seconds", (float,), minimum=0.0)
+        section = _Section(ctx, item, path, WAYPOINT_KEYS)
+        time_seconds = section.take("time_seconds")
         position = _parse_position(ctx, section)
         section.finish()
         if waypoints and time_seconds <= waypoints[-1].time_seconds:
@@ -1092,24 +1105,21 @@ def _parse_trajectory(ctx: _Context, items: list[tuple[str, Any]]) -> Trajectory
 
 
 def _parse_modem(ctx: _Context, section: _Section) -> ModemConfig:
-    kind = section.get("kind", (str,), choices=MODEM_KINDS)
-    source_level = section.get("source_level_db", (float,), None, minimum=100.0, maximum=240.0)
-    tx_level = section.get("tx_level", (int,), None, minimum=0, maximum=3)
+    kind = section.take("kind")
+    source_level = section.take("source_level_db")
+    tx_level = section.take("tx_level")
     connection: dict[str, Any] = {}
     if kind == "micromodem":
-        conn = section.get("connection", (str,), "serial", choices=MICROMODEM_CONNECTIONS)
+        conn = section.take("connection")
         connection["connection"] = conn
         if conn == "serial":
-            connection["serial_port"] = section.get("serial_port", (str,))
-            connection["baud_rate"] = section.get("baud_rate", (int,), 19200, minimum=300,
-                                                  maximum=921600)
+            connection["serial_port"] = section.take("serial_port")
+            connection["baud_rate"] = section.take("baud_rate")
         else:
-            connection["remote_host"] = section.get("remote_host", (str,))
-            connection["remote_port"] = section.get("remote_port", (int,), minimum=1,
-                                                    maximum=65535)
+            connection["remote_host"] = section.take("remote_host")
+            connection["remote_port"] = section.take("remote_port")
             if conn == "udp":
-                connection["local_port"] = section.get("local_port", (int,), 0, minimum=0,
-                                                       maximum=65535)
+                connection["local_port"] = section.take("local_port")
         modem_config = section.section("modem_config")
         if modem_config is not None:
             config = {}
@@ -1118,7 +1128,7 @@ def _parse_modem(ctx: _Context, section: _Section) -> ModemConfig:
                 config[str(key)] = _check_type(ctx, modem_config.key_path(str(key)), value,
                                                (int, float, str))
             connection["modem_config"] = config
-        connection["set_modem_time"] = section.get("set_modem_time", (bool,), False)
+        connection["set_modem_time"] = section.take("set_modem_time")
     section.finish()
     return ModemConfig(kind=kind, source_level_db=source_level, connection=connection,
                        tx_level=tx_level)
@@ -1127,7 +1137,7 @@ def _parse_modem(ctx: _Context, section: _Section) -> ModemConfig:
 def _parse_mac(ctx: _Context, section: _Section) -> MacConfig:
     """The MAC kind's own ParameterSpecs and validator decide (acomms_core.mac.registry): a
     scenario accepts exactly the values the node would accept, refusing with its reason."""
-    kind_name = section.get("kind", (str,), choices=tuple(MAC_KINDS))
+    kind_name = section.take("kind")
     kind = MAC_KINDS[kind_name]
     specs = spec_table(kind.parameters)
     raw = {key: section.data[key] for key in section.data if key in specs}
@@ -1153,7 +1163,7 @@ def _parse_mac_switcher(ctx: _Context, section: _Section | None, default_mac: Ma
     for ns in list(macs_section.data):
         if not isinstance(ns, str) or not _NAME_TOKEN.match(ns):
             raise ctx.error(macs_section.key_path(str(ns)), "a MAC namespace is a ROS name token")
-        macs.append((ns, _parse_mac(ctx, macs_section.section(ns))))
+        macs.append((ns, _parse_mac(ctx, macs_section.section(ns, keys=MAC_KEYS))))
     macs_section.finish()
     settable = tuple(name for name in specs if name != "managed_mac_namespaces")
     raw = {key: section.data[key] for key in section.data if key in settable}

@@ -29,7 +29,8 @@ from acomms_core.ros.service_calls import ReliableReplies
 __all__ = ["ParameterSpec", "Validator", "declare_parameters", "parameter_values", "run_node",
            "is_active", "lifecycle_state_label", "NodeResources", "ManagedNode",
            "destroy_entities", "now_s", "seconds_to_time_msg", "seconds_to_duration_msg",
-           "stamp_seconds", "counters_diagnostics", "wake_timer_at", "announce_unconfigured"]
+           "stamp_seconds", "declared_parameter_specs", "counters_diagnostics", "wake_timer_at",
+           "announce_unconfigured"]
 
 # apply(values, changed): values are every spec's current value after an accepted change,
 # changed the names that changed.
@@ -47,6 +48,7 @@ def declare_parameters(node, specs: Iterable[ParameterSpec], validator: Validato
     """
     specs = tuple(specs)
     names = {spec.name for spec in specs}
+    _record_specs(node, specs)
     values = {}
     for spec in specs:
         if spec.parameter_type is not None and spec.default is None:
@@ -80,6 +82,21 @@ def declare_parameters(node, specs: Iterable[ParameterSpec], validator: Validato
 
         node.add_post_set_parameters_callback(post_set)
     return values
+
+
+_DECLARED_SPECS = "_acomms_declared_parameter_specs"
+
+
+def _record_specs(node, specs: tuple[ParameterSpec, ...]) -> None:
+    if getattr(node, _DECLARED_SPECS, None) is None:
+        setattr(node, _DECLARED_SPECS, [])
+    getattr(node, _DECLARED_SPECS).extend(specs)
+
+
+def declared_parameter_specs(node) -> tuple[ParameterSpec, ...]:
+    """Every ParameterSpec declared on node through `declare_parameters`, in declaration order
+    (what docs/reference/nodes.md lists)."""
+    return tuple(getattr(node, _DECLARED_SPECS, None) or ())
 
 
 def parameter_values(node, names: Iterable[str]) -> dict[str, Any]:
