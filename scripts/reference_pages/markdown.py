@@ -15,7 +15,10 @@ def cell(value: Any) -> str:
 
 def code(value: Any) -> str:
     """A value as inline code (repr for non-strings, the string quoted)."""
-    text = repr(value) if not isinstance(value, str) else f'"{value}"'
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    else:
+        text = repr(value) if not isinstance(value, str) else f'"{value}"'
     return "`" + text.replace("`", "'") + "`"
 
 
@@ -31,11 +34,15 @@ def number(value: float | int | None) -> str:
     if value is None:
         return ""
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
-        return str(int(value)) if abs(value) >= 1e6 else repr(value)
+        return str(int(value))
     return repr(value)
 
 
 def value_range(minimum, maximum) -> str:
     if minimum is None and maximum is None:
         return ""
-    return f"{number(minimum) or '-inf'} .. {number(maximum) or 'inf'}"
+    if maximum is None:
+        return f">= {number(minimum)}"
+    if minimum is None:
+        return f"<= {number(maximum)}"
+    return f"{number(minimum)} .. {number(maximum)}"

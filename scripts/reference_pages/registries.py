@@ -57,8 +57,9 @@ def _modem_profiles() -> str:
                  info.max_dataframe_bytes, f"{info.packet_duration_s:g}",
                  f"{info.bit_rate_bps:g}")
                 for rate, info in sorted(profile.rates.items())]
-        parts.append(f"### `{name}`\n\nBroadcast address {profile.broadcast_address}. "
-                     f"{_first_line(type(profile))}\n\n"
+        about = " ".join(filter(None, (f"Broadcast address {profile.broadcast_address}.",
+                                       _first_line(type(profile)))))
+        parts.append(f"### `{name}`\n\n{about}\n\n"
                      + table(("rate", "modulation", "FDP", "miniframe bytes", "dataframe bytes",
                               "packet s", "bit rate bps"), rows))
     return "\n".join(parts)

@@ -101,7 +101,9 @@ Schema (defaults in brackets)::
                                         # receive_directory: relative to the working directory
 
 Every key's type, default and range: the tables of `scenario_keys` (the reference page
-docs/reference/scenario.md is generated from them). Traffic is for demos and tests: the runner stamps `header.stamp` (when the type has a header)
+docs/reference/scenario.md is generated from them).
+
+Traffic is for demos and tests: the runner stamps `header.stamp` (when the type has a header)
 with the publish time, and matches arrivals to sent messages by that stamp, or else by content
 (so a type without a header should carry a unique string, e.g. "cmd {seq}"). Field names and
 value types are checked against the ROS type when the runner starts.

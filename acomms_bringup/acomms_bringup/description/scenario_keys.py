@@ -64,6 +64,9 @@ def key_table(keys) -> dict[str, ScenarioKey]:
     return {key.name: key for key in keys}
 
 
+_ITS_DEFAULTS = "its keys' defaults"
+
+
 def _key(name, kinds, description, default=REQUIRED, **options) -> ScenarioKey:
     kinds = kinds if isinstance(kinds, tuple) else (kinds,)
     return ScenarioKey(name, kinds, description, default, **options)
@@ -128,11 +131,11 @@ CHANNEL_KEYS = (
          keys=PROFILE_KEYS),
     _key("water_depth_m", float, "water depth", 100.0, minimum=0.0, exclusive_minimum=True,
          maximum=12000.0),
-    _key("noise", dict, "ambient noise", None, keys=NOISE_KEYS, default_text="fixed 60 dB"),
+    _key("noise", dict, "ambient noise", None, keys=NOISE_KEYS, default_text=_ITS_DEFAULTS),
     _key("transmission_loss", dict, "transmission loss model", None,
-         keys=TRANSMISSION_LOSS_KEYS, default_text="practical spreading"),
+         keys=TRANSMISSION_LOSS_KEYS, default_text=_ITS_DEFAULTS),
     _key("absorption", dict, "absorption of the spreading model", None, keys=ABSORPTION_KEYS,
-         default_text="the defaults of its keys"),
+         default_text=_ITS_DEFAULTS),
     _key("center_frequency_hz", float, "carrier frequency", 10000.0, minimum=100.0,
          maximum=1_000_000.0),
     _key("bandwidth_hz", float, "band width (the band must stay above 0 Hz)", 5000.0,
@@ -141,13 +144,13 @@ CHANNEL_KEYS = (
          default_text="the modem profile's for tx_level"),
     _key("tx_level", int, "Micromodem pwramp.txlevel 0 (loudest) .. 3", 3, minimum=0,
          maximum=3),
-    _key("fading", dict, "fading", None, keys=FADING_KEYS, default_text="none"),
+    _key("fading", dict, "fading", None, keys=FADING_KEYS, default_text=_ITS_DEFAULTS),
     _key("capture_margin_db", float, "a later packet this much stronger takes a locked "
          "receiver; 0: no capture", 0.0, minimum=0.0, maximum=100.0),
     _key("doppler_tolerance_m_s", float, "frames fail beyond this closing speed; 0: no limit",
          0.0, minimum=0.0, maximum=100.0),
     _key("multipath", dict, "multipath", None, keys=MULTIPATH_KEYS,
-         default_text="one path, no ISI"),
+         default_text=_ITS_DEFAULTS),
 )
 MODEM_KEYS = (
     _key("kind", str, "simulated modem or a real Micromodem", choices=MODEM_KINDS),
@@ -243,7 +246,8 @@ SCENARIO_KEYS = (
          exclusive_minimum=True),
     _key("seed", int, "seeds every random process of the simulation", 0, minimum=0,
          maximum=2**32 - 1),
-    _key("clock", dict, "time", None, keys=CLOCK_KEYS),
-    _key("channel", dict, "the simulated channel", None, keys=CHANNEL_KEYS),
+    _key("clock", dict, "time", None, keys=CLOCK_KEYS, default_text=_ITS_DEFAULTS),
+    _key("channel", dict, "the simulated channel", None, keys=CHANNEL_KEYS,
+         default_text=_ITS_DEFAULTS),
     _key("vehicles", list, "at least one", keys=VEHICLE_KEYS),
 )
