@@ -16,21 +16,41 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import os
 import pathlib
 import re
+import tempfile
 
 from reference_pages.markdown import code, table, value_range
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PACKAGES = ("acomms_core", "acomms_driver", "acomms_sim", "acomms_bringup", "acomms_interfaces")
 _ENTRY = re.compile(r'"(\w+)\s*=\s*([\w.]+):(\w+)"')
-# Parameters introspection needs to bring a node up (relative to the repository; the page says
-# which were given). Kept to the minimum: files the node reads at configure.
-_DEMO_CODECS = "acomms_bringup/config/demo_codecs.yaml"
+
+
+class RepoFile(str):
+    """A parameter value naming a file of this repository (given to the node as its path)."""
+
+
+class TempFile(str):
+    """A parameter value naming a file the node may write (given as a path in a temporary
+    directory, so that introspection writes nothing into the working directory)."""
+
+
+# Parameters a node needs to be built and brought up for introspection (the page says which
+# were given). Kept to the minimum: files it reads at configure, names it must have.
+_DEMO_CODECS = RepoFile("acomms_bringup/config/demo_codecs.yaml")
 INTROSPECTION_OVERRIDES = {
     "message_queue_node": {"codec_config_file": _DEMO_CODECS},
     "packet_dispatch_node": {"codec_config_file": _DEMO_CODECS},
+    "lifecycle_manager": {"node_names": ["managed_node"], "autostart": False},
+    "acomms_recorder": {"output_path": TempFile("recording.mcap")},
+    "trajectory_node": {"waypoint_times_seconds": [0.0], "waypoint_latitudes": [41.5],
+                        "waypoint_longitudes": [-70.6], "waypoint_depths": [10.0]},
+    "netsim_manager_node": {"config_file": RepoFile("acomms_sim/config/netsim_manager.yaml")},
+    "acomms_driver_node": {"modem_log_dir": TempFile("modem_logs")},
 }
+NAMESPACE = "/ns"  # nodes are built here: names under it are relative, others absolute
 # Interfaces every rclpy (lifecycle) node has; listed once at the top, not per node.
 STANDARD_SERVICES = ("change_state", "describe_parameters", "get_available_states",
                      "get_available_transitions", "get_parameter_types", "get_parameters",
@@ -64,26 +84,33 @@ def node_class(module_name: str, function: str):
 
 def _entity_rows(node):
     """(kind, name, type) of the node's own publishers, subscriptions, services, clients."""
-    own = f"/{node.get_name()}/"
-    standard = {own + name for name in STANDARD_SERVICES + STANDARD_NODE_TOPICS}
+    standard = {f"~/{name}" for name in STANDARD_SERVICES + STANDARD_NODE_TOPICS}
     standard |= set(STANDARD_TOPICS)
 
     def type_name(cls):
         module = cls.__module__.split(".")
         return f"{module[0]}/{module[1]}/{cls.__name__}"
 
-    rows = [("publishes", p.topic_name, type_name(p.msg_type)) for p in node.publishers]
-    rows += [("subscribes", s.topic_name, type_name(s.msg_type)) for s in node.subscriptions]
-    rows += [("serves", s.srv_name, type_name(s.srv_type)) for s in node.services]
-    rows += [("calls", c.srv_name, type_name(c.srv_type)) for c in node.clients]
-    rows = [(kind, _relative(name), kind_type) for kind, name, kind_type in rows
-            if name not in standard]
+    topic, service = node.resolve_topic_name, node.resolve_service_name
+    rows = [("publishes", topic(p.topic_name), type_name(p.msg_type)) for p in node.publishers]
+    rows += [("subscribes", topic(s.topic_name), type_name(s.msg_type))
+             for s in node.subscriptions]
+    rows += [("serves", service(s.srv_name), type_name(s.srv_type)) for s in node.services]
+    rows += [("calls", service(c.srv_name), type_name(c.srv_type)) for c in node.clients]
+    rows = [(kind, _as_written(node, name), kind_type) for kind, name, kind_type in rows]
+    rows = [row for row in rows if row[1] not in standard]
     return sorted(set(rows), key=lambda row: (row[1], row[0], row[2]))
 
 
-def _relative(name: str) -> str:
-    """Names of a node in the root namespace, as written in its own code (relative)."""
-    return name[1:] if name.startswith("/") else name
+def _as_written(node, name: str) -> str:
+    """A resolved name as the node's code wrote it: `~/x` (private), `x` (relative: in the
+    node's namespace) or `/x` (absolute)."""
+    private = f"{NAMESPACE}/{node.get_name()}/"
+    if name.startswith(private):
+        return "~/" + name[len(private):]
+    if name.startswith(NAMESPACE + "/"):
+        return name[len(NAMESPACE) + 1:]
+    return name
 
 
 def _bring_up(node) -> str:
@@ -97,7 +124,15 @@ def _bring_up(node) -> str:
     return ""
 
 
-def introspect(executable: str, cls, context) -> dict:
+def _override_value(value, scratch: str):
+    if isinstance(value, RepoFile):
+        return str(ROOT / value)
+    if isinstance(value, TempFile):
+        return os.path.join(scratch, value)
+    return value
+
+
+def introspect(executable: str, cls, context, scratch: str) -> dict:
     """What a node of `cls` declares and creates, brought up in `context`."""
     from rclpy.lifecycle import LifecycleNode
     from rclpy.parameter import Parameter
@@ -105,8 +140,14 @@ def introspect(executable: str, cls, context) -> dict:
     from acomms_core.ros.ros_support import declared_parameter_specs
 
     overrides = INTROSPECTION_OVERRIDES.get(executable, {})
-    node = cls(context=context, parameter_overrides=[
-        Parameter(name, value=str(ROOT / value)) for name, value in overrides.items()])
+    try:
+        node = cls(context=context, namespace=NAMESPACE, parameter_overrides=[
+            Parameter(name, value=_override_value(value, scratch))
+            for name, value in overrides.items()])
+    except Exception as exc:
+        raise SystemExit(f"{executable}: cannot be built for introspection ({exc}); give it "
+                         "what it needs in INTROSPECTION_OVERRIDES of "
+                         "scripts/reference_pages/nodes.py") from None
     try:
         lifecycle = isinstance(node, LifecycleNode)
         note = _bring_up(node) if lifecycle else "not a lifecycle node"
@@ -115,9 +156,18 @@ def introspect(executable: str, cls, context) -> dict:
         other = sorted(name for name in node.get_parameters_by_prefix("") if name not in known)
         extra = [(name, node.describe_parameter(name)) for name in other]
         return {"specs": specs, "extra": extra, "entities": _entity_rows(node), "note": note,
-                "name": node.get_name(), "overrides": sorted(overrides), "class": cls}
+                "name": node.get_name(), "overrides": sorted(overrides.items()),
+                "class": cls}
     finally:
         node.destroy_node()
+
+
+def _override_text(value) -> str:
+    if isinstance(value, TempFile):
+        return f"<temporary directory>/{value}"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def _parameter_rows(info: dict):
@@ -140,16 +190,17 @@ def _node_section(package: str, executable: str, info: dict) -> str:
     if doc:
         lines.append(doc.split("\n\n")[0].replace("\n", " ") + "\n")
     if info["overrides"]:
-        lines.append("Introspected with " + ", ".join(f"`{n}`" for n in info["overrides"])
-                     + " set (a file it reads at configure).\n")
+        lines.append("Introspected with " + ", ".join(
+            f"`{name}: {_override_text(value)}`" for name, value in info["overrides"])
+                     + " (what it needs to start, or where it may write).\n")
     if info["note"]:
         lines.append(f"Note: {info['note']}.\n")
     lines.append("Parameters:\n")
     rows = _parameter_rows(info)
     lines.append(table(("name", "type", "default", "range", "description"), rows)
                  if rows else "(none of its own)\n")
-    lines.append("Topics and services (names relative to the node's namespace; `~` expanded to "
-                 "the default node name):\n")
+    lines.append("Topics and services (`name`: in the node's namespace, `/name`: absolute, "
+                 "`~/name`: under the node's name):\n")
     entities = [(kind, f"`{name}`", f"`{kind_type}`") for kind, name, kind_type
                 in info["entities"]]
     lines.append(table(("", "name", "type"), entities) if entities else "(none)\n")
@@ -163,6 +214,7 @@ def nodes_page() -> str:
     context = Context()
     rclpy.init(context=context, args=["--ros-args", "--log-level", "fatal"])
     sections, tools = [], []
+    scratch = tempfile.TemporaryDirectory(prefix="acomms-reference-")
     try:
         for package, executable, module, function in console_scripts():
             cls = node_class(module, function)
@@ -170,9 +222,10 @@ def nodes_page() -> str:
                 tools.append((f"`{executable}`", f"`{package}`", f"`{module}:{function}`"))
                 continue
             sections.append(_node_section(package, executable,
-                                          introspect(executable, cls, context)))
+                                          introspect(executable, cls, context, scratch.name)))
     finally:
         rclpy.shutdown(context=context)
+        scratch.cleanup()
     intro = [
         "# Nodes reference\n",
         "Every node executable of the packages, generated from the code: the parameters "
