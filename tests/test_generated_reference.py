@@ -122,3 +122,20 @@ def test_registries_page_has_every_registry_entry(pages):
 def test_readme_and_architecture_link_the_reference():
     assert "docs/reference/" in (ROOT / "README.md").read_text()
     assert "(reference/)" in (ROOT / "docs/ARCHITECTURE.md").read_text()
+
+
+def _all_keys(keys):
+    for key in keys:
+        yield key
+        yield from _all_keys(key.keys or ())
+
+
+def test_every_key_of_the_tables_is_read_by_the_loader():
+    """The other direction: a key in the tables (so on the page) the loader never reads would
+    be refused as unknown; each must appear in a take/raw/section/items call."""
+    from acomms_bringup.description.scenario_keys import SCENARIO_KEYS
+
+    source = (ROOT / "acomms_bringup/acomms_bringup/description/scenario.py").read_text()
+    read = set(re.findall(r'\.(?:take|raw|section|items)\("(\w+)"', source))
+    unread = sorted({key.name for key in _all_keys(SCENARIO_KEYS)} - read)
+    assert unread == []

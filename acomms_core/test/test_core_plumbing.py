@@ -4,6 +4,7 @@ separate apply step, is_active, NodeResources, time conversions, and the modem-p
 import math
 
 import pytest
+import rclpy
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rclpy.parameter import Parameter
 from std_msgs.msg import String
@@ -30,6 +31,7 @@ from acomms_core.ros.parameter_spec import ParameterSpec, check_values
 from acomms_core.ros.ros_support import (
     NodeResources,
     declare_parameters,
+    declared_parameter_specs,
     is_active,
     lifecycle_state_label,
     now_s,
@@ -139,6 +141,18 @@ def test_validator_sees_merged_candidate_and_apply_runs_after():
         count = len(node.validated)
         assert node.set_parameters([Parameter("use_sim_time", value=True)])[0].successful
         assert len(node.validated) == count and len(node.applied) == 1
+
+
+def test_declared_specs_are_remembered_per_node_in_order():
+    """What docs/reference/nodes.md lists: the specs a node declared, in order, its own."""
+    extra = ParameterSpec("extra_s", 2.0, "declared later", minimum=0.0)
+    with RosHarness() as ros:
+        node = ros.add(PlumbedNode(context=ros.context))
+        other = ros.add(rclpy.create_node("bare", context=ros.context))
+        assert declared_parameter_specs(node) == tuple(SPECS)
+        declare_parameters(node, [extra])
+        assert declared_parameter_specs(node) == (*SPECS, extra)
+        assert declared_parameter_specs(other) == ()
 
 
 def test_refused_start_up_value_raises_with_reason():
