@@ -181,11 +181,10 @@ def _parameter_rows(info: dict):
     return rows
 
 
-def _node_section(package: str, executable: str, info: dict) -> str:
+def _node_section(executable: str, info: dict) -> str:
     cls = info["class"]
     lines = [f"### `{executable}`\n",
-             f"Package `{package}`, class `{cls.__module__}.{cls.__name__}`, default node name "
-             f"`{info['name']}`.\n"]
+             f"Class `{cls.__module__}.{cls.__name__}`, default node name `{info['name']}`.\n"]
     doc = inspect.getdoc(cls)
     if doc:
         lines.append(doc.split("\n\n")[0].replace("\n", " ") + "\n")
@@ -221,24 +220,27 @@ def nodes_page() -> str:
             if cls is None:
                 tools.append((f"`{executable}`", f"`{package}`", f"`{module}:{function}`"))
                 continue
-            sections.append(_node_section(package, executable,
-                                          introspect(executable, cls, context, scratch.name)))
+            if f"## `{package}`\n" not in sections:
+                sections.append(f"## `{package}`\n")
+            info = introspect(executable, cls, context, scratch.name)
+            sections.append(_node_section(executable, info))
     finally:
         rclpy.shutdown(context=context)
         scratch.cleanup()
     intro = [
         "# Nodes reference\n",
-        "Every node executable of the packages, generated from the code: the parameters "
+        "Every node executable of the packages (lifecycle nodes unless noted), by package, "
+        "generated from the code: the parameters "
         "from the `ParameterSpec` tables each node declares (acomms_core.ros.parameter_spec), "
         "the topics and services from the node itself, configured and activated in-process "
-        "with default parameters. Every node also has rclpy's parameters "
+        "with default parameters (those a node needs to start are named under it). Every "
+        "node also has rclpy's parameters "
         + ", ".join(f"`{name}`" for name in ROS_PARAMETERS) + ", the lifecycle and parameter "
         "services (" + ", ".join(f"`~/{name}`" for name in STANDARD_SERVICES) + "), and "
         "publishes " + ", ".join(f"`{name}`" for name in STANDARD_TOPICS) + " and "
         "`~/transition_event`; they are not repeated below. Topics a node creates only when "
         "a parameter asks for them (codec topics, per-slot or per-MAC names) appear with the "
         "default parameters' names only.\n",
-        "## Lifecycle nodes\n",
     ]
     tool_section = ["## Command-line tools (not nodes)\n",
                     table(("executable", "package", "entry point"), tools)]
