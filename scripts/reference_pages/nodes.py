@@ -154,7 +154,8 @@ def introspect(executable: str, cls, context, scratch: str) -> dict:
         specs = declared_parameter_specs(node)
         known = {spec.name for spec in specs} | set(ROS_PARAMETERS)
         other = sorted(name for name in node.get_parameters_by_prefix("") if name not in known)
-        extra = [(name, node.describe_parameter(name)) for name in other]
+        extra = [(name, node.describe_parameter(name), node.get_parameter(name))
+                 for name in other]
         return {"specs": specs, "extra": extra, "entities": _entity_rows(node), "note": note,
                 "name": node.get_name(), "overrides": sorted(overrides.items()),
                 "class": cls}
@@ -175,9 +176,9 @@ def _parameter_rows(info: dict):
              value_range(spec.minimum, spec.maximum),
              spec.description + (" (read-only)" if spec.read_only else ""))
             for spec in info["specs"]]
-    rows += [(f"`{name}`", "", "", "", (descriptor.description or "")
-              + " (declared outside a ParameterSpec table)")
-             for name, descriptor in info["extra"]]
+    rows += [(f"`{name}`", parameter.type_.name.lower(), code(parameter.value), "",
+              (descriptor.description or "") + " (declared outside a ParameterSpec table)")
+             for name, descriptor, parameter in info["extra"]]
     return rows
 
 
