@@ -1,6 +1,7 @@
 """docs/reference/ is generated from the code (issue 27): the checked-in pages must be what
 scripts/generate_reference.py writes now, and what they list must agree with other sources."""
 
+import difflib
 import importlib.util
 import pathlib
 import re
@@ -31,9 +32,16 @@ def pages(script):
 
 def test_checked_in_pages_are_what_the_code_generates(script, pages):
     stale = script.stale_pages(pages)
-    assert not stale, f"docs/reference/ out of date ({', '.join(stale)}): {FIX}"
+    assert not stale, (f"docs/reference/ out of date ({', '.join(stale)}): {FIX}\n"
+                       + _diff(script.OUT_DIR / stale[0], pages[stale[0]]))
     extra = sorted(p.name for p in script.OUT_DIR.glob("*.md") if p.name not in pages)
     assert not extra, f"docs/reference/ has pages the script does not write ({extra}): {FIX}"
+
+
+def _diff(path: pathlib.Path, text: str, lines: int = 40) -> str:
+    old = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+    diff = difflib.unified_diff(old, text.splitlines(), "checked in", "generated", lineterm="")
+    return "\n".join(list(diff)[:lines])
 
 
 def test_a_changed_or_missing_page_is_reported(script, pages, tmp_path):

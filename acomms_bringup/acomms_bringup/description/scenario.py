@@ -111,6 +111,7 @@ value types are checked against the ROS type when the runner starts.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import datetime
 import importlib
@@ -503,15 +504,17 @@ class _Section:
         """The key's value, checked as its ScenarioKey says; `default` and `options` (e.g.
         choices known only at run time) where the value depends on other keys."""
         spec = self.keys[key]
-        return self.get(key, spec.kinds, spec.default if default is _FROM_TABLE else default,
+        if default is _FROM_TABLE:  # a fresh copy of a list/mapping default per read
+            default = copy.deepcopy(spec.default) if isinstance(spec.default, (list, dict)) \
+                else spec.default
+        return self.get(key, spec.kinds, default,
                         **{"minimum": spec.minimum, "maximum": spec.maximum,
                            "exclusive_minimum": spec.exclusive_minimum,
                            "choices": spec.choices, **options})
 
     def raw(self, key: str) -> Any:
         """The key's value unchecked (the caller parses it); None when absent."""
-        assert key in self.keys, key
-        self.used.add(key)
+        self.used.add(self.keys[key].name)
         return self.data.get(key)
 
     def key_path(self, key: str) -> str:
