@@ -50,6 +50,12 @@ INTROSPECTION_OVERRIDES = {
     "netsim_manager_node": {"config_file": RepoFile("acomms_sim/config/netsim_manager.yaml")},
     "acomms_driver_node": {"modem_log_dir": TempFile("modem_logs")},
 }
+# Nodes whose subscriptions are whatever the ROS graph holds when they look: listed as this
+# sentence instead (the graph of the moment is not a property of the code).
+GRAPH_SUBSCRIBERS = {
+    "acomms_recorder": "every topic of the graph but `exclude_topics` (rescanned every "
+                       "`rescan_period_s`)",
+}
 NAMESPACE = "/ns"  # nodes are built here: names under it are relative, others absolute
 # Interfaces every rclpy (lifecycle) node has; listed once at the top, not per node.
 STANDARD_SERVICES = ("change_state", "describe_parameters", "get_available_states",
@@ -156,8 +162,12 @@ def introspect(executable: str, cls, context, scratch: str) -> dict:
         other = sorted(name for name in node.get_parameters_by_prefix("") if name not in known)
         extra = [(name, node.describe_parameter(name), node.get_parameter(name))
                  for name in other]
-        return {"specs": specs, "extra": extra, "entities": _entity_rows(node), "note": note,
+        entities = _entity_rows(node)
+        if executable in GRAPH_SUBSCRIBERS:
+            entities = [row for row in entities if row[0] != "subscribes"]
+        return {"specs": specs, "extra": extra, "entities": entities, "note": note,
                 "name": node.get_name(), "overrides": sorted(overrides.items()),
+                "graph": GRAPH_SUBSCRIBERS.get(executable, ""),
                 "class": cls}
     finally:
         node.destroy_node()
@@ -203,6 +213,8 @@ def _node_section(executable: str, info: dict) -> str:
                  "`~/name`: under the node's name):\n")
     entities = [(kind, f"`{name}`", f"`{kind_type}`") for kind, name, kind_type
                 in info["entities"]]
+    if info["graph"]:
+        entities.append(("subscribes", info["graph"], ""))
     lines.append(table(("", "name", "type"), entities) if entities else "(none)\n")
     return "\n".join(lines)
 
