@@ -70,17 +70,22 @@ def _bar(axes, row: dict, base: float, min_width: float) -> None:
                      linewidth=1.5 if row["collided"] else 0, zorder=2)
 
 
-def _sender_lines(axes, rows: list[dict], bases: dict[str, float]) -> list[tuple]:
-    """A line from each reception's sender's transmission (top of its band) to the reception;
-    [(sender, receiver, sent_s, start_s)] drawn."""
+def _sender_lines(axes, rows: list[dict], bases: dict[str, float],
+                  px_per_s: float) -> list[tuple]:
+    """A line from each reception's sender's transmission to the reception, and "from <sender>"
+    on the reception's bar where it is wide enough; [(sender, receiver, sent_s, start_s)]."""
     drawn = []
     for row in rows:
         sender = row.get("sender")
         if row["kind"] != "rx" or sender not in bases or row["vehicle"] not in bases:
             continue
         axes.plot([row["sent_s"], row["start_s"]],
-                  [bases[sender] + 0.69, bases[row["vehicle"]] + 0.29],
-                  color=COLORS.get(fate(row), "black"), alpha=0.35, linewidth=0.7, zorder=1)
+                  [bases[sender] + 0.5, bases[row["vehicle"]] + 0.48],
+                  color=COLORS.get(fate(row), "black"), alpha=0.6, linewidth=0.8, zorder=1)
+        if (row["end_s"] - row["start_s"]) * px_per_s >= 8 * (5 + len(sender)):
+            axes.text((row["start_s"] + row["end_s"]) / 2, bases[row["vehicle"]] + 0.29,
+                      f"from {sender}", ha="center", va="center", fontsize=8, color="white",
+                      zorder=3)
         drawn.append((sender, row["vehicle"], row["sent_s"], row["start_s"]))
     return drawn
 
@@ -93,7 +98,7 @@ def _timeline_legend(axes, rows: list[dict], slots: bool) -> list[str]:
     handles = [Patch(facecolor=COLORS[key], label=LABELS[key]) for key in used]
     handles.append(Patch(facecolor="white", edgecolor="red", label="overlapped another packet"))
     if any(row["kind"] == "rx" for row in rows):
-        handles.append(Line2D([], [], color="black", alpha=0.5, linewidth=0.7,
+        handles.append(Line2D([], [], color="black", alpha=0.6, linewidth=0.8,
                               label="line: from the sender's transmission"))
     if slots:
         handles.append(Patch(facecolor=SLOT_COLOR, label="active TDMA slot"))
@@ -125,7 +130,7 @@ def plot_timeline(record, rows: list[dict], path: pathlib.Path) -> dict:
     for row in rows:
         if row["vehicle"] in bases:
             _bar(axes, row, bases[row["vehicle"]], min_width)
-    senders = _sender_lines(axes, rows, bases)
+    senders = _sender_lines(axes, rows, bases, axes.get_window_extent().width / end)
     axes.set_yticks([base + 0.5 for base in bases.values()])
     axes.set_yticklabels([f"{v} (SRC {record.vehicles[v]})\ntx / rx" for v in vehicles])
     axes.set_xlabel("simulated time, s")
