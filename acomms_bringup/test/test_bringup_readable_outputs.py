@@ -126,3 +126,14 @@ def test_labels_of_vehicles_at_one_place_do_not_overlap(tmp_path):
     boxes = list(layout.label_boxes.values())
     assert len(boxes) == 3
     assert not any(plots._overlap(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+
+
+def test_one_vocabulary_of_fates_for_summary_timeline_and_live_view():
+    """Every modem outcome maps to one fate word; the lost ones are the summary's causes, and
+    the timeline (and the live view, which colors by plots.COLORS) has a color for each."""
+    fates = {r.outcome: r.fate for r in _record().receptions}
+    assert fates == {"received": "received", "partial": "partial", "undetected": "collision",
+                     "frame_errors": "noise", "half_duplex": "half_duplex", "busy": "collision"}
+    assert set(report.LOSS_CAUSES) | {"received", "partial"} <= set(plots.COLORS)
+    rows = [row for row in report.timeline_rows(_record()) if row["kind"] == "rx"]
+    assert sorted(plots.fate(row) for row in rows) == sorted(fates.values())

@@ -82,7 +82,7 @@ def _sender_lines(axes, rows: list[dict], bases: dict[str, float],
         axes.plot([row["sent_s"], row["start_s"]],
                   [bases[sender] + 0.5, bases[row["vehicle"]] + 0.48],
                   color=COLORS.get(fate(row), "black"), alpha=0.6, linewidth=0.8, zorder=1)
-        if (row["end_s"] - row["start_s"]) * px_per_s >= 8 * (5 + len(sender)):
+        if (row["end_s"] - row["start_s"]) * px_per_s >= 6 * (5 + len(sender)):
             axes.text((row["start_s"] + row["end_s"]) / 2, bases[row["vehicle"]] + 0.29,
                       f"from {sender}", ha="center", va="center", fontsize=8, color="white",
                       zorder=3)

@@ -84,6 +84,12 @@ class Reception:
             return "half_duplex"
         return "collision" if self.collided or self.outcome == "busy" else "noise"
 
+    @property
+    def fate(self) -> str:
+        """What became of the packet in the summary's words: received, partial or a loss cause
+        (the labels of the timeline and the live view)."""
+        return self.loss_cause or self.outcome
+
 
 @dataclasses.dataclass(frozen=True)
 class Fix:
