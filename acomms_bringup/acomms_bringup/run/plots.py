@@ -29,7 +29,7 @@ MIN_BAR_PX = 3.0  # narrowest bar drawn, pixels
 TIMELINE_WIDTH_IN, DPI = 14.0, 100
 # what became of a packet, in the summary's words (report.LOSS_CAUSES for the lost ones)
 COLORS = {"transmitted": "#1f77b4", "received": "#2ca02c", "partial": "#bcbd22",
-          "noise": "#7f7f7f", "collision": "#d62728", "half_duplex": "#9467bd"}
+          "noise": "#000000", "collision": "#e377c2", "half_duplex": "#9467bd"}
 LABELS = {"transmitted": "transmitted", "received": "received",
           "partial": "partial (some frames lost)", "noise": "lost: noise",
           "collision": "lost: collision", "half_duplex": "lost: half_duplex"}
@@ -96,7 +96,9 @@ def _timeline_legend(axes, rows: list[dict], slots: bool) -> list[str]:
 
     used = [key for key in COLORS if any(fate(row) == key for row in rows)] or ["transmitted"]
     handles = [Patch(facecolor=COLORS[key], label=LABELS[key]) for key in used]
-    handles.append(Patch(facecolor="white", edgecolor="red", label="overlapped another packet"))
+    if any(row["collided"] for row in rows):
+        handles.append(Patch(facecolor="white", edgecolor="red",
+                             label="overlapped another packet"))
     if any(row["kind"] == "rx" for row in rows):
         handles.append(Line2D([], [], color="black", alpha=0.6, linewidth=0.8,
                               label="line: from the sender's transmission"))
@@ -207,8 +209,8 @@ def _snr_colors(receptions):
 
 def _link_style(reception, mappable) -> dict:
     if reception.loss_cause is not None:
-        return {"color": COLORS[reception.loss_cause], "linestyle": "--", "alpha": 0.8,
-                "linewidth": 1.2}
+        return {"color": COLORS[reception.loss_cause], "linestyle": "--", "alpha": 0.9,
+                "linewidth": 1.6, "zorder": 4}
     if not _decoded(reception):
         return {"color": "#999999", "alpha": 0.5, "linewidth": 0.8}
     return {"color": mappable.to_rgba(reception.snr_db), "alpha": 0.8, "linewidth": 1.0}
@@ -320,12 +322,12 @@ def _draw_map(axes, record, tracks: Tracks, mappable, colors: dict[str, str]) ->
         end = tracks.at(reception.vehicle, reception.arrival_s)
         if start is None or end is None:
             continue
-        axes.plot([start[0], end[0]], [start[1], end[1]], zorder=1,
-                  **_link_style(reception, mappable))
+        axes.plot([start[0], end[0]], [start[1], end[1]],
+                  **{"zorder": 1, **_link_style(reception, mappable)})
         if reception.loss_cause is not None:
             lost += 1
-            axes.plot(*end, marker="x", markersize=7, color=COLORS[reception.loss_cause],
-                      zorder=4)
+            axes.plot(*end, marker="x", markersize=9, markeredgewidth=2,
+                      color=COLORS[reception.loss_cause], zorder=5)
     for vehicle, (_times, points) in tracks.by_vehicle.items():
         color = colors[vehicle]
         axes.plot([p[0] for p in points], [p[1] for p in points], linewidth=1.5, zorder=2,

@@ -329,7 +329,7 @@ def _accounting_lines(rows: list[dict]) -> list[str]:
     if not rows or "unknown" not in rows[0]:
         return []
     lines = ["  undelivered: " + ", ".join(ACCOUNTING_COLUMNS)
-             + " (per topic and route, they add up to sent - delivered; accounting.csv: by cause)",
+             + " (= sent - delivered; accounting.csv: by cause)",
              f"  {'topic':<24} {'from -> to':<22} " + " ".join(ACCOUNTING_COLUMNS)]
     for row in rows:
         route = f"{row['source']} -> {row['destination']}"
