@@ -435,8 +435,9 @@ def test_a_second_node_of_the_same_name_is_warned_about(ros):
     if ros.reach == "in_process":
         return
     lines = _services_not_ready_start(ros, duplicates=2)
-    (warning,) = lines["warning"]
-    assert warning.startswith(f"{NAMESPACE}/a: 2 nodes of that name are in the graph")
+    assert lines["warning"], lines  # (throttled by the real logger)
+    for warning in lines["warning"]:
+        assert warning.startswith(f"{NAMESPACE}/a: 2 nodes of that name are in the graph")
 
 
 def test_a_late_transition_answer_is_waited_out_not_repeated(ros):
