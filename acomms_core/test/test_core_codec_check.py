@@ -62,9 +62,9 @@ def test_unusable_rates_are_named_once_with_the_reason(capsys):
     assert codec_check.main([str(DEMO_CODECS)]) == 0
     text = capsys.readouterr().out
     lines = [line for line in text.splitlines() if "cannot use rates" in line]
-    assert lines == ["packet codec demo cannot use rates 0, 2, 4, 6: a packet at these rates has "
-                     "no miniframe (legacy, not FDP) and packet codec demo puts its 1-byte header "
-                     "in the miniframe"], text
+    assert lines == ["packet codec demo cannot use rates 0, 2, 4, 6: their packets have no "
+                     "miniframe (legacy, not FDP) and demo's 1-byte header goes in the miniframe"
+                     ], text
     assert codec_check.main([str(DEMO_CODECS), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     for codec in report["message_codecs"]:

@@ -61,9 +61,9 @@ def unusable_reason(packet_codec, name: str, budget) -> str:
     mini, data = budget.maximum_miniframe_bytes, budget.maximum_dataframe_bytes
     header = len(getattr(packet_codec, "miniframe_header", b""))
     if mini == 0 and header > 0:
-        return (f"a packet at these rates has no miniframe (legacy, not FDP) and packet codec "
-                f"{name} puts its {header}-byte header in the miniframe")
-    return f"packet codec {name} has no payload room in {mini} miniframe + {data} dataframe bytes"
+        return (f"their packets have no miniframe (legacy, not FDP) and {name}'s {header}-byte "
+                "header goes in the miniframe")
+    return f"{name} has no payload room in {mini} miniframe + {data} dataframe bytes"
 
 
 def rate_rows(packet_codec, message_cost_bits: int, profile, name: str = "") -> list[dict]:
