@@ -136,7 +136,8 @@ SECTIONS: tuple[Section, ...] = (
         ('cli', 'query_modem_src', 'query_modem_src', 'only while `src` is unset'),
         ('cli', '<dynamic_queue_service>', 'dynamic_queue_service',
          'codec config key: a dynamic queue asked with GetNextQueuedMessage'),
-        ('pub', '<dynamic_update_topic>', 'dynamic_update_topic', 'codec config key: UpdateQueuedMessage'),
+        ('pub', '<dynamic_update_topic>', 'dynamic_update_topic',
+         'codec config key: UpdateQueuedMessage'),
     )),
     Section('packet_dispatch_node', 'packet_dispatch_node', (
         ('param', 'packet_rx_topic', None, 'remap `packet_rx`'),
