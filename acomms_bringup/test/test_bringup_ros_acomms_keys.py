@@ -70,7 +70,7 @@ def test_ros_acomms_node_override_is_read_with_a_note(tmp_path):
 
 def test_m_s_units_are_read_as_mps_with_a_note(tmp_path):
     data = scenario()
-    data["channel"] = {"sound_speed_m_s": 1490.0, "noise": {"wind_speed_m_s": 7.0}}
+    data["channel"] = {"sound_speed_m_s": 1490.0, "noise": {"model": "wenz", "wind_speed_m_s": 7.0}}
     loaded = load(tmp_path, data)
     assert loaded.channel.sound_speed_mps == 1490.0
     assert loaded.channel.noise.wind_speed_mps == 7.0

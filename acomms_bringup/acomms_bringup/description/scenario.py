@@ -69,7 +69,10 @@ Schema (defaults in brackets)::
         mac: {kind: tdma, num_slots: 3, active_slots: [0], slot_duration_seconds: 20}
                                         # kind: a key of acomms_core.mac.registry.MAC_KINDS;
                                         # the other keys: that MAC node's parameters, checked
-                                        # by the node's own specs and validator
+                                        # by the node's own specs and validator; slot_tags:
+                                        # YAML text, a YAML list, or a file (relative to this
+                                        # file); ros_acomms names with a counterpart here
+                                        # (wait_for_services_timeout_sec) are read with a note
         mac_switcher:                   # optional: more MACs, one transmitting at a time
           default_mac_namespace: tdma   # [tdma] sub-namespace of the `mac` above
           managed_mac_heartbeat_timeout_sec: 60.0  # and revert_on_deselect: mac_switcher_node's
@@ -103,7 +106,10 @@ Schema (defaults in brackets)::
 Traffic is for demos and tests: the runner stamps `header.stamp` (when the type has a header)
 with the publish time, and matches arrivals to sent messages by that stamp, or else by content
 (so a type without a header should carry a unique string, e.g. "cmd {seq}"). Field names and
-value types are checked against the ROS type when the runner starts.
+value types are checked against the ROS type by acomms_check_scenario and when the runner
+starts. An unknown key anywhere is refused naming the closest allowed one ("did you mean",
+acomms_core.ros_acomms_names.did_you_mean). Keys with units are written `_mps`; `_m_s` is read
+as `_mps` with a note in Scenario.warnings.
 """
 
 from __future__ import annotations
@@ -955,11 +961,12 @@ def _parse_motion(ctx: _Context, section: _Section, modem: ModemConfig
                                       ("position_source", source_section is not None))
              if present]
     if not given:
-        for key in ("trajectory", "position_source", "position"):
-            error = section.missing(key, "missing (give position, trajectory or position_source)")
-            if not error.key_path.endswith(".position"):
+        for key in ("trajectory", "position_source"):  # a misspelling of one is named
+            error = section.missing(key)
+            if error.key_path != section.key_path(key):
                 raise error
-        raise error
+        raise section.missing("position", "missing (give position, trajectory or "
+                                          "position_source)")
     if len(given) > 1:
         raise ctx.error(section.key_path(given[-1]),
                         f"give either {given[0]} or {given[1]}, not both")
