@@ -126,3 +126,19 @@ def test_markdown_lists_every_section_once():
             assert text.count(f"### {section.title}\n") == 1
         for kind, *_ in section.rows:
             assert kind in names.KINDS
+
+
+def test_a_node_reads_a_ros_acomms_parameter_name_with_a_warning():
+    from rclpy.parameter import Parameter
+
+    from acomms_core.nodes.tdma_node import TdmaNode
+    from acomms_core.ros.testing import RosHarness
+
+    with RosHarness() as ros:
+        node = ros.add(TdmaNode(namespace="/names", context=ros.context, parameter_overrides=[
+            Parameter("wait_for_services_timeout_sec", value=12.0)]))
+        assert node.get_parameter("service_timeout_seconds").value == 12.0
+        both = ros.add(TdmaNode(namespace="/names2", context=ros.context, parameter_overrides=[
+            Parameter("wait_for_services_timeout_sec", value=12.0),
+            Parameter("service_timeout_seconds", value=3.0)]))
+        assert both.get_parameter("service_timeout_seconds").value == 3.0
