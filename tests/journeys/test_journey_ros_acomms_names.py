@@ -57,7 +57,7 @@ def test_ros_acomms_names_are_read_with_warnings(tmp_path):
     assert len(warnings) == 2, result.stderr
     assert "'wait_for_services_timeout_sec' is the ros_acomms name" in result.stderr
     assert "'sound_speed_m_s'" in result.stderr and "'sound_speed_mps'" in result.stderr
-    assert "service_timeout_seconds: 10.0" in result.stdout, result.stdout
+    assert "service_timeout_seconds = 10.0" in result.stdout, result.stdout
 
 
 def test_misspelt_key_and_traffic_field_are_named(tmp_path):
