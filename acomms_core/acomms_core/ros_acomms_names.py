@@ -50,6 +50,16 @@ def interface_alias(type_name: str) -> str | None:
     return f"{INTERFACE_PACKAGES[package]}/{rest}"
 
 
+def unsupported_interface(type_name: str) -> str | None:
+    """Why a ros_acomms message or service type has no counterpart here; None if it has one."""
+    name = str(type_name).rsplit("/", 1)[-1]
+    for section in SECTIONS:
+        for kind, theirs, ours, note in section.rows:
+            if kind in ("msg", "srv-type") and theirs == name and ours is None:
+                return note
+    return None
+
+
 def _param_rows(executable: str | None):
     for section in SECTIONS:
         if executable is None or section.executable == executable:

@@ -79,6 +79,9 @@ def test_ros_acomms_type_names_resolve_to_acomms_interfaces(caplog):
     noted = [r.getMessage() for r in caplog.records if "ros_acomms_msgs/CST" in r.getMessage()]
     assert len(noted) <= 1  # once per name (the first call may have come from another test)
     assert normalize_type_name("ros_acomms_msgs/CST") == "acomms_interfaces/msg/CST"
+    with pytest.raises(ValueError, match="'ros_acomms_msgs/AcousticRange' has no counterpart in "
+                                         "acomms_interfaces: acoustic ranges not supported"):
+        resolve_message_class("ros_acomms_msgs/AcousticRange")
 
 
 def test_the_ros_acomms_test_codec_config_loads(tmp_path):

@@ -29,7 +29,7 @@ from rosidl_parser.definition import (
     NamespacedType,
 )
 
-from acomms_core.ros_acomms_names import interface_alias
+from acomms_core.ros_acomms_names import interface_alias, unsupported_interface
 
 _LOG = logging.getLogger("acomms.ros_types")
 
@@ -79,7 +79,7 @@ def resolve_message_class(type_name) -> type:
         return type_name
     if not isinstance(type_name, str) or type_name.count("/") not in (1, 2):
         raise UnknownRosType(f"'{type_name}' is not a ROS type name (pkg/Msg or pkg/msg/Msg)")
-    type_name = _alias(type_name.strip())
+    given, type_name = type_name, _alias(type_name.strip())
     parts = type_name.split("/")
     pkg, name = parts[0], parts[-1]
     kind = parts[1] if len(parts) == 3 else "msg"
@@ -108,6 +108,9 @@ def resolve_message_class(type_name) -> type:
             cls = getattr(cls, half, None)
         if isinstance(cls, type) and hasattr(cls, "get_fields_and_field_types"):
             return cls
+    if type_name != given.strip() and unsupported_interface(type_name):
+        raise UnknownRosType(f"ros_acomms type '{given}' has no counterpart in acomms_interfaces: "
+                             f"{unsupported_interface(type_name)}")
     raise UnknownRosType(f"unknown ROS type '{type_name}' (no such message class is installed)")
 
 
