@@ -81,8 +81,9 @@ def unsupported_parameters(executable: str | None = None) -> dict[str, str]:
     return {theirs: note for _, theirs, ours, note in _param_rows(executable) if ours is None}
 
 
-def rename_parameters(params: dict, renames: dict[str, str], where: str) -> tuple[dict, list]:
-    """params with ros_acomms names replaced by ours, and one note per rename.
+def rename_parameters(params: dict, renames: dict[str, str], where: str,
+                      what: str = "the ros_acomms name") -> tuple[dict, list]:
+    """params with old names (ros_acomms', or `what`) replaced by ours, and one note per rename.
 
     Giving both names is refused (ValueError) rather than silently picking one.
     """
@@ -91,10 +92,10 @@ def rename_parameters(params: dict, renames: dict[str, str], where: str) -> tupl
         if old not in renamed:
             continue
         if new in renamed:
-            raise ValueError(f"{where}: both '{old}' (ros_acomms) and '{new}' are given; "
+            raise ValueError(f"{where}: both '{old}' ({what}) and '{new}' are given; "
                              f"use '{new}'")
         renamed[new] = renamed.pop(old)
-        notes.append(f"{where}: '{old}' is the ros_acomms name; read as '{new}' (use '{new}')")
+        notes.append(f"{where}: '{old}' is {what}; read as '{new}' (use '{new}')")
     return renamed, notes
 
 

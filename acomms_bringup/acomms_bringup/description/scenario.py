@@ -504,12 +504,13 @@ class _Section:
         self.ctx, self.data, self.path, self.used = ctx, data, path, set()
         if any(isinstance(key, str) and unit_alias(key) for key in data):
             self.rename({key: unit_alias(key) for key in data
-                         if isinstance(key, str) and unit_alias(key)})
+                         if isinstance(key, str) and unit_alias(key)}, "the old unit spelling")
 
-    def rename(self, renames: dict[str, str]) -> None:
+    def rename(self, renames: dict[str, str], what: str = "the ros_acomms name") -> None:
         """Read old names (ros_acomms', `_m_s` units) as ours, with a note; both: refused."""
         try:
-            self.data, notes = rename_parameters(self.data, renames, self.path or "(top level)")
+            self.data, notes = rename_parameters(self.data, renames, self.path or "(top level)",
+                                                 what)
         except ValueError as exc:
             raise self.ctx.error(self.path, str(exc).partition(": ")[2]) from None
         self.ctx.notes.extend(notes)
