@@ -93,7 +93,7 @@ def scenario(mac: str, load: float, duration_s: float, seed: int) -> dict:
     return {"name": f"mac_{mac}_{load:g}".replace(".", "p"),
             "duration_seconds": START_S + duration_s,
             "seed": seed, "clock": {"use_sim_time": True, "warp_factor": 10.0},
-            "channel": {"sound_speed_m_s": 1500.0, "water_depth_m": 100.0,
+            "channel": {"sound_speed_mps": 1500.0, "water_depth_m": 100.0,
                         "noise": {"model": "fixed", "level_db": 60.0},
                         "transmission_loss": {"model": "spreading", "spreading": "practical"}},
             "vehicles": vehicles}

@@ -69,7 +69,7 @@ def scale_scenario(n: int, duration_s: float = 3600.0, warp: float = 10.0, seed:
     return {
         "name": f"scale_{n}", "duration_seconds": duration_s, "seed": seed,
         "clock": {"use_sim_time": True, "warp_factor": warp},
-        "channel": {"sound_speed_m_s": 1500.0, "water_depth_m": 100.0,
+        "channel": {"sound_speed_mps": 1500.0, "water_depth_m": 100.0,
                     "noise": {"model": "fixed", "level_db": 60.0},
                     "transmission_loss": {"model": "spreading", "spreading": "practical"}},
         "vehicles": vehicles,

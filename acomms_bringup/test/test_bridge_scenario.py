@@ -53,4 +53,7 @@ def test_summary_prints_bridge_counts():
     summary = report.summarize(record)
     assert summary["bridges"]["/b/op"]["received"]["powerbuoy_data"] == 3
     text = report.format_summary(summary)
-    assert "  /b/op: received.powerbuoy_data 3, result 0" in text
+    lines = text.splitlines()
+    assert lines[-3].split() == ["bridge", "node", "counter", "value"]
+    assert [line.split() for line in lines[-2:]] == [["/b/op", "received.powerbuoy_data", "3"],
+                                                     ["/b/op", "result", "0"]]

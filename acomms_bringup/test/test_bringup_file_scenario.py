@@ -36,7 +36,8 @@ def test_file_transfer_node_is_started_last_with_its_parameters(tmp_path):
 def test_unknown_keys_and_bad_values_are_refused(tmp_path):
     error = error_for(tmp_path, with_file_transfer({"receive_dir": "inbox"}))
     assert error.key_path == "vehicles[1].file_transfer.receive_dir"
-    assert "unknown parameter of file_transfer_node; valid: " in str(error)
+    assert ("unknown parameter of file_transfer_node (did you mean 'receive_directory'?); "
+            "valid: ") in str(error)
     assert "receive_directory" in str(error)
     error = error_for(tmp_path, with_file_transfer({"max_file_bytes": 0}))
     assert error.key_path == "vehicles[1].file_transfer.max_file_bytes"

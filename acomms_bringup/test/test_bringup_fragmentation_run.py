@@ -43,7 +43,7 @@ duration_seconds: 150
 seed: 3
 clock: {use_sim_time: true, warp_factor: 10.0}
 channel:
-  sound_speed_m_s: 1500.0
+  sound_speed_mps: 1500.0
   water_depth_m: 100.0
   noise: {model: fixed, level_db: 60.0}
   transmission_loss: {model: spreading, spreading: practical}

@@ -372,6 +372,74 @@ def test_services_listed_but_not_reported_ready_are_used(ros):
     assert time.monotonic() - started < 10.0
 
 
+class _RecordingLogger:
+    """Stands in for the manager's logger: what it was told, per severity."""
+
+    def __init__(self, logger):
+        self.logger, self.lines = logger, {"debug": [], "warning": []}
+
+    def __getattr__(self, name):
+        if name in ("debug", "warning"):
+            return lambda message, **kwargs: self.lines[name].append(message)
+        return getattr(self.logger, name)
+
+
+def _services_not_ready_start(ros, duplicates: int):
+    """Startup while DDS calls the node's services not ready and the graph holds `duplicates`
+    nodes of its name; the manager's log lines."""
+    journal = []
+    ros.add(RecordingNode("a", journal, context=ros.context))
+    manager = make_manager(ros, ["a"], service_wait=30.0)
+    logger = _RecordingLogger(manager.get_logger())
+    manager.get_logger = lambda: logger
+    make_clients = manager._make_clients
+
+    def never_ready_clients(managed):
+        make_clients(managed)
+        for client in (managed.change_state, managed.get_state):
+            client.service_is_ready = lambda: False
+
+    manager._make_clients = never_ready_clients
+    if duplicates > 1:
+        graph = manager.get_node_names_and_namespaces
+        manager.get_node_names_and_namespaces = lambda: graph() + [("a", NAMESPACE)] * (
+            duplicates - 1)
+    response = trigger(ros, "startup")
+    assert response.success, response.message
+    assert journal == [("a", "configure"), ("a", "activate")]
+    return logger.lines
+
+
+def test_a_clean_start_does_not_warn(ros):
+    """Services listed before DDS matches the clients is a normal first start: debug only."""
+    journal = []
+    ros.add(RecordingNode("a", journal, context=ros.context))
+    manager = make_manager(ros, ["a"])
+    logger = _RecordingLogger(manager.get_logger())
+    manager.get_logger = lambda: logger
+    assert trigger(ros, "startup").success
+    assert logger.lines["warning"] == []
+
+
+def test_services_listed_before_dds_matches_them_is_no_warning(ros):
+    """DDS matching the clients late (a loaded machine's first start) is logged at debug."""
+    if ros.reach == "in_process":  # no service clients in-process
+        return
+    lines = _services_not_ready_start(ros, duplicates=1)
+    assert lines["warning"] == []
+    assert any("lifecycle services listed, DDS not yet reporting them ready" in line
+               for line in lines["debug"]), lines
+
+
+def test_a_second_node_of_the_same_name_is_warned_about(ros):
+    if ros.reach == "in_process":
+        return
+    lines = _services_not_ready_start(ros, duplicates=2)
+    assert lines["warning"], lines  # (throttled by the real logger)
+    for warning in lines["warning"]:
+        assert warning.startswith(f"{NAMESPACE}/a: 2 nodes of that name are in the graph")
+
+
 def test_a_late_transition_answer_is_waited_out_not_repeated(ros):
     """configure outlasts the answer timeout: the manager reads the state again (with backoff)
     until the node is out of its transition, finds it inactive and goes on; configure ran once."""

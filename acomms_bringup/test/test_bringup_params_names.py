@@ -54,7 +54,8 @@ def test_documented_params_files_declare_only_known_names():
 
 @pytest.mark.parametrize("old, new, words", [
     ("guard_time_seconds", "guard_time_secs", "/**/tdma_node: guard_time_secs: unknown "
-                                              "parameter of tdma_node; valid: active_slots"),
+                                              "parameter of tdma_node (did you mean "
+                                              "'guard_time_seconds'?); valid: active_slots"),
     ("    SRC: 1", "    SRC: 1.5", "/**/modem_sim_node: SRC: expected integer"),
     ("    src: 1", "    srcc: 1", "srcc: unknown parameter of message_queue_node"),
     ("use_sim_time: false", "use_sim_time: false\n    source_levle_db: 185.0",

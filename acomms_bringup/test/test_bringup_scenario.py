@@ -115,7 +115,7 @@ def test_defaults(tmp_path):
     channel = scenario.channel
     # no sound speed given: Mackenzie (the node's sound_speed_mps 0); profile's levels per
     # txlevel; no fading; absorption as the library's default
-    assert channel.sound_speed_m_s is None and channel.noise.model == "fixed"
+    assert channel.sound_speed_mps is None and channel.noise.model == "fixed"
     assert channel.source_level_db is None and channel.tx_level == 3
     assert channel.fading.model == "none" and channel.absorption.model == "francois_garrison"
     assert channel.transmission_loss_model == "spreading" and channel.spreading == "practical"
@@ -279,22 +279,22 @@ def test_overlapping_slots_warn(tmp_path):
 def test_sound_speed_profile_and_channel_checks(tmp_path):
     data = base_scenario()
     data["channel"] = {"sound_speed_profile": {"depths_m": [0, 50, 100],
-                                               "sound_speeds_m_s": [1500, 1490, 1492]},
+                                               "sound_speeds_mps": [1500, 1490, 1492]},
                        "transmission_loss": {"model": "bellhop"},
-                       "noise": {"model": "wenz", "wind_speed_m_s": 10},
+                       "noise": {"model": "wenz", "wind_speed_mps": 10},
                        "absorption": {"model": "francois_garrison", "temperature_c": 4}}
     channel = load_scenario(write(tmp_path, data)).channel
     assert channel.absorption.model == "francois_garrison"
     assert channel.absorption.temperature_c == 4.0 and channel.absorption.ph == 8.0
     assert channel.sound_speed_profile == ((0, 1500), (50, 1490), (100, 1492))
     assert channel.transmission_loss_model == "bellhop"
-    assert channel.noise.wind_speed_m_s == 10.0
+    assert channel.noise.wind_speed_mps == 10.0
     data["channel"]["sound_speed_profile"]["depths_m"] = [0, 50]
     assert "same length" in str(error_for(tmp_path, data))
     data["channel"] = {"transmission_loss": {"model": "raytrace"}}
     assert error_for(tmp_path, data).key_path == "channel.transmission_loss.model"
-    data["channel"] = {"sound_speed_m_s": 1500, "sound_speed_profile": {
-        "depths_m": [0], "sound_speeds_m_s": [1500]}}
+    data["channel"] = {"sound_speed_mps": 1500, "sound_speed_profile": {
+        "depths_m": [0], "sound_speeds_mps": [1500]}}
     assert "not both" in str(error_for(tmp_path, data))
 
 

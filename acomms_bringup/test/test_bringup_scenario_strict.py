@@ -30,7 +30,8 @@ def test_misspelt_override_is_refused_with_the_valid_names(tmp_path):
     assert error.key_path == "vehicles[0].parameters.modem.source_levle_db"
     message = str(error)
     assert "\n" not in message
-    assert "unknown parameter of modem_sim_node; valid: " in message
+    assert ("unknown parameter of modem_sim_node (did you mean 'source_level_db'?); "
+            "valid: ") in message
     valid = message.split("valid: ")[1].split(", ")
     assert "source_level_db" in valid and "SRC" in valid and "use_sim_time" in valid
     assert sorted(valid, key=str.lower) == valid

@@ -168,7 +168,7 @@ def test_overrides_mac_kinds_and_slot_strings(tmp_path):
 def test_channel_doppler_and_multipath_keys(tmp_path):
     """Issue 14: the channel's Doppler tolerance and multipath reach modem_sim_node (and the
     delay spread sim_transmission_loss_node); a bad tolerance list names its key."""
-    channel = {"doppler_tolerance_m_s": 1.5,
+    channel = {"doppler_tolerance_mps": 1.5,
                "multipath": {"delay_spread_s": 0.004, "isi_tolerance_s": [0.01]}}
     scenario = write_scenario(tmp_path, [vehicle("a", 1), vehicle("b", 2)], channel=channel)
     modem = describe_vehicle(scenario, "a").node("modem_sim_node").parameters
@@ -204,7 +204,7 @@ def test_micromodem_vehicle_uses_driver_and_wall_clock(tmp_path):
 
 def test_bellhop_and_profile_reach_the_channel_nodes(tmp_path):
     scenario = write_scenario(tmp_path, [vehicle("a", 1), vehicle("b", 2)], channel={
-        "sound_speed_profile": {"depths_m": [0, 100], "sound_speeds_m_s": [1500, 1480]},
+        "sound_speed_profile": {"depths_m": [0, 100], "sound_speeds_mps": [1500, 1480]},
         "transmission_loss": {"model": "bellhop"}})
     transmission_loss = describe_simulation(scenario).node("sim_transmission_loss_node")
     assert transmission_loss.parameters["transmission_loss_model"] == "bellhop"

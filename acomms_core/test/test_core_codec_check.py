@@ -56,3 +56,17 @@ def test_bad_config_is_one_line_naming_the_file(tmp_path, capsys):
     assert codec_check.main([str(path)]) == 1
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err.startswith(f"acomms_codec_check: {path}")
+
+
+def test_unusable_rates_are_named_once_with_the_reason(capsys):
+    assert codec_check.main([str(DEMO_CODECS)]) == 0
+    text = capsys.readouterr().out
+    lines = [line for line in text.splitlines() if "cannot use rates" in line]
+    assert lines == ["packet codec demo cannot use rates 0, 2, 4, 6: their packets have no "
+                     "miniframe (legacy, not FDP) and demo's 1-byte header goes in the miniframe"
+                     ], text
+    assert codec_check.main([str(DEMO_CODECS), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    for codec in report["message_codecs"]:
+        for rate in codec["rates"]:
+            assert (rate["unusable"] is not None) == (rate["payload_bits"] == 0), rate

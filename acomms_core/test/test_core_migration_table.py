@@ -6,8 +6,8 @@
   node's package sources;
 - `msg`/`srv-type` rows: the .msg/.srv file exists in acomms_interfaces;
 - a `—` row (not supported) has a note saying why.
-Rows whose note starts with `pending issue N` name a counterpart another issue adds; they are
-counted, not checked.
+The table is rendered by acomms_core.ros_acomms_names.markdown(); the doc's marked block must
+equal it, so a supported feature cannot be listed as unsupported in one place only.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import re
 
 import pytest
 
+from acomms_core import ros_acomms_names
 from acomms_core.ros.testing import RosHarness
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -40,7 +41,10 @@ NODE_CLASSES = {
     "sim_packet_performance_node":
         "acomms_sim.nodes.sim_packet_performance_node:SimPacketPerformanceNode",
     "sim_clock_node": "acomms_sim.nodes.sim_clock_node:SimClockNode",
+    "simple_noise_model_node": "acomms_sim.nodes.simple_noise_model_node:SimpleNoiseModelNode",
 }
+BEGIN = "<!-- BEGIN ros_acomms_names.markdown() -->\n"
+END = "<!-- END ros_acomms_names.markdown() -->\n"
 _ROW = re.compile(r"^\|\s*([a-z-]+)\s*\|\s*`([^`]+)`\s*\|\s*(?:`([^`]+)`|—)\s*\|(.*)\|\s*$")
 
 
@@ -64,8 +68,29 @@ def parse_table(text: str) -> list[dict]:
     return rows
 
 
-ROWS = parse_table(DOC.read_text())
-CHECKED = [r for r in ROWS if r["ours"] and not r["note"].startswith("pending issue")]
+def doc_block(text: str) -> str:
+    assert text.count(BEGIN) == 1 and text.count(END) == 1, "migration table markers"
+    return text[text.index(BEGIN) + len(BEGIN):text.index(END)]
+
+
+ROWS = parse_table(ros_acomms_names.markdown())
+CHECKED = [r for r in ROWS if r["ours"]]
+
+
+def test_doc_block_is_the_rendered_table():
+    assert doc_block(DOC.read_text()) == ros_acomms_names.markdown()
+
+
+def test_features_that_exist_are_not_listed_as_unsupported():
+    unsupported = {(r["node"], r["theirs"]) for r in ROWS if r["ours"] is None}
+    for supported in [("message_queue_node", "<dynamic_queue_service>"),
+                      ("acomms_driver_node", "use_janus_packets"),
+                      ("tdma_node (tdma_mac)", "maxlen_manual_queue"),
+                      ("tdma_node (tdma_mac)", "tdma/nmea_to_modem"),
+                      ("simple_noise_model_node", "mean_noise_db"),
+                      ("interfaces", "GetNextQueuedMessage")]:
+        assert supported not in unsupported, supported
+    assert "pending issue" not in DOC.read_text()
 
 
 def console_scripts() -> set[str]:

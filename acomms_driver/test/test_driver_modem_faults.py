@@ -227,6 +227,8 @@ def test_statistics_outputs_are_enforced_and_parameters_logged(rig_factory):
     """A modem with CST/XST/REV off would receive silently: the handshake turns them on."""
     rig = rig_factory(config_a={"CST": "0", "XST": "0", "REV": "0"}).start()
     assert (rig.a.config["CST"], rig.a.config["XST"], rig.a.config["REV"]) == ("1", "1", "1")
+    # "connected" can come before the handshake's last query is written (a loaded machine)
+    assert wait_until(lambda: "CCCFQ,ALL" in rig.host_lines(), 5.0), rig.host_lines()
     lines = rig.host_lines()
     assert lines.index("CCCFG,CST,1") < lines.index("CCCFQ,ALL")
     b_sends(rig, b"heard")

@@ -27,8 +27,30 @@ def test_table_over_ranges_is_monotonic(capsys):
         pers = [r["packet_error_rate"][rate] for r in rows]
         assert pers == sorted(pers) and pers[0] < 0.01 and pers[-1] == 1.0, (rate, pers)
     assert link_budget.main(["--ranges", "1000:3000:1000"]) == 0
-    table = capsys.readouterr().out.splitlines()
+    table = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("# ")]
     assert table[0].split()[:4] == ["range_m", "TL_db", "NL_db", "SNR_db"] and len(table) == 4
+
+
+def test_assumptions_are_printed_before_the_numbers(capsys):
+    assert link_budget.main(["--range", "2000", "--center-frequency", "25000", "--bandwidth",
+                             "4000", "--noise", "fixed", "--noise-db", "77"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = [line for line in lines if line.startswith("# ")]
+    assert lines[:len(header)] == header and len(header) == 4  # all of them first
+    text = "\n".join(header)
+    assert "modem profile micromodem2" in text
+    assert "centre frequency 25000 Hz, band 4000 Hz (23000-27000 Hz)" in text
+    assert "noise: fixed 77 dB re 1 uPa in band" in text
+    assert "transmission loss: practical spreading + francois_garrison absorption" in text
+    # no --source-level: the simulated modem's own level, said so, and used for the SNR
+    level = link_budget.default_source_level_db(25000.0)
+    assert f"source level {level:.1f} dB re 1 uPa @ 1 m (the micromodem2 profile's" in text
+    assert f"SL {level:.1f} dB" in "\n".join(lines)
+    assert link_budget.main(["--range", "2000", "--source-level", "180", "--noise", "wenz",
+                             "--shipping", "0.3"]) == 0
+    text = capsys.readouterr().out
+    assert "source level 180.0 dB re 1 uPa @ 1 m (--source-level)" in text
+    assert "noise: wenz (shipping 0.3, wind 5 m/s): " in text
 
 
 def test_snr_is_what_the_simulated_receiver_computes(capsys):

@@ -98,6 +98,7 @@ def check_console(printed: str) -> None:
     assert re.search(r"link.*sent.*received.*noise.*collision.*half dup.*mean SNR",
                      printed)
     assert "undelivered: lost, in flight, not sent" in printed
+    assert re.search(r"topic\s+from -> to\s+lost\s+in flight\s+not sent\s+expired", printed)
 
 
 def test_sigterm_while_running_writes_what_ran(tmp_path):

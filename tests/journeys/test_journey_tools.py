@@ -63,10 +63,21 @@ def _numbers(line: str) -> list[float]:
     return [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?", line)]
 
 
+def _assumptions_then_numbers(stdout: str) -> list[str]:
+    """README: the tool prints its assumptions first ('# ' lines); the lines after them."""
+    lines = stdout.splitlines()
+    header = [line for line in lines if line.startswith("# ")]
+    assert lines[:len(header)] == header and len(header) == 4, stdout
+    assert "centre frequency" in header[0] and "band" in header[0], header
+    assert header[2].startswith("# transmission loss: ") and header[3].startswith("# noise: ")
+    return lines[len(header):]
+
+
 def test_link_budget_at_one_range():
     result = shell(documented("acomms_link_budget --source-level 185 --range 2000"),
                    timeout_s=60, check=True)
-    lines = result.stdout.splitlines()
+    documented("prints its assumptions")
+    lines = _assumptions_then_numbers(result.stdout)
     assert lines[0].startswith("range 2000 m horizontal"), result.stdout
     sl, tl, rl, nl, snr = _numbers(lines[1].replace("1 uPa", ""))
     assert sl == 185.0 and abs(sl - tl - rl) < 0.11 and abs(rl - nl - snr) < 0.11, lines[1]
@@ -84,7 +95,7 @@ def test_link_budget_at_one_range():
 def test_link_budget_table_over_ranges():
     command = documented("--ranges 500:8000:500")
     result = shell(f"acomms_link_budget --source-level 185 {command}", timeout_s=60, check=True)
-    header, *rows = result.stdout.strip().splitlines()
+    header, *rows = _assumptions_then_numbers(result.stdout.strip())
     assert header.split() == ["range_m", "TL_db", "NL_db", "SNR_db",
                               *[f"PER_r{r}" for r in RATES]], header
     table = [_numbers(row) for row in rows]
@@ -99,7 +110,7 @@ def test_link_budget_between_two_positions():
     documented("--from LAT,LON,DEPTH --to ...")
     result = shell("acomms_link_budget --source-level 185 --from 41.52,-70.67,20 "
                    "--to 41.53,-70.67,5", timeout_s=60, check=True)
-    horizontal, slant = _numbers(result.stdout.splitlines()[0])
+    horizontal, slant = _numbers(_assumptions_then_numbers(result.stdout)[0])
     # 0.01 degree of latitude at 41.5 N: about 1.11 km (WGS84 meridian arc, not the tool's code)
     assert 1105 < horizontal < 1115 and abs(slant - math.hypot(horizontal, 15.0)) < 1.0, (
         result.stdout)

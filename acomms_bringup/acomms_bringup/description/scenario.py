@@ -22,12 +22,12 @@ Schema (defaults in brackets)::
                                         # clock starts: ISO 8601 (a zone or Z; none = UTC) or
                                         # epoch seconds (sim time only)
     channel:
-      sound_speed_m_s: 1500.0           # [Mackenzie at the absorption temperature/salinity]
+      sound_speed_mps: 1500.0           # [Mackenzie at the absorption temperature/salinity]
                                         # constant sound speed, or instead:
-      sound_speed_profile: {depths_m: [0, 100], sound_speeds_m_s: [1500, 1490]}
+      sound_speed_profile: {depths_m: [0, 100], sound_speeds_mps: [1500, 1490]}
       water_depth_m: 100.0              # [100.0]
       noise: {model: fixed, level_db: 60.0}        # or {model: wenz, shipping_activity: 0.5,
-                                                    #     wind_speed_m_s: 5.0}
+                                                    #     wind_speed_mps: 5.0}
       transmission_loss: {model: spreading, spreading: practical}   # or {model: bellhop}
       absorption: {model: francois_garrison, temperature_c: 10.0, salinity_ppt: 35.0, ph: 8.0}
                                         # model: thorp | francois_garrison (spreading TL only)
@@ -40,7 +40,7 @@ Schema (defaults in brackets)::
                                         # and packet; coherence 0: one gain per packet)
       capture_margin_db: 0.0            # [0: no capture] a later packet this much stronger
                                         # takes a locked receiver
-      doppler_tolerance_m_s: 0.0        # [0: no limit] frames fail beyond this closing speed
+      doppler_tolerance_mps: 0.0        # [0: no limit] frames fail beyond this closing speed
       multipath: {delay_spread_s: 0.0, isi_tolerance_s: [0.0]}
                                         # [0: one path / no ISI] RMS delay spread (spreading
                                         # model; Bellhop computes it), tolerance: one or 7 values
@@ -69,7 +69,10 @@ Schema (defaults in brackets)::
         mac: {kind: tdma, num_slots: 3, active_slots: [0], slot_duration_seconds: 20}
                                         # kind: a key of acomms_core.mac.registry.MAC_KINDS;
                                         # the other keys: that MAC node's parameters, checked
-                                        # by the node's own specs and validator
+                                        # by the node's own specs and validator; slot_tags:
+                                        # YAML text, a YAML list, or a file (relative to this
+                                        # file); ros_acomms names with a counterpart here
+                                        # (wait_for_services_timeout_sec) are read with a note
         mac_switcher:                   # optional: more MACs, one transmitting at a time
           default_mac_namespace: tdma   # [tdma] sub-namespace of the `mac` above
           managed_mac_heartbeat_timeout_sec: 60.0  # and revert_on_deselect: mac_switcher_node's
@@ -106,7 +109,10 @@ docs/reference/scenario.md is generated from them).
 Traffic is for demos and tests: the runner stamps `header.stamp` (when the type has a header)
 with the publish time, and matches arrivals to sent messages by that stamp, or else by content
 (so a type without a header should carry a unique string, e.g. "cmd {seq}"). Field names and
-value types are checked against the ROS type when the runner starts.
+value types are checked against the ROS type by acomms_check_scenario and when the runner
+starts. An unknown key anywhere is refused naming the closest allowed one ("did you mean",
+acomms_core.ros_acomms_names.did_you_mean). Keys with units are written `_mps`; `_m_s` is read
+as `_mps` with a note in Scenario.warnings.
 """
 
 from __future__ import annotations
@@ -141,6 +147,12 @@ from acomms_core.mac.policy import split_reason
 from acomms_core.mac.registry import MAC_KINDS, ros_parameter_values
 from acomms_core.mac.switcher import SWITCHER_PARAMETERS, check_switcher_values
 from acomms_core.ros.parameter_spec import check_values, spec_table
+from acomms_core.ros_acomms_names import (
+    did_you_mean,
+    parameter_renames,
+    rename_parameters,
+    unit_alias,
+)
 from acomms_sim.modem.location_topic import (
     LOCATION_TOPIC_SPECS,
     LOCATION_TOPIC_TYPES,
@@ -324,7 +336,7 @@ class Noise:
     model: str  # "fixed" | "wenz"
     level_db: float = 60.0
     shipping_activity: float = 0.5
-    wind_speed_m_s: float = 5.0
+    wind_speed_mps: float = 5.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -350,7 +362,7 @@ class Multipath:
 
 @dataclasses.dataclass(frozen=True)
 class Channel:
-    sound_speed_m_s: float | None  # None: Mackenzie at the absorption temperature/salinity
+    sound_speed_mps: float | None  # None: Mackenzie at the absorption temperature/salinity
     sound_speed_profile: tuple[tuple[float, float], ...] | None  # (depth m, speed m/s) pairs
     water_depth_m: float
     noise: Noise
@@ -363,7 +375,7 @@ class Channel:
     tx_level: int = 3
     fading: Fading = Fading()
     capture_margin_db: float = 0.0
-    doppler_tolerance_m_s: float = 0.0  # issue 14: 0 = no limit
+    doppler_tolerance_mps: float = 0.0  # issue 14: 0 = no limit
     multipath: Multipath = Multipath()
 
 
@@ -457,6 +469,8 @@ def _describe_type(value: Any) -> str:
 class _Context:
     def __init__(self, file: str):
         self.file = file
+        self.notes: list[str] = []  # accepted old names (ros_acomms, `_m_s`): Scenario.warnings
+        self.base_dir = pathlib.Path.cwd()  # relative file names (slot_tags) are read from here
 
     def error(self, key_path: str, problem: str) -> ScenarioError:
         return ScenarioError(self.file, key_path, problem)
@@ -499,6 +513,9 @@ class _Section:
                             f"expected a mapping, got {_describe_type(data)}")
         self.ctx, self.data, self.path, self.used = ctx, data, path, set()
         self.keys = key_table(keys)
+        if any(isinstance(key, str) and unit_alias(key) for key in data):
+            self.rename({key: unit_alias(key) for key in data
+                         if isinstance(key, str) and unit_alias(key)}, "the old unit spelling")
 
     def take(self, key: str, default: Any = _FROM_TABLE, **options) -> Any:
         """The key's value, checked as its ScenarioKey says; `default` and `options` (e.g.
@@ -517,6 +534,23 @@ class _Section:
         self.used.add(self.keys[key].name)
         return self.data.get(key)
 
+    def rename(self, renames: dict[str, str], what: str = "the ros_acomms name") -> None:
+        """Read old names (ros_acomms', `_m_s` units) as ours, with a note; both: refused."""
+        try:
+            self.data, notes = rename_parameters(self.data, renames, self.path or "(top level)",
+                                                 what)
+        except ValueError as exc:
+            raise self.ctx.error(self.path, str(exc).partition(": ")[2]) from None
+        self.ctx.notes.extend(notes)
+
+    def missing(self, key: str, problem: str = "missing (required)") -> ScenarioError:
+        """A required key is absent: a misspelling of it present is named as the unknown key."""
+        for other in self.data:
+            if other not in self.used and did_you_mean(str(other), [key]):
+                return self.ctx.error(self.key_path(str(other)),
+                                      f"unknown key{did_you_mean(str(other), [key])}")
+        return self.ctx.error(self.key_path(key), problem)
+
     def key_path(self, key: str) -> str:
         return f"{self.path}.{key}" if self.path else key
 
@@ -530,7 +564,7 @@ class _Section:
         path = self.key_path(key)
         if key not in self.data or self.data[key] is None:
             if default is _REQUIRED:
-                raise self.ctx.error(path, "missing (required)")
+                raise self.missing(key)
             return default
         value = _check_type(self.ctx, path, self.data[key], kinds)
         if minimum is not None and (value <= minimum if exclusive_minimum else value < minimum):
@@ -548,7 +582,7 @@ class _Section:
         self.used.add(key)
         if key not in self.data or self.data[key] is None:
             if required:
-                raise self.ctx.error(self.key_path(key), "missing (required)")
+                raise self.missing(key)
             return None
         if keys is None:
             spec = self.keys.get(key)
@@ -565,7 +599,7 @@ class _Section:
         value = self.data.get(key)
         if value is None:
             if required:
-                raise self.ctx.error(self.key_path(key), "missing (required)")
+                raise self.missing(key)
             return []
         _check_type(self.ctx, self.key_path(key), value, (list,))
         return [(f"{self.key_path(key)}[{i}]", item) for i, item in enumerate(value)]
@@ -573,9 +607,10 @@ class _Section:
     def finish(self, allowed: tuple[str, ...] | None = None) -> None:
         unknown = sorted(set(self.data) - self.used, key=str)
         if unknown:
-            allowed = sorted(allowed if allowed is not None else self.used)
+            allowed = sorted(allowed if allowed is not None else self.used, key=str)
+            hint = did_you_mean(str(unknown[0]), allowed)
             raise self.ctx.error(self.key_path(str(unknown[0])),
-                                 f"unknown key; allowed here: {allowed}")
+                                 f"unknown key{hint}; allowed here: {allowed}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -642,6 +677,7 @@ def parse_scenario(data: Any, file: str = "<scenario>", base_dir: pathlib.Path |
     """Validate an already-loaded scenario mapping; `file` is the name used in error messages."""
     ctx = _Context(file)
     base_dir = base_dir or pathlib.Path.cwd()
+    ctx.base_dir = base_dir
     top = _Section(ctx, data, "", SCENARIO_KEYS)
     name = top.take("name", default_name)
     if not _NAME_TOKEN.match(name):
@@ -660,7 +696,7 @@ def parse_scenario(data: Any, file: str = "<scenario>", base_dir: pathlib.Path |
     _check_unique(ctx, vehicles, "src", "SRC")
     _check_unique(ctx, vehicles, "name", "vehicle name")
     _check_unique(ctx, vehicles, "namespace", "namespace")
-    warnings = tuple(_slot_overlap_warnings(vehicles))
+    warnings = (*ctx.notes, *_slot_overlap_warnings(vehicles))
     return Scenario(name=name, path=path, duration_seconds=duration, seed=seed, clock=clock,
                     channel=channel, vehicles=vehicles, warnings=warnings)
 
@@ -705,19 +741,19 @@ def _parse_clock(ctx: _Context, section: _Section | None, has_micromodem: bool) 
 def _parse_sound_speed_profile(ctx: _Context, profile_section: _Section
                                ) -> tuple[tuple[float, float], ...]:
     depths = profile_section.take("depths_m")
-    speeds = profile_section.take("sound_speeds_m_s")
+    speeds = profile_section.take("sound_speeds_mps")
     profile_section.finish()
     if not depths or len(depths) != len(speeds):
         raise ctx.error(profile_section.path,
-                        f"depths_m ({len(depths)}) and sound_speeds_m_s ({len(speeds)}) "
+                        f"depths_m ({len(depths)}) and sound_speeds_mps ({len(speeds)}) "
                         "must be non-empty lists of the same length")
     pairs = []
     for index, (depth, speed) in enumerate(zip(depths, speeds, strict=True)):
         depth = _check_type(ctx, f"{profile_section.path}.depths_m[{index}]", depth, (float,))
-        speed = _check_type(ctx, f"{profile_section.path}.sound_speeds_m_s[{index}]", speed,
+        speed = _check_type(ctx, f"{profile_section.path}.sound_speeds_mps[{index}]", speed,
                             (float,))
         if not 1300.0 <= speed <= 1700.0:
-            raise ctx.error(f"{profile_section.path}.sound_speeds_m_s[{index}]",
+            raise ctx.error(f"{profile_section.path}.sound_speeds_mps[{index}]",
                             f"{speed} m/s outside 1300..1700")
         if pairs and depth <= pairs[-1][0]:
             raise ctx.error(f"{profile_section.path}.depths_m[{index}]",
@@ -729,13 +765,13 @@ def _parse_sound_speed_profile(ctx: _Context, profile_section: _Section
 def _parse_channel(ctx: _Context, section: _Section | None) -> Channel:
     if section is None:
         section = _Section(ctx, {}, "channel", SCENARIO_KEYS_TABLE["channel"].keys)
-    sound_speed = section.take("sound_speed_m_s")
+    sound_speed = section.take("sound_speed_mps")
     profile = None
     profile_section = section.section("sound_speed_profile")
     if profile_section is not None:
-        if section.has("sound_speed_m_s"):
+        if section.has("sound_speed_mps"):
             raise ctx.error(profile_section.path,
-                            "give either sound_speed_m_s or sound_speed_profile, not both")
+                            "give either sound_speed_mps or sound_speed_profile, not both")
         profile = _parse_sound_speed_profile(ctx, profile_section)
         sound_speed = sum(s for _, s in profile) / len(profile)
     water_depth = section.take("water_depth_m")
@@ -764,14 +800,14 @@ def _parse_channel(ctx: _Context, section: _Section | None) -> Channel:
     tx_level = section.take("tx_level")
     fading = _parse_fading(ctx, section.section("fading"))
     capture = section.take("capture_margin_db")
-    doppler = section.take("doppler_tolerance_m_s")
+    doppler = section.take("doppler_tolerance_mps")
     multipath = _parse_multipath(ctx, section.section("multipath"))
     section.finish()
-    return Channel(sound_speed_m_s=sound_speed, sound_speed_profile=profile,
+    return Channel(sound_speed_mps=sound_speed, sound_speed_profile=profile,
                    water_depth_m=water_depth, noise=noise, transmission_loss_model=tl_model,
                    spreading=spreading, absorption=absorption, center_frequency_hz=center,
                    bandwidth_hz=bandwidth, source_level_db=source_level, tx_level=tx_level,
-                   fading=fading, capture_margin_db=capture, doppler_tolerance_m_s=doppler,
+                   fading=fading, capture_margin_db=capture, doppler_tolerance_mps=doppler,
                    multipath=multipath)
 
 
@@ -805,7 +841,7 @@ def _parse_noise(ctx: _Context, section: _Section | None, path: str) -> Noise:
         noise = Noise(model=model, level_db=section.take("level_db"))
     else:
         noise = Noise(model=model, shipping_activity=section.take("shipping_activity"),
-                      wind_speed_m_s=section.take("wind_speed_m_s"))
+                      wind_speed_mps=section.take("wind_speed_mps"))
     section.finish()
     return noise
 
@@ -898,6 +934,7 @@ def _checked_node_parameters(ctx: _Context, section: _Section, specs: dict, node
                              ) -> dict[str, Any]:
     """A mapping of a node's parameters: each name one the node declares (specs), each value
     of its type and range (the node's own ParameterSpec table: one source of truth)."""
+    section.rename(_renames_into(specs))
     for parameter, value in section.data.items():
         section.used.add(parameter)
         path = section.key_path(str(parameter))
@@ -907,7 +944,8 @@ def _checked_node_parameters(ctx: _Context, section: _Section, specs: dict, node
         spec = specs.get(parameter)
         if spec is None:
             valid = ", ".join(sorted((*specs, *ROS_NODE_PARAMETERS), key=str.lower))
-            raise ctx.error(path, f"unknown parameter of {node}; valid: {valid}")
+            hint = did_you_mean(str(parameter), [*specs, *ROS_NODE_PARAMETERS])
+            raise ctx.error(path, f"unknown parameter of {node}{hint}; valid: {valid}")
         reason = spec.check_value(value)
         if reason:
             raise ctx.error(path, reason.partition(": ")[2] or reason)
@@ -946,8 +984,12 @@ def _parse_motion(ctx: _Context, section: _Section, modem: ModemConfig
                                       ("position_source", source_section is not None))
              if present]
     if not given:
-        raise ctx.error(section.key_path("position"),
-                        "missing (give position, trajectory or position_source)")
+        for key in ("trajectory", "position_source"):  # a misspelling of one is named
+            error = section.missing(key)
+            if error.key_path != section.key_path(key):
+                raise error
+        raise section.missing("position", "missing (give position, trajectory or "
+                                          "position_source)")
     if len(given) > 1:
         raise ctx.error(section.key_path(given[-1]),
                         f"give either {given[0]} or {given[1]}, not both")
@@ -1145,6 +1187,10 @@ def _parse_mac(ctx: _Context, section: _Section) -> MacConfig:
     kind_name = section.take("kind")
     kind = MAC_KINDS[kind_name]
     specs = spec_table(kind.parameters)
+    section.rename(_renames_into(specs))
+    if "slot_tags" in specs and section.data.get("slot_tags") is not None:
+        section.data = {**section.data, "slot_tags": _slot_tags_text(
+            ctx, section.key_path("slot_tags"), section.data["slot_tags"])}
     raw = {key: section.data[key] for key in section.data if key in specs}
     section.used.update(raw)
     section.finish(allowed=("kind", *specs))
@@ -1154,6 +1200,26 @@ def _parse_mac(ctx: _Context, section: _Section) -> MacConfig:
         name, problem = split_reason(reason, specs)
         raise ctx.error(section.key_path(name) if name else section.path, problem)
     return MacConfig(kind=kind_name, parameters=parameters)
+
+
+def _renames_into(specs: dict) -> dict[str, str]:
+    """ros_acomms parameter names whose counterpart is in specs (acomms_core.ros_acomms_names)."""
+    return {old: new for old, new in parameter_renames().items()
+            if new in specs and old not in specs}
+
+
+def _slot_tags_text(ctx: _Context, path: str, value: Any) -> str:
+    """slot_tags as the node parameter's YAML text: a list (or {slot_tags: [...]}) as YAML, a
+    file name resolved against the scenario's directory and checked to exist."""
+    if isinstance(value, (list, dict)):
+        return yaml.safe_dump(value, default_flow_style=True, width=1_000_000).strip()
+    value = _check_type(ctx, path, value, (str, list))
+    if "\n" in value or not value.strip().lower().endswith((".yaml", ".yml")):
+        return value
+    file = resolve_path(value.strip(), ctx.base_dir)
+    if not file.is_file():
+        raise ctx.error(path, f"file {file} not found")
+    return str(file)
 
 
 def _parse_mac_switcher(ctx: _Context, section: _Section | None, default_mac: MacConfig

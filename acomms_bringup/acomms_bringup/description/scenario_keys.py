@@ -4,7 +4,7 @@
 list of mappings) names the table of its own keys. `SCENARIO_KEYS` is the top level. The
 loader (acomms_bringup.description.scenario) takes type, default and range from here, and
 docs/reference/scenario.md is generated from the same tables (scripts/generate_reference.py).
-Checks that involve several keys (either sound_speed_m_s or sound_speed_profile, a micromodem
+Checks that involve several keys (either sound_speed_mps or sound_speed_profile, a micromodem
 needs wall-clock time, ...) stay in the loader.
 """
 
@@ -87,7 +87,7 @@ CLOCK_KEYS = (
 )
 PROFILE_KEYS = (
     _key("depths_m", list, "strictly increasing depths, m"),
-    _key("sound_speeds_m_s", list, "one sound speed per depth, 1300..1700 m/s"),
+    _key("sound_speeds_mps", list, "one sound speed per depth, 1300..1700 m/s"),
 )
 NOISE_KEYS = (
     _key("model", str, "ambient noise model", "fixed", choices=NOISE_MODELS),
@@ -95,7 +95,7 @@ NOISE_KEYS = (
          maximum=200.0),
     _key("shipping_activity", float, "model wenz: shipping activity 0..1", 0.5, minimum=0.0,
          maximum=1.0),
-    _key("wind_speed_m_s", float, "model wenz: wind speed", 5.0, minimum=0.0, maximum=50.0),
+    _key("wind_speed_mps", float, "model wenz: wind speed", 5.0, minimum=0.0, maximum=50.0),
 )
 TRANSMISSION_LOSS_KEYS = (
     _key("model", str, "spreading (with absorption) or bellhop", "spreading",
@@ -124,10 +124,10 @@ MULTIPATH_KEYS = (
          "0: no ISI", [0.0]),
 )
 CHANNEL_KEYS = (
-    _key("sound_speed_m_s", float, "constant sound speed (or sound_speed_profile)", None,
+    _key("sound_speed_mps", float, "constant sound speed (or sound_speed_profile)", None,
          minimum=1300.0, maximum=1700.0,
          default_text="Mackenzie at the absorption temperature/salinity"),
-    _key("sound_speed_profile", dict, "a sound speed profile instead of sound_speed_m_s", None,
+    _key("sound_speed_profile", dict, "a sound speed profile instead of sound_speed_mps", None,
          keys=PROFILE_KEYS),
     _key("water_depth_m", float, "water depth", 100.0, minimum=0.0, exclusive_minimum=True,
          maximum=12000.0),
@@ -147,7 +147,7 @@ CHANNEL_KEYS = (
     _key("fading", dict, "fading", None, keys=FADING_KEYS, default_text=_ITS_DEFAULTS),
     _key("capture_margin_db", float, "a later packet this much stronger takes a locked "
          "receiver; 0: no capture", 0.0, minimum=0.0, maximum=100.0),
-    _key("doppler_tolerance_m_s", float, "frames fail beyond this closing speed; 0: no limit",
+    _key("doppler_tolerance_mps", float, "frames fail beyond this closing speed; 0: no limit",
          0.0, minimum=0.0, maximum=100.0),
     _key("multipath", dict, "multipath", None, keys=MULTIPATH_KEYS,
          default_text=_ITS_DEFAULTS),

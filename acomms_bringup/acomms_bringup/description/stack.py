@@ -173,7 +173,7 @@ def channel_parameters(scenario: Scenario) -> dict[str, Any]:
         "ph": channel.absorption.ph,
         # With a profile: its mean until the profile is published on /sound_speed_profile;
         # none given: 0 = Mackenzie at water_temperature_c / salinity_ppt.
-        "sound_speed_mps": channel.sound_speed_m_s or 0.0,
+        "sound_speed_mps": channel.sound_speed_mps or 0.0,
         "water_depth_m": channel.water_depth_m,
         "delay_spread_s": channel.multipath.delay_spread_s,
     }
@@ -182,7 +182,7 @@ def channel_parameters(scenario: Scenario) -> dict[str, Any]:
 def noise_parameters(scenario: Scenario) -> dict[str, Any]:
     noise = scenario.channel.noise
     return {"ambient_noise_model": noise.model, "ambient_noise_db": noise.level_db,
-            "shipping_activity": noise.shipping_activity, "wind_speed_mps": noise.wind_speed_m_s}
+            "shipping_activity": noise.shipping_activity, "wind_speed_mps": noise.wind_speed_mps}
 
 
 def run_start_seconds(scenario: Scenario) -> float:
@@ -211,7 +211,7 @@ def _modem_sim_parameters(scenario: Scenario, vehicle: Vehicle) -> dict[str, Any
         "source_level_db": source_level if source_level is not None else 0.0,
         "tx_level": tx_level if tx_level is not None else channel.tx_level,
         "capture_margin_db": channel.capture_margin_db,
-        "doppler_tolerance_mps": channel.doppler_tolerance_m_s,
+        "doppler_tolerance_mps": channel.doppler_tolerance_mps,
         "isi_tolerance_s": list(channel.multipath.isi_tolerance_s),
         "fading_model": channel.fading.model, "fading_k_factor": channel.fading.k_factor,
         "coherence_time_s": channel.fading.coherence_time_s,
@@ -418,6 +418,15 @@ def format_stack(stack: StackDescription) -> str:
     return "\n".join(lines)
 
 
+def _check_traffic(scenario, stack) -> None:
+    """TrafficError for a traffic entry whose fields do not fit its message type (unknown field,
+    wrong type), as acomms_run would find it when it starts (acomms_bringup.run.traffic)."""
+    if any(vehicle.traffic for vehicle in scenario.vehicles):
+        from acomms_bringup.run.traffic import plan_traffic
+
+        plan_traffic(scenario, stack)
+
+
 def main(argv: list[str] | None = None) -> int:
     """`acomms_check_scenario FILE...`: validate scenarios and list the nodes they start."""
     import argparse
@@ -433,8 +442,10 @@ def main(argv: list[str] | None = None) -> int:
     for path in arguments.scenario:
         try:
             scenario = load_scenario(path)
-        except ScenarioError as exc:
-            print(exc, file=sys.stderr)
+            stack = describe_stack(scenario)
+            _check_traffic(scenario, stack)  # traffic fields against the message types
+        except ValueError as exc:  # ScenarioError, TrafficError: one line naming the key
+            print(exc if isinstance(exc, ScenarioError) else f"{path}: {exc}", file=sys.stderr)
             status = 1
             continue
         for warning in scenario.warnings:
@@ -442,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
         if not arguments.quiet:
             print(f"{path}: scenario {scenario.name!r}, {len(scenario.vehicles)} vehicles, "
                   f"{scenario.duration_seconds:g} s, warp {scenario.clock.warp_factor:g}")
-            print(format_stack(describe_stack(scenario)))
+            print(format_stack(stack))
     return status
 
 

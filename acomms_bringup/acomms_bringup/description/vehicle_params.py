@@ -26,13 +26,16 @@ around the launch file composes) and a lifecycle_manager naming them relative to
 Every parameter a node's section sets must be one the node declares (its ParameterSpec table,
 plus rclpy's `use_sim_time` and `qos_overrides.*`), of the right type and range: ROS itself
 silently ignores a misspelt name. A `/**` section's names must be declared by some node of the
-vehicle. (Bridges keep no static table; their sections are not checked here.)
+vehicle. (Bridges keep no static table; their sections are not checked here.) A ros_acomms
+parameter name that is renamed here (`wait_for_services_timeout_sec`, acomms_core.ros_acomms_names)
+is read as ours with a logged note.
 Refusals (`ParamsFileError`) name the file and the section.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import pathlib
 import re
 from collections.abc import Mapping
@@ -59,6 +62,9 @@ from acomms_bringup.description.stack import (
 )
 from acomms_core.mac.registry import MAC_KINDS
 from acomms_core.ros.parameter_spec import spec_table
+from acomms_core.ros_acomms_names import did_you_mean, parameter_renames, rename_parameters
+
+_LOG = logging.getLogger("acomms.vehicle_params")
 
 PARAMETERS_KEY = "ros__parameters"
 MODEMS = tuple(MODEM_EXECUTABLES.values())
@@ -186,6 +192,7 @@ def describe_params_vehicle(sections: list[Section], namespace: str = "/",
                               f"{list(MODEMS)}) and its MAC (one of {list(MACS)})")
     order = [*(["trajectory_node"] if "trajectory_node" in named else []), modem, *ALWAYS, mac,
              *[n for n in dict.fromkeys(named) if n in BRIDGES]]
+    sections = renamed_sections(sections, order, namespace, source)
     check_parameter_names(sections, order, namespace, source)
     nodes = []
     for name in order:
@@ -223,6 +230,30 @@ def declared_parameters(executable: str, parameters: Mapping[str, Any], source: 
     return {**spec_table(kinds[0].parameters), **ros} if kinds else None
 
 
+def renamed_sections(sections: list[Section], names: list[str], namespace: str,
+                     source: str = "params") -> list[Section]:
+    """sections with ros_acomms parameter names read as ours (a logged note each), where the
+    node (a `/**` section: some node in `names`) declares our name and not theirs."""
+    tables = [declared_parameters(name, node_parameters(sections, name, namespace), source)
+              for name in names]
+    everyone = {n for table in tables if table for n in table}
+    out = []
+    for section in sections:
+        table = everyone if section.for_every_node else (
+            declared_parameters(section.node_name, section.parameters, source) or {})
+        renames = {old: new for old, new in parameter_renames().items()
+                   if old in section.parameters and new in table and old not in table}
+        try:
+            parameters, notes = rename_parameters(section.parameters, renames,
+                                                  f"{source}: {section.key}")
+        except ValueError as exc:
+            raise ParamsFileError(str(exc)) from None
+        for note in notes:
+            _LOG.warning(note)
+        out.append(Section(section.key, parameters))
+    return out
+
+
 def check_parameter_names(sections: list[Section], names: list[str], namespace: str,
                           source: str = "params") -> None:
     """ParamsFileError unless every name a section sets is declared by its node (a `/**`
@@ -244,8 +275,9 @@ def check_parameter_names(sections: list[Section], names: list[str], namespace: 
             if name not in table:
                 node = "any node of the vehicle" if section.for_every_node else section.node_name
                 valid = ", ".join(sorted(map(str, table), key=str.lower))
+                hint = did_you_mean(str(name), table)
                 raise ParamsFileError(f"{source}: {section.key}: {name}: unknown parameter of "
-                                      f"{node}; valid: {valid}")
+                                      f"{node}{hint}; valid: {valid}")
             reason = table[name].check_value(value) if table[name] is not None else None
             if reason:
                 raise ParamsFileError(f"{source}: {section.key}: {reason}")

@@ -212,7 +212,7 @@ class _NodeReach:
 
     async def _wait_for_services(self, managed: _Managed) -> None:
         """Until both clients are matched, or both services have been listed long enough
-        without DDS calling them ready (ListedLongEnough: then they are used, with a warning);
+        without DDS calling them ready (ListedLongEnough: then they are used, `_report_fallback`);
         TransitionError after service_wait_seconds."""
         self._make_clients(managed)
         deadline = time.monotonic() + self._service_wait
@@ -220,10 +220,7 @@ class _NodeReach:
         while not self._services_ready(managed):
             now = time.monotonic()
             if listed_long_enough(self._services_listed(managed), now):
-                self.get_logger().warning(
-                    f"{managed.name}: its lifecycle services are listed but DDS does not report "
-                    "them ready (a dead node with the same name is still in the graph?); using "
-                    "them anyway", throttle_duration_sec=10.0)
+                self._report_fallback(managed)
                 return
             if now >= deadline:
                 managed.problem = "lifecycle services not available"
@@ -232,6 +229,25 @@ class _NodeReach:
                     f"get_state did not appear within {self._service_wait:g} s (is the node "
                     "running, with that exact name and namespace?)")
             await self._sleep(0.05)
+
+    def _same_name_count(self, managed: _Managed) -> int:
+        """How many nodes of the graph carry the managed node's fully qualified name."""
+        return sum(f"{namespace.rstrip('/')}/{name}" == managed.name
+                   for name, namespace in self.get_node_names_and_namespaces())
+
+    def _report_fallback(self, managed: _Managed) -> None:
+        """Services listed but not yet matched: usual on a first start (DDS matches the clients a
+        little later, a request lost meanwhile is retried), so a debug line; a warning only when
+        the graph holds two nodes of that name (a dead one not yet gone, or a real duplicate)."""
+        count = self._same_name_count(managed)
+        if count > 1:
+            self.get_logger().warning(
+                f"{managed.name}: {count} nodes of that name are in the graph (a dead one not "
+                "yet gone, or a duplicate) and DDS does not report its lifecycle services "
+                "ready; using the listed ones", throttle_duration_sec=10.0)
+            return
+        self.get_logger().debug(f"{managed.name}: lifecycle services listed, DDS not yet "
+                                "reporting them ready; using them (a lost request is retried)")
 
     async def _call_once(self, kind: str, request, what: str, managed: _Managed):
         """One `kind` ("change_state" or "get_state") call; its answer, or None when none came

@@ -14,7 +14,8 @@ the progress bar calls `LiveView.on_progress`. Channels (all stamped with simula
 - `/acomms/links` (JSON, JSON schema LINK_SCHEMA): one per reception: time_s, source, receiver,
   outcome, loss_cause, snr_db, receive_level_db, transmission_loss_db, slant_range_m;
 - `/acomms/link_lines` (foxglove.GeoJSON, Map panel): that reception as a line from the
-  transmitter to the receiver, outcome and SNR as properties;
+  transmitter to the receiver, its fate (received, partial or the summary's loss cause: noise,
+  collision, half_duplex; colored as in timeline.png), outcome and SNR as properties;
 - `/acomms/transmissions` (JSON, TRANSMISSION_SCHEMA): time_s, vehicle, src, dest, duration_s,
   num_bytes;
 - `/acomms/progress` (JSON, PROGRESS_SCHEMA): sim_s, total_s, fraction (at most PROGRESS_HZ per
@@ -199,9 +200,11 @@ class LiveView:
             from foxglove.messages import GeoJson
 
             (lat0, lon0), (lat1, lon1) = self._last[source], self._last[r.vehicle]
+            from acomms_bringup.run.plots import COLORS
+
             feature = {"type": "Feature", "properties": {
-                "outcome": r.outcome, "snr_db": event["snr_db"],
-                "style": {"color": "#2ca02c" if r.loss_cause is None else "#999999"}},
+                "fate": r.fate, "outcome": r.outcome, "snr_db": event["snr_db"],
+                "style": {"color": COLORS.get(r.fate, "#999999")}},
                 "geometry": {"type": "LineString",
                              "coordinates": [[lon0, lat0], [lon1, lat1]]}}
             self._lines.log(GeoJson(geojson=json.dumps(feature)), log_time=_ns(r.arrival_s))

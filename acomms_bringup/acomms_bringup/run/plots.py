@@ -1,19 +1,25 @@
 """The run's pictures (matplotlib, Agg backend; ROS-free): timeline.png and map.png.
 
-- timeline: one band per vehicle, transmissions on top, receptions below colored by the modem's
-  outcome (the legend uses the CSV's `outcome` values); every bar is at least MIN_BAR_PX pixels
-  wide whatever the run's length (short packets stay visible); the vehicle's active TDMA slots
-  are shaded; receptions that overlapped another packet are outlined in red.
-- map: local east/north metres around the vehicles' mean position; each vehicle's track
-  (positions recorded when it transmitted, plus its trajectory), a marker per transmission, one
-  line per reception from the transmitter (where it transmitted) to the receiver (where it was
-  at the arrival), colored by SNR for decoded packets (red → green over the run's SNR range, a
-  color bar), grey dashed for lost ones; a scale bar.
+- timeline: one band per vehicle, transmissions on top, receptions below colored by what became
+  of them in the summary's words (received, partial, lost to noise / collision / half_duplex:
+  `report.Reception.loss_cause`); a thin line joins each reception to its sender's transmission
+  (the sender is also the CSV's `sender` column); every bar is at least MIN_BAR_PX pixels wide
+  whatever the run's length (short packets stay visible); the vehicle's active TDMA slots are
+  shaded; receptions that overlapped another packet are outlined in red.
+- map: local east/north metres from an origin stated on the map (the vehicles' mean position,
+  latitude/longitude); each vehicle's track (positions recorded when it transmitted, plus its
+  trajectory), a marker per transmission, one line per reception from the transmitter (where it
+  transmitted) to the receiver (where it was at the arrival): decoded packets colored by SNR (red
+  → green over the run's SNR range, a color bar), lost ones dashed in their loss cause's color
+  with a cross at the receiver; labels placed where they overlap nothing placed before; a scale
+  bar; zoomed to the vehicles, and when one vehicle is far from the others (FAR_RATIO) a second
+  panel zooms on the near ones. `plot_map` returns a `MapLayout` (origin, panel extents, labels).
 """
 
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import math
 import pathlib
 
@@ -21,11 +27,16 @@ from acomms_sim.physics.geodesy import EnuOrigin, geodetic_to_enu
 
 MIN_BAR_PX = 3.0  # narrowest bar drawn, pixels
 TIMELINE_WIDTH_IN, DPI = 14.0, 100
+# what became of a packet, in the summary's words (report.LOSS_CAUSES for the lost ones)
 COLORS = {"transmitted": "#1f77b4", "received": "#2ca02c", "partial": "#bcbd22",
-          "frame_errors": "#ff7f0e", "undetected": "#7f7f7f", "half_duplex": "#9467bd",
-          "busy": "#d62728"}
+          "noise": "#000000", "collision": "#e377c2", "half_duplex": "#9467bd"}
+LABELS = {"transmitted": "transmitted", "received": "received",
+          "partial": "partial (some frames lost)", "noise": "lost: noise",
+          "collision": "lost: collision", "half_duplex": "lost: half_duplex"}
 SLOT_COLOR = "#dde8f5"
 MIN_SNR_SPAN_DB = 5.0  # the map's SNR color scale spans at least this much
+FAR_RATIO = 5.0  # a second map panel when all tracks span this many times the near ones
+MIN_MAP_SPAN_M = 50.0  # the narrowest extent a map panel shows
 
 
 def _pyplot():
@@ -43,52 +54,97 @@ def min_bar_width_s(axes, span_s: float) -> float:
     return MIN_BAR_PX * span_s / max(width_px, 1.0)
 
 
-def plot_timeline(record, rows: list[dict], path: pathlib.Path) -> None:
-    """See the module docstring."""
-    pyplot = _pyplot()
+def fate(row: dict) -> str:
+    """A timeline row's key in COLORS: transmitted, received, partial or its loss cause."""
+    if row["kind"] == "tx":
+        return "transmitted"
+    return row.get("loss_cause") or row["outcome"]
+
+
+def _bar(axes, row: dict, base: float, min_width: float) -> None:
+    tx = row["kind"] == "tx"
+    axes.broken_barh([(row["start_s"], max(row["end_s"] - row["start_s"], min_width))],
+                     (base + (0.5 if tx else 0.1), 0.38),
+                     facecolors=COLORS.get(fate(row), "black"),
+                     edgecolors="red" if row["collided"] else "none",
+                     linewidth=1.5 if row["collided"] else 0, zorder=2)
+
+
+def _sender_lines(axes, rows: list[dict], bases: dict[str, float],
+                  px_per_s: float) -> list[tuple]:
+    """A line from each reception's sender's transmission to the reception, and "from <sender>"
+    on the reception's bar where it is wide enough; [(sender, receiver, sent_s, start_s)]."""
+    drawn = []
+    for row in rows:
+        sender = row.get("sender")
+        if row["kind"] != "rx" or sender not in bases or row["vehicle"] not in bases:
+            continue
+        axes.plot([row["sent_s"], row["start_s"]],
+                  [bases[sender] + 0.5, bases[row["vehicle"]] + 0.48],
+                  color=COLORS.get(fate(row), "black"), alpha=0.6, linewidth=0.8, zorder=1)
+        if (row["end_s"] - row["start_s"]) * px_per_s >= 6 * (5 + len(sender)):
+            axes.text((row["start_s"] + row["end_s"]) / 2, bases[row["vehicle"]] + 0.29,
+                      f"from {sender}", ha="center", va="center", fontsize=8, color="white",
+                      zorder=3)
+        drawn.append((sender, row["vehicle"], row["sent_s"], row["start_s"]))
+    return drawn
+
+
+def _timeline_legend(axes, rows: list[dict], slots: bool) -> list[str]:
+    from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
+    used = [key for key in COLORS if any(fate(row) == key for row in rows)] or ["transmitted"]
+    handles = [Patch(facecolor=COLORS[key], label=LABELS[key]) for key in used]
+    if any(row["collided"] for row in rows):
+        handles.append(Patch(facecolor="white", edgecolor="red",
+                             label="overlapped another packet"))
+    if any(row["kind"] == "rx" for row in rows):
+        handles.append(Line2D([], [], color="black", alpha=0.6, linewidth=0.8,
+                              label="line: from the sender's transmission"))
+    if slots:
+        handles.append(Patch(facecolor=SLOT_COLOR, label="active TDMA slot"))
+    axes.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.15),
+                ncol=min(len(handles), 5), fontsize=9, frameon=False)
+    return [handle.get_label() for handle in handles]
+
+
+def plot_timeline(record, rows: list[dict], path: pathlib.Path) -> dict:
+    """See the module docstring. Returns {"legend": labels, "senders": [(sender, receiver,
+    sent_s, start_s)]} (what was drawn)."""
+    pyplot = _pyplot()
     vehicles = list(record.vehicles)
     end = max([record.end_s, 1.0] + [row["end_s"] for row in rows])
-    figure, axes = pyplot.subplots(figsize=(TIMELINE_WIDTH_IN, 1.2 + 1.1 * len(vehicles)),
+    figure, axes = pyplot.subplots(figsize=(TIMELINE_WIDTH_IN, 1.6 + 1.1 * len(vehicles)),
                                    dpi=DPI)
     axes.set_xlim(0, end)
     axes.set_ylim(0, len(vehicles))
-    figure.subplots_adjust(left=0.1, right=0.98, top=0.9, bottom=0.3 if len(vehicles) < 3 else 0.2)
+    figure.subplots_adjust(left=0.1, right=0.98, top=0.9, bottom=0.3 if len(vehicles) < 3 else 0.22)
     min_width = min_bar_width_s(axes, end)
-    for index, vehicle in enumerate(vehicles):
-        base = (len(vehicles) - 1 - index) * 1.0
-        origin = record.start_time_s  # slot windows are ROS times, rows seconds from origin
+    bases = {vehicle: (len(vehicles) - 1 - index) * 1.0 for index, vehicle in enumerate(vehicles)}
+    origin = record.start_time_s  # slot windows are ROS times, rows seconds from origin
+    for vehicle, base in bases.items():
         windows = [(start - origin, stop - start) for start, stop in
                    record.slot_windows.get(vehicle, [])
                    if stop - origin > 0 and start - origin < end]
         if windows:
             axes.broken_barh(windows, (base + 0.02, 0.96), facecolors=SLOT_COLOR, zorder=0)
-        for row in rows:
-            if row["vehicle"] != vehicle:
-                continue
-            tx = row["kind"] == "tx"
-            axes.broken_barh([(row["start_s"], max(row["end_s"] - row["start_s"], min_width))],
-                             (base + (0.5 if tx else 0.1), 0.38),
-                             facecolors=COLORS.get(row["outcome"], "black"),
-                             edgecolors="red" if row["collided"] else "none",
-                             linewidth=1.5 if row["collided"] else 0, zorder=2)
-    axes.set_yticks([(len(vehicles) - 1 - i) + 0.5 for i in range(len(vehicles))])
+    for row in rows:
+        if row["vehicle"] in bases:
+            _bar(axes, row, bases[row["vehicle"]], min_width)
+    senders = _sender_lines(axes, rows, bases, axes.get_window_extent().width / end)
+    axes.set_yticks([base + 0.5 for base in bases.values()])
     axes.set_yticklabels([f"{v} (SRC {record.vehicles[v]})\ntx / rx" for v in vehicles])
     axes.set_xlabel("simulated time, s")
-    axes.set_title(f"{record.scenario}: transmissions and receptions per vehicle")
+    axes.set_title(f"{record.scenario}: transmissions and receptions per vehicle "
+                   "(receptions colored by what became of them, joined to their sender)")
     axes.grid(axis="x", alpha=0.3)
     for index in range(1, len(vehicles)):
         axes.axhline(index, color="black", linewidth=0.5)
-    used = [o for o in COLORS if any(row["outcome"] == o for row in rows)] or ["transmitted"]
-    handles = [Patch(facecolor=COLORS[o], label=o) for o in used]
-    handles.append(Patch(facecolor="white", edgecolor="red", label="collided"))
-    if record.slot_windows:
-        handles.append(Patch(facecolor=SLOT_COLOR, label="active TDMA slot"))
-    axes.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.15),
-                ncol=len(handles), fontsize=9, frameon=False)
+    legend = _timeline_legend(axes, rows, bool(record.slot_windows))
     figure.savefig(path)
     pyplot.close(figure)
+    return {"legend": legend, "senders": senders}
 
 
 class Tracks:
@@ -152,47 +208,211 @@ def _snr_colors(receptions):
 
 
 def _link_style(reception, mappable) -> dict:
+    if reception.loss_cause is not None:
+        return {"color": COLORS[reception.loss_cause], "linestyle": "--", "alpha": 0.9,
+                "linewidth": 1.6, "zorder": 4}
     if not _decoded(reception):
-        return {"color": "#999999", "linestyle": "--", "alpha": 0.5, "linewidth": 0.8}
+        return {"color": "#999999", "alpha": 0.5, "linewidth": 0.8}
     return {"color": mappable.to_rgba(reception.snr_db), "alpha": 0.8, "linewidth": 1.0}
 
 
-def plot_map(record, path: pathlib.Path) -> None:
-    """See the module docstring (an empty map with a note when no position is known)."""
-    pyplot = _pyplot()
-    figure, axes = pyplot.subplots(figsize=(9, 8), dpi=DPI)
-    axes.set_title(f"{record.scenario}: tracks, transmissions and links")
-    if not record.fixes:
-        axes.text(0.5, 0.5, "no positions recorded", ha="center", transform=axes.transAxes)
-        figure.savefig(path)
-        pyplot.close(figure)
-        return
-    tracks = Tracks(record.fixes)
-    mappable = _snr_colors(record.receptions)
+@dataclasses.dataclass
+class MapLayout:
+    """What plot_map drew: the local frame's origin, each panel's extent (east, north m), the
+    vehicles' last positions and their labels' boxes (pixels) - for tests and readers."""
+
+    origin_latitude: float
+    origin_longitude: float
+    origin_text: str
+    panels: dict[str, tuple[tuple[float, float], tuple[float, float]]]  # name -> (xlim, ylim)
+    positions: dict[str, tuple[float, float]]
+    label_boxes: dict[str, tuple[float, float, float, float]] = dataclasses.field(
+        default_factory=dict)  # vehicle -> (x0, y0, x1, y1) pixels, main panel
+    lost_links: int = 0
+
+
+def origin_text(latitude: float, longitude: float) -> str:
+    return (f"origin (0, 0) = {abs(latitude):.5f}° {'N' if latitude >= 0 else 'S'}, "
+            f"{abs(longitude):.5f}° {'E' if longitude >= 0 else 'W'}")
+
+
+def _extent(points: list[tuple[float, float]]) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(xlim, ylim) around the points, padded by 12 % and at least MIN_MAP_SPAN_M wide."""
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    span = max(max(xs) - min(xs), max(ys) - min(ys), MIN_MAP_SPAN_M)
+    pad = 0.12 * span
+    cx, cy = (max(xs) + min(xs)) / 2, (max(ys) + min(ys)) / 2
+    half_x = max(max(xs) - min(xs), MIN_MAP_SPAN_M) / 2 + pad
+    half_y = max(max(ys) - min(ys), MIN_MAP_SPAN_M) / 2 + pad
+    return (cx - half_x, cx + half_x), (cy - half_y, cy + half_y)
+
+
+def _fit_box(axes, xlim, ylim):
+    """The limits widened (never narrowed) to the axes' width/height: 1 m east = 1 m north."""
+    box = axes.get_position()
+    ratio = (box.width * axes.figure.get_figwidth()) / (box.height * axes.figure.get_figheight())
+    (x0, x1), (y0, y1) = xlim, ylim
+    if (x1 - x0) / (y1 - y0) < ratio:
+        grow = ((y1 - y0) * ratio - (x1 - x0)) / 2
+        return (x0 - grow, x1 + grow), ylim
+    grow = ((x1 - x0) / ratio - (y1 - y0)) / 2
+    return xlim, (y0 - grow, y1 + grow)
+
+
+def _span(points) -> float:
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    return max(max(xs) - min(xs), max(ys) - min(ys))
+
+
+def near_vehicles(by_vehicle: dict[str, list[tuple[float, float]]]) -> list[str] | None:
+    """The vehicles worth a zoomed panel: None when every track fits one readable panel, else
+    the largest group without the vehicles whose removal shrinks the span FAR_RATIO times."""
+    names = list(by_vehicle)
+    if len(names) < 3:
+        return None
+    everything = [p for points in by_vehicle.values() for p in points]
+    total = _span(everything)
+    centres = {n: (sum(p[0] for p in pts) / len(pts), sum(p[1] for p in pts) / len(pts))
+               for n, pts in by_vehicle.items()}
+    mx = sorted(c[0] for c in centres.values())[len(names) // 2]
+    my = sorted(c[1] for c in centres.values())[len(names) // 2]
+    ordered = sorted(names, key=lambda n: math.hypot(centres[n][0] - mx, centres[n][1] - my))
+    for keep in range(len(names) - 1, 1, -1):
+        near = ordered[:keep]
+        span = max(_span([p for n in near for p in by_vehicle[n]]), MIN_MAP_SPAN_M)
+        if total >= FAR_RATIO * span:
+            return [n for n in names if n in near]
+    return None
+
+
+def _place_labels(figure, axes, anchors: dict[str, tuple[float, float]]) -> dict:
+    """Each vehicle's name next to its last position, at the first of 8 offsets where its box
+    overlaps no label placed before (nor leaves the axes); {vehicle: box in pixels}."""
+    renderer = figure.canvas.get_renderer()
+    offsets = [(6, 6), (6, -14), (-6, 6), (-6, -14), (10, 0), (-10, 0), (0, 12), (0, -18)]
+    placed: dict[str, tuple[float, float, float, float]] = {}
+    frame = axes.get_window_extent(renderer)
+    for vehicle, point in anchors.items():
+        for dx, dy in offsets + [(6, 6 + 14 * k) for k in range(1, 8)]:
+            text = axes.annotate(vehicle, point, textcoords="offset points", xytext=(dx, dy),
+                                 ha="left" if dx >= 0 else "right", fontsize=10,
+                                 fontweight="bold", zorder=5)
+            box = text.get_window_extent(renderer)
+            inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 \
+                and box.y1 <= frame.y1
+            if inside and not any(_overlap(box.extents, other) for other in placed.values()):
+                placed[vehicle] = tuple(box.extents)
+                break
+            text.remove()
+        else:  # nowhere free: the first offset
+            axes.annotate(vehicle, point, textcoords="offset points", xytext=offsets[0],
+                          fontsize=10, fontweight="bold", zorder=5)
+    return placed
+
+
+def _overlap(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _draw_map(axes, record, tracks: Tracks, mappable, colors: dict[str, str]) -> int:
+    """Links, tracks and transmission markers on one panel; the number of lost links drawn."""
+    lost = 0
     for reception in record.receptions:
         start = tracks.at(record.vehicle_of(reception.src), reception.transmit_s)
         end = tracks.at(reception.vehicle, reception.arrival_s)
-        if start is not None and end is not None:
-            axes.plot([start[0], end[0]], [start[1], end[1]], zorder=1,
-                      **_link_style(reception, mappable))
+        if start is None or end is None:
+            continue
+        axes.plot([start[0], end[0]], [start[1], end[1]],
+                  **{"zorder": 1, **_link_style(reception, mappable)})
+        if reception.loss_cause is not None:
+            lost += 1
+            axes.plot(*end, marker="x", markersize=9, markeredgewidth=2,
+                      color=COLORS[reception.loss_cause], zorder=5)
     for vehicle, (_times, points) in tracks.by_vehicle.items():
-        xs, ys = [p[0] for p in points], [p[1] for p in points]
-        line, = axes.plot(xs, ys, linewidth=1.5, label=vehicle, zorder=2, marker="o",
-                          markevery=[len(xs) - 1])
+        color = colors[vehicle]
+        axes.plot([p[0] for p in points], [p[1] for p in points], linewidth=1.5, zorder=2,
+                  color=color, marker="o", markevery=[len(points) - 1])
         sent = [tracks.at(vehicle, t.start_s) for t in record.transmissions
                 if t.vehicle == vehicle]
         axes.scatter([p[0] for p in sent if p], [p[1] for p in sent if p], marker="^", s=25,
-                     color=line.get_color(), zorder=3)
-        axes.annotate(vehicle, points[-1], textcoords="offset points", xytext=(5, 5))
-    axes.set_aspect("equal", adjustable="datalim")
-    axes.margins(0.15)
+                     color=color, zorder=3)
     axes.set_xlabel("east, m")
     axes.set_ylabel("north, m")
-    axes.legend(title="tracks (● end, ▲ transmissions)", loc="best", fontsize=8)
-    figure.colorbar(mappable, ax=axes, shrink=0.6, label="SNR of decoded links, dB")
-    axes.text(0.01, -0.1, "grey dashed links: lost", transform=axes.transAxes, fontsize=8)
+    axes.grid(alpha=0.25)
+    return lost
+
+
+def _map_legend(axes, record, colors: dict[str, str]) -> None:
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=color, marker="o", label=vehicle)
+               for vehicle, color in colors.items()]
+    handles.append(Line2D([], [], color="black", marker="^", linestyle="none",
+                          label="transmission"))
+    handles.append(Line2D([], [], color="#2ca02c", label="decoded packet (color: SNR)"))
+    causes = [c for c in ("noise", "collision", "half_duplex")
+              if any(r.loss_cause == c for r in record.receptions)]
+    handles += [Line2D([], [], color=COLORS[c], linestyle="--", marker="x", label=LABELS[c])
+                for c in causes]
+    axes.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.0, -0.1), ncol=4,
+                fontsize=8, frameon=False)
+
+
+def _map_axes(pyplot, near: list[str] | None):
+    if near is None:
+        figure, axes = pyplot.subplots(figsize=(9, 9), dpi=DPI)
+        return figure, {"all vehicles": axes}
+    figure, (overview, zoom) = pyplot.subplots(1, 2, figsize=(16, 9), dpi=DPI)
+    return figure, {"all vehicles": overview, "zoom: " + ", ".join(near): zoom}
+
+
+def plot_map(record, path: pathlib.Path) -> MapLayout | None:
+    """See the module docstring (an empty map with a note, and None, when no position is
+    known)."""
+    pyplot = _pyplot()
+    if not record.fixes:
+        figure, axes = pyplot.subplots(figsize=(9, 8), dpi=DPI)
+        axes.set_title(f"{record.scenario}: tracks, transmissions and links")
+        axes.text(0.5, 0.5, "no positions recorded", ha="center", transform=axes.transAxes)
+        figure.savefig(path)
+        pyplot.close(figure)
+        return None
+    tracks = Tracks(record.fixes)
+    points = {vehicle: pts for vehicle, (_times, pts) in tracks.by_vehicle.items()}
+    near = near_vehicles(points)
+    figure, panels = _map_axes(pyplot, near)
+    palette = pyplot.rcParams["axes.prop_cycle"].by_key()["color"]
+    colors = {v: palette[i % len(palette)] for i, v in enumerate(points)}
+    mappable = _snr_colors(record.receptions)
+    text = origin_text(tracks.origin.latitude, tracks.origin.longitude)
+    layout = MapLayout(tracks.origin.latitude, tracks.origin.longitude, text, {},
+                       {v: pts[-1] for v, pts in points.items()})
+    figure.suptitle(f"{record.scenario}: tracks, transmissions and links\n"
+                    f"local east/north metres, {text}", fontsize=11)
+    figure.subplots_adjust(left=0.08, right=0.9, top=0.88, bottom=0.2, wspace=0.25)
+    figure.colorbar(mappable, ax=list(panels.values()), shrink=0.6,
+                    label="SNR of decoded links, dB")
+    for index, (name, axes) in enumerate(panels.items()):
+        lost = _draw_map(axes, record, tracks, mappable, colors)
+        layout.lost_links = max(layout.lost_links, lost)
+        shown = near if index else list(points)
+        xlim, ylim = _fit_box(axes, *_extent([p for v in shown for p in points[v]]))
+        axes.set_xlim(*xlim)
+        axes.set_ylim(*ylim)
+        axes.set_aspect("equal", adjustable="box")
+        axes.set_title(name, fontsize=10)
+    _map_legend(panels["all vehicles"], record, colors)
     figure.canvas.draw()
-    x0, x1 = axes.get_xlim()
-    _scale_bar(axes, x1 - x0)
+    for index, (name, axes) in enumerate(panels.items()):
+        x0, x1 = axes.get_xlim()
+        y0, y1 = axes.get_ylim()
+        layout.panels[name] = ((x0, x1), (y0, y1))
+        _scale_bar(axes, x1 - x0)
+        anchors = {v: p for v, p in layout.positions.items()
+                   if x0 <= p[0] <= x1 and y0 <= p[1] <= y1}
+        boxes = _place_labels(figure, axes, anchors)
+        if index == 0:
+            layout.label_boxes = boxes
     figure.savefig(path)
     pyplot.close(figure)
+    return layout

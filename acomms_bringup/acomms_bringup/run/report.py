@@ -84,6 +84,12 @@ class Reception:
             return "half_duplex"
         return "collision" if self.collided or self.outcome == "busy" else "noise"
 
+    @property
+    def fate(self) -> str:
+        """What became of the packet in the summary's words: received, partial or a loss cause
+        (the labels of the timeline and the live view)."""
+        return self.loss_cause or self.outcome
+
 
 @dataclasses.dataclass(frozen=True)
 class Fix:
@@ -322,12 +328,29 @@ def _accounting_lines(rows: list[dict]) -> list[str]:
     """Where the undelivered messages are (the columns add up to sent - delivered)."""
     if not rows or "unknown" not in rows[0]:
         return []
-    lines = ["  undelivered: " + ", ".join(ACCOUNTING_COLUMNS) + " (accounting.csv: by cause)"]
+    lines = ["  undelivered: " + ", ".join(ACCOUNTING_COLUMNS)
+             + " (= sent - delivered; accounting.csv: by cause)",
+             f"  {'topic':<24} {'from -> to':<22} " + " ".join(ACCOUNTING_COLUMNS)]
     for row in rows:
         route = f"{row['source']} -> {row['destination']}"
         counts = " ".join(f"{sum(row[f] for f in fates):>{len(label)}}"
                           for label, fates in ACCOUNTING_COLUMNS.items())
         lines.append(f"  {row['topic']:<24} {route:<22} {counts}")
+    return lines
+
+
+def _bridge_lines(bridges: dict) -> list[str]:
+    """One row per bridge node and counter (nested counters as a.b)."""
+    if not bridges:
+        return []
+    rows = [(node, counter, value) for node, facts in sorted(bridges.items())
+            for counter, value in _flat_items(facts)]
+    width = max([len("bridge node")] + [len(node) for node, *_ in rows])
+    counter_width = max([len("counter")] + [len(counter) for _, counter, _ in rows])
+    lines = ["", "Bridges (acomms_bringup.bridges: what each bridge node counted)",
+             f"  {'bridge node':<{width}} {'counter':<{counter_width}} value"]
+    lines += [f"  {node:<{width}} {counter:<{counter_width}} {value}"
+              for node, counter, value in rows]
     return lines
 
 
@@ -363,17 +386,19 @@ def format_summary(summary: dict) -> str:
         lines.append(f"  {route:<22} {row['sent']:>5} {row['received']:>8} {row['partial']:>7} "
                      f"{row['lost_noise']:>6} {row['lost_collision']:>9} "
                      f"{row['lost_half_duplex']:>8} {row['in_flight']:>9} {snr:>9}")
-    if summary.get("bridges"):
-        lines += ["", "Bridges (acomms_bringup.bridges: what each bridge node counted)"]
-        lines += [f"  {node}: {_flat(facts)}" for node, facts in sorted(summary["bridges"].items())]
+    lines += _bridge_lines(summary.get("bridges") or {})
     return "\n".join(lines)
 
 
-def _flat(facts: dict, prefix: str = "") -> str:
-    """'a 1, b.c 2' for nested dicts (bridge summaries)."""
-    parts = [_flat(v, f"{prefix}{k}.") if isinstance(v, dict) else f"{prefix}{k} {v}"
-             for k, v in facts.items()]
-    return ", ".join(part for part in parts if part)
+def _flat_items(facts: dict, prefix: str = "") -> list[tuple[str, object]]:
+    """[('a', 1), ('b.c', 2)] for nested dicts (bridge summaries; empty dicts leave nothing)."""
+    items = []
+    for key, value in facts.items():
+        if isinstance(value, dict):
+            items += _flat_items(value, f"{prefix}{key}.")
+        else:
+            items.append((f"{prefix}{key}", value))
+    return items
 
 
 def _round_or_none(value: float | None, digits: int) -> float | None:
@@ -385,7 +410,8 @@ def _round(value: float, digits: int = 2) -> float | None:
 
 
 def timeline_rows(record: RunRecord) -> list[dict]:
-    """Every transmission and reception, one row each, in time order (CSV/JSON/PNG data)."""
+    """Every transmission and reception, one row each, in time order (CSV/JSON/PNG data); a
+    reception names its sender (vehicle) and when the sender started transmitting (sent_s)."""
     rows = []
     origin = record.start_time_s
     for t in record.transmissions:
@@ -393,7 +419,8 @@ def timeline_rows(record: RunRecord) -> list[dict]:
         rows.append({"vehicle": t.vehicle, "kind": "tx", "start_s": round(start, 4),
                      "end_s": round(start + t.duration_s, 4), "src": t.src, "dest": t.dest,
                      "outcome": "transmitted", "loss_cause": None, "snr_db": None,
-                     "collided": False, "num_bytes": t.num_bytes})
+                     "collided": False, "num_bytes": t.num_bytes, "sender": t.vehicle,
+                     "sent_s": round(start, 4)})
     for r in record.receptions:
         arrival = r.arrival_s - origin
         rows.append({"vehicle": r.vehicle, "kind": "rx", "start_s": round(arrival, 4),
@@ -403,7 +430,8 @@ def timeline_rows(record: RunRecord) -> list[dict]:
                      "receive_level_db": _round(r.receive_level_db), "noise_db": _round(r.noise_db),
                      "transmission_loss_db": _round(r.transmission_loss_db),
                      "slant_range_m": _round(r.slant_range_m, 1), "num_frames": r.num_frames,
-                     "num_bad_frames": r.num_bad_frames})
+                     "num_bad_frames": r.num_bad_frames, "sender": record.vehicle_of(r.src),
+                     "sent_s": round(r.transmit_s - origin, 4)})
     rows.sort(key=lambda row: (row["start_s"], row["vehicle"], row["kind"]))
     return rows
 
@@ -435,7 +463,8 @@ def _write_csv(path: pathlib.Path, rows: list[dict], columns: list[str]) -> None
 
 TIMELINE_COLUMNS = ["vehicle", "kind", "start_s", "end_s", "src", "dest", "outcome", "loss_cause",
                     "snr_db", "collided", "num_bytes", "receive_level_db", "noise_db",
-                    "transmission_loss_db", "slant_range_m", "num_frames", "num_bad_frames"]
+                    "transmission_loss_db", "slant_range_m", "num_frames", "num_bad_frames",
+                    "sender", "sent_s"]
 MESSAGE_COLUMNS = ["topic", "source", "destination", "seq", "sent_s", "received_s", "latency_s",
                    "fate"]
 ACCOUNTING_CSV_COLUMNS = ["topic", "source", "destination", "sent", *FATES]

@@ -26,6 +26,7 @@ from acomms_bringup.run.matching import Stream, stamp_tolerance_s
 from acomms_core.codecs.ros_types import resolve_message_class
 from acomms_core.mac.seeded_random import seeded_uniform
 from acomms_core.ros.ros_support import seconds_to_time_msg, stamp_seconds
+from acomms_core.ros_acomms_names import did_you_mean
 
 
 class TrafficError(ValueError):
@@ -54,8 +55,8 @@ def _assign(message, values: Mapping[str, Any], key_path: str, template: dict) -
     for name, value in values.items():
         path = f"{key_path}.{name}"
         if name not in fields:
-            raise TrafficError(path, f"{type(message).__name__} has no field {name!r} "
-                                     f"(fields: {sorted(fields)})")
+            raise TrafficError(path, f"{type(message).__name__} has no field {name!r}"
+                                     f"{did_you_mean(name, fields)} (fields: {sorted(fields)})")
         current = getattr(message, name)
         if isinstance(value, Mapping):
             if not hasattr(current, "get_fields_and_field_types"):

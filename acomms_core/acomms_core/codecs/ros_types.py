@@ -3,7 +3,9 @@
 Accepts ROS 1 names (`pkg/Msg`, as in ros_acomms configs) and ROS 2 names (`pkg/msg/Msg`), plus
 service halves (`pkg/srv/Svc_Request`, or ROS 1 style `pkg/SvcRequest`). Only installed ROS
 interface packages are imported (a package whose directory holds rosidl's generated type
-support), so a config cannot make a node import an arbitrary module.
+support), so a config cannot make a node import an arbitrary module. ros_acomms' interface
+packages (`ros_acomms_msgs/CST`) resolve to acomms_interfaces (acomms_core.ros_acomms_names),
+noted once per name.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import functools
 import glob
 import importlib
 import importlib.util
+import logging
 import os
 import re
 
@@ -25,6 +28,10 @@ from rosidl_parser.definition import (
     BoundedWString,
     NamespacedType,
 )
+
+from acomms_core.ros_acomms_names import interface_alias, unsupported_interface
+
+_LOG = logging.getLogger("acomms.ros_types")
 
 
 class UnknownRosType(ValueError):
@@ -48,9 +55,19 @@ def is_interface_package(pkg: str) -> bool:
                for location in locations)
 
 
+@functools.lru_cache(maxsize=64)
+def _alias(type_name: str) -> str:
+    """type_name, or its acomms_interfaces name for a ros_acomms one (noted once)."""
+    alias = interface_alias(type_name)
+    if alias is None:
+        return type_name
+    _LOG.warning("ros_acomms type '%s' is read as '%s'", type_name, alias)
+    return alias
+
+
 def normalize_type_name(type_name: str) -> str:
     """'pkg/Msg' or 'pkg/msg/Msg' -> 'pkg/msg/Msg' (services keep 'srv')."""
-    parts = str(type_name).strip().split("/")
+    parts = _alias(str(type_name).strip()).split("/")
     if len(parts) == 2:
         return f"{parts[0]}/msg/{parts[1]}"
     return "/".join(parts)
@@ -62,7 +79,8 @@ def resolve_message_class(type_name) -> type:
         return type_name
     if not isinstance(type_name, str) or type_name.count("/") not in (1, 2):
         raise UnknownRosType(f"'{type_name}' is not a ROS type name (pkg/Msg or pkg/msg/Msg)")
-    parts = type_name.strip().split("/")
+    given, type_name = type_name, _alias(type_name.strip())
+    parts = type_name.split("/")
     pkg, name = parts[0], parts[-1]
     kind = parts[1] if len(parts) == 3 else "msg"
     if not _IDENTIFIER.match(name) or kind not in ("msg", "srv"):
@@ -90,6 +108,9 @@ def resolve_message_class(type_name) -> type:
             cls = getattr(cls, half, None)
         if isinstance(cls, type) and hasattr(cls, "get_fields_and_field_types"):
             return cls
+    if type_name != given.strip() and unsupported_interface(type_name):
+        raise UnknownRosType(f"ros_acomms type '{given}' has no counterpart in acomms_interfaces: "
+                             f"{unsupported_interface(type_name)}")
     raise UnknownRosType(f"unknown ROS type '{type_name}' (no such message class is installed)")
 
 

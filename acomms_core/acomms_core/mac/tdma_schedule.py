@@ -330,7 +330,7 @@ def _load_yaml_text_or_file(text: str, what: str):
     path = os.path.expanduser(text)
     if "\n" not in text and text.lower().endswith((".yaml", ".yml")) \
             and not os.path.isfile(path):
-        raise ScheduleError(f"{what} file {path} not found")
+        raise ScheduleError(f"file {path} not found")  # the caller names the parameter
     if "\n" not in text and os.path.isfile(path):
         try:
             with open(path, encoding="utf-8") as stream:

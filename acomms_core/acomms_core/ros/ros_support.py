@@ -25,6 +25,7 @@ from rclpy.parameter import Parameter
 from acomms_core.ros.interrupts import quiet_interrupts
 from acomms_core.ros.parameter_spec import ParameterSpec, Validator
 from acomms_core.ros.service_calls import ReliableReplies
+from acomms_core.ros_acomms_names import parameter_renames
 
 __all__ = ["ParameterSpec", "Validator", "declare_parameters", "parameter_values", "run_node",
            "is_active", "lifecycle_state_label", "NodeResources", "ManagedNode",
@@ -35,6 +36,25 @@ __all__ = ["ParameterSpec", "Validator", "declare_parameters", "parameter_values
 # apply(values, changed): values are every spec's current value after an accepted change,
 # changed the names that changed.
 Apply = Callable[[dict[str, Any], frozenset], None]
+
+
+def _read_ros_acomms_names(node, names: set[str]) -> None:
+    """A ros_acomms parameter name given at start-up (params file, launch) whose counterpart is
+    one of names is read as ours, with a warning (acomms_core.ros_acomms_names); ROS would
+    otherwise ignore the undeclared name silently."""
+    overrides = getattr(node, "_parameter_overrides", None)  # rclpy's start-up values
+    if not isinstance(overrides, dict):
+        return
+    for old, new in parameter_renames().items():
+        if old not in overrides or new not in names or old in names:
+            continue
+        if new in overrides:
+            node.get_logger().warning(f"parameter '{old}' (ros_acomms) ignored: '{new}' is "
+                                      "given too")
+            continue
+        overrides[new] = Parameter(new, value=overrides[old].value)
+        node.get_logger().warning(f"parameter '{old}' is the ros_acomms name; read as '{new}' "
+                                  f"(use '{new}')")
 
 
 def declare_parameters(node, specs: Iterable[ParameterSpec], validator: Validator | None = None,
@@ -49,6 +69,7 @@ def declare_parameters(node, specs: Iterable[ParameterSpec], validator: Validato
     specs = tuple(specs)
     names = {spec.name for spec in specs}
     _record_specs(node, specs)
+    _read_ros_acomms_names(node, names)
     values = {}
     for spec in specs:
         if spec.parameter_type is not None and spec.default is None:

@@ -10,7 +10,9 @@ encoded size in bits (min / max; the checksum included), what one message costs 
 its packet codec (`PacketCodec.message_cost_bits`, framing included), each field's codec and
 resolution, and for every rate of the modem profile the payload of a full packet at that rate
 (`ModemProfile.frame_budget` → `PacketCodec.payload_capacity_bits`) and how many of the largest
-messages fit in it (0: does not fit). ROS-free apart from importing the message types.
+messages fit in it (0: does not fit). Rates where a packet codec has no payload room are named
+once per packet codec, with the reason (`unusable_reason`; e.g. legacy rates have no miniframe
+for the codec's header). ROS-free apart from importing the message types.
 """
 
 from __future__ import annotations
@@ -54,8 +56,19 @@ def field_rows(fields: dict, prefix: str = "") -> list[dict]:
     return rows
 
 
-def rate_rows(packet_codec, message_cost_bits: int, profile) -> list[dict]:
-    """Per rate: payload bits of a full packet and how many largest messages fit in it."""
+def unusable_reason(packet_codec, name: str, budget) -> str:
+    """Why the packet codec has no payload room in a packet of this frame budget."""
+    mini, data = budget.maximum_miniframe_bytes, budget.maximum_dataframe_bytes
+    header = len(getattr(packet_codec, "miniframe_header", b""))
+    if mini == 0 and header > 0:
+        return (f"their packets have no miniframe (legacy, not FDP) and {name}'s {header}-byte "
+                "header goes in the miniframe")
+    return f"{name} has no payload room in {mini} miniframe + {data} dataframe bytes"
+
+
+def rate_rows(packet_codec, message_cost_bits: int, profile, name: str = "") -> list[dict]:
+    """Per rate: payload bits of a full packet and how many largest messages fit in it (and
+    why the packet codec cannot use the rate when it has no payload room there)."""
     rows = []
     for rate in sorted(profile.rates):
         try:
@@ -67,7 +80,9 @@ def rate_rows(packet_codec, message_cost_bits: int, profile) -> list[dict]:
         rows.append({"rate": rate, "packet_bytes": budget.budget_bytes,
                      "payload_bits": capacity,
                      "messages_per_packet": capacity // message_cost_bits
-                     if message_cost_bits > 0 else 0})
+                     if message_cost_bits > 0 else 0,
+                     "unusable": (unusable_reason(packet_codec, name, budget) if capacity == 0
+                                  else None)})
     return rows
 
 
@@ -89,15 +104,29 @@ def check(path: str, profile_name: str, custom_paths=()) -> dict:
                 "publish_topic": message.publish_topic, "packet_codec": packet.codec_name,
                 "min_bits": min_bits, "max_bits": max_bits, "max_cost_in_packet_bits": cost,
                 "fields": field_rows(codec.fields_config),
-                "rates": rate_rows(packet_codec, cost, profile)})
+                "rates": rate_rows(packet_codec, cost, profile, packet.codec_name)})
     return {"file": path, "modem_profile": profile_name, "warnings": list(config.warnings),
             "message_codecs": codecs}
+
+
+def unusable_lines(report: dict) -> list[str]:
+    """Once per packet codec and reason: the rates it cannot use and why."""
+    reasons: dict[tuple[str, str], list[int]] = {}
+    for c in report["message_codecs"]:
+        for r in c["rates"]:
+            if r.get("unusable"):
+                rates = reasons.setdefault((c["packet_codec"], r["unusable"]), [])
+                if r["rate"] not in rates:
+                    rates.append(r["rate"])
+    return [f"packet codec {codec} cannot use rates {', '.join(str(r) for r in rates)}: {why}"
+            for (codec, why), rates in reasons.items()]
 
 
 def format_report(report: dict) -> str:
     lines = [f"{report['file']}: {len(report['message_codecs'])} message codecs, OK "
              f"(modem profile {report['modem_profile']})"]
     lines += [f"warning: {w}" for w in report["warnings"]]
+    lines += unusable_lines(report)
     for c in report["message_codecs"]:
         lines += ["", f"[{c['id']}] {c['ros_type']}  {c['subscribe_topic']} -> "
                   f"{c['publish_topic']}  (packet codec {c['packet_codec']})",
@@ -113,10 +142,6 @@ def format_report(report: dict) -> str:
                      if r["messages_per_packet"] == 0 and r["payload_bits"] > 0]
         if too_small:
             lines.append(f"  too large for rates: {', '.join(too_small)}")
-        unusable = [str(r["rate"]) for r in c["rates"] if r["payload_bits"] == 0]
-        if unusable:
-            lines.append(f"  packet codec {c['packet_codec']} cannot use rates: "
-                         f"{', '.join(unusable)}")
     return "\n".join(lines)
 
 

@@ -15,7 +15,10 @@ rate (what `PacketPerformance.draw_full_packet` draws: the miniframe on FDP rate
 dataframe frame, each failing independently with the FER):
     PER = 1 − (1 − FER(rate, SNR))^frames, and 1 below the detection threshold
 (`SimModemConfig.detection_threshold_db`, the modem's default unless --detection-threshold).
-Without interference (no collisions) and without fading.
+Without interference (no collisions) and without fading. Before the numbers (not with --json) it
+prints its assumptions, one `# ` line each: modem profile, centre frequency and band, source level
+(`--source-level`, or the profile's at the modem's default tx level), detection threshold, the
+transmission loss model and the noise model with its level in the band.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import json
 import sys
 
 from acomms_core.modems.modem_rates import RATES, rate_info
+from acomms_core.modems.registry import MODEM_PROFILE_PARAMETER, modem_profile
 from acomms_sim.modem.sim_modem import SimModemConfig
 from acomms_sim.physics.geodesy import offset_position
 from acomms_sim.physics.packet_performance import frame_error_rate, receive_level_db, snr_db
@@ -111,6 +115,46 @@ class LinkBudgetCalculator:
         return self.between((*ORIGIN, src_depth_m), (latitude, longitude, rcv_depth_m))
 
 
+def default_source_level_db(center_frequency_hz: float) -> float:
+    """What the simulated modem transmits at when a request gives no level: the modem
+    profile's level for its default tx level in this band."""
+    config = dataclasses.replace(SimModemConfig(0), center_frequency_hz=center_frequency_hz)
+    return config.default_source_level_db(modem_profile(MODEM_PROFILE_PARAMETER.default))
+
+
+def _transmission_loss_text(values: dict) -> str:
+    speed = values["sound_speed_mps"]
+    speed_text = (f"sound speed {speed:g} m/s" if speed else
+                  f"Mackenzie sound speed ({values['water_temperature_c']:g} °C, "
+                  f"{values['salinity_ppt']:g} ppt)")
+    if values["transmission_loss_model"] == "bellhop":
+        return (f"bellhop, water depth {values['water_depth_m']:g} m, absorption "
+                f"{values['absorption_model']}, {speed_text}")
+    return (f"{values['spreading']} spreading + {values['absorption_model']} absorption, "
+            f"{speed_text}")
+
+
+def assumptions(values: dict, calculator: LinkBudgetCalculator, given_level: bool) -> list[str]:
+    """What the numbers assume, one line each (printed before them)."""
+    low = calculator.center_frequency_hz - calculator.bandwidth_hz / 2
+    high = calculator.center_frequency_hz + calculator.bandwidth_hz / 2
+    noise = calculator.noise.band_level_db(calculator.center_frequency_hz, calculator.bandwidth_hz)
+    noise_text = (f"fixed {values['ambient_noise_db']:g} dB re 1 uPa in band"
+                  if values["ambient_noise_model"] == "fixed" else
+                  f"wenz (shipping {values['shipping_activity']:g}, wind "
+                  f"{values['wind_speed_mps']:g} m/s): {noise:.1f} dB re 1 uPa in band")
+    level = ("--source-level" if given_level
+             else f"the {MODEM_PROFILE_PARAMETER.default} profile's at tx level "
+                  f"{SimModemConfig(0).tx_level}")
+    return [f"# modem profile {MODEM_PROFILE_PARAMETER.default}; centre frequency "
+            f"{calculator.center_frequency_hz:g} Hz, band {calculator.bandwidth_hz:g} Hz "
+            f"({low:g}-{high:g} Hz)",
+            f"# source level {calculator.source_level_db:.1f} dB re 1 uPa @ 1 m ({level}); "
+            f"detection threshold {calculator.detection_threshold_db:g} dB SNR",
+            f"# transmission loss: {_transmission_loss_text(values)}",
+            f"# noise: {noise_text}"]
+
+
 def parse_ranges(text: str) -> list[float]:
     """'start:stop:step' (stop included when on the grid) or 'r1,r2,...', metres."""
     if ":" in text:
@@ -134,8 +178,8 @@ def _position(text: str) -> tuple[float, float, float]:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="acomms_link_budget", description=main.__doc__)
-    p.add_argument("--source-level", type=float, default=SimModemConfig(0).source_level_db,
-                   metavar="DB", help="source level, dB re 1 uPa @ 1 m (default: the modem's)")
+    p.add_argument("--source-level", type=float, metavar="DB",
+                   help="source level, dB re 1 uPa @ 1 m (default: the simulated modem's)")
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--range", type=float, metavar="M", help="horizontal range, m")
     where.add_argument("--ranges", type=parse_ranges, metavar="START:STOP:STEP",
@@ -194,13 +238,17 @@ def main(argv: list[str] | None = None) -> int:
     if (arguments.src is None) != (arguments.rcv is None):
         print("acomms_link_budget: --from and --to go together", file=sys.stderr)
         return 1
+    given_level = arguments.source_level is not None and arguments.source_level > 0
     try:
         rates = [int(r) for r in arguments.rates.split(",") if r.strip()]
         for rate in rates:
             rate_info(rate)
+        source_level = (arguments.source_level if given_level
+                        else default_source_level_db(arguments.center_frequency))
+        values = model_values(arguments)
         calculator = LinkBudgetCalculator(
-            model_values(arguments), arguments.source_level, arguments.center_frequency,
-            arguments.bandwidth, rates, arguments.detection_threshold)
+            values, source_level, arguments.center_frequency, arguments.bandwidth, rates,
+            arguments.detection_threshold)
         if arguments.src is not None:
             budgets = [calculator.between(arguments.src, arguments.rcv)]
         else:
@@ -211,10 +259,12 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     if arguments.json:
         print(json.dumps([dataclasses.asdict(b) for b in budgets], indent=1))
-    elif arguments.ranges:
+        return 0
+    print("\n".join(assumptions(values, calculator, given_level)))
+    if arguments.ranges:
         print(format_table(budgets))
     else:
-        print(format_one(budgets[0], arguments.source_level))
+        print(format_one(budgets[0], source_level))
     return 0
 
 
