@@ -222,9 +222,14 @@ def _node_section(executable: str, info: dict) -> str:
 def nodes_page() -> str:
     import rclpy
     from rclpy.context import Context
+    from rclpy.logging import LoggingSeverity, set_logger_level
 
     context = Context()
-    rclpy.init(context=context, args=["--ros-args", "--log-level", "fatal"])
+    rclpy.init(context=context)
+    # Quiet only the nodes built here (loggers under the namespace): `--log-level` in init args
+    # would set the process-wide default, silencing every later node of the process (a test run).
+    quiet = NAMESPACE.strip("/")
+    set_logger_level(quiet, LoggingSeverity.FATAL)
     sections, tools = [], []
     scratch = tempfile.TemporaryDirectory(prefix="acomms-reference-")
     try:
@@ -239,6 +244,7 @@ def nodes_page() -> str:
             sections.append(_node_section(executable, info))
     finally:
         rclpy.shutdown(context=context)
+        set_logger_level(quiet, LoggingSeverity.UNSET)
         scratch.cleanup()
     intro = [
         "# Nodes reference\n",
