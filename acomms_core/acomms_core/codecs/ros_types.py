@@ -135,7 +135,8 @@ _BASIC_DEFAULT_CODECS = {
     "uint16": "uint16", "int16": "int16", "uint32": "uint32", "int32": "int32",
     "uint64": "uint64", "int64": "int64", "float": "float32", "double": "float64",
 }
-# Defaults for types without a bound (documented in README.md, "Default field codecs").
+# Defaults for types without a bound (documented in docs/guide/codecs-and-queue.md,
+# "Default field codecs").
 DEFAULT_STRING_MAX_LENGTH = 128
 DEFAULT_ARRAY_MAX_LENGTH = 10
 

@@ -319,8 +319,8 @@ def _wait_for_signal(models=()) -> None:
 
 
 def main(args=None) -> int:
-    # the usage lines and the network file format of the module docstring (README: "file format
-    # in micromodem_emulator --help")
+    # the usage lines and the network file format of the module docstring
+    # (docs/guide/drivers.md: "file format in micromodem_emulator --help")
     parser = argparse.ArgumentParser(description=__doc__.split("Tests and scenarios")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--src", type=int, default=1, help="modem address (SRC), 0-255")
