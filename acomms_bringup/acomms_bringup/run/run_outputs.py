@@ -141,7 +141,7 @@ class RunOutputs:
         import logging
 
         from acomms_bringup.run.live_view import LiveView
-        from acomms_bringup.run.runner import RunError
+        from acomms_bringup.run.run_errors import RunError
 
         scenario = runner.scenario
 

@@ -44,6 +44,7 @@ from acomms_bringup.run.compose import start_sim_clock
 from acomms_bringup.run.observers import attach_dispatch_observers, attach_queue_ledgers
 from acomms_bringup.run.progress import Progress
 from acomms_bringup.run.recorder import Recorder
+from acomms_bringup.run.run_errors import RunError, RunStopped  # noqa: F401 (re-exported)
 from acomms_bringup.run.startup import (
     SETTLED_STATES,
     GroupFailed,
@@ -67,15 +68,6 @@ GROUP_START_TIMEOUT_S = 120.0  # wall seconds for one start-up stage to come up
 FAILURE_LOG_WAIT_S = 3.0  # wall seconds for a failed node's log line to reach /rosout
 SHUTDOWN_TIMEOUT_S = 30.0
 STALL_TIMEOUT_S = 30.0  # wall seconds without simulated time moving before giving up
-
-
-class RunError(RuntimeError):
-    """The run cannot go on; the message says what and why (printed without a traceback)."""
-
-
-class RunStopped(RunError):
-    """The run stopped after it started (a callback raised, a step or participant timed out);
-    what ran until then is still summarised."""
 
 
 def with_clock(stack: StackDescription, mode: str, participants: tuple[str, ...] = (),

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import time
 
+from acomms_bringup.run.run_errors import RunStopped
 from acomms_core.ros.service_calls import AWAITED
 from acomms_sim.clock.events_stepper import EXECUTOR_EVENTS, EventsStepper, make_executor
 from acomms_sim.clock.executor_stepper import (
@@ -71,8 +72,6 @@ class SteppedRun:
                                bookkeeping=[self.clock])
 
     def run(self, duration_s: float) -> None:
-        from acomms_bringup.run.runner import RunStopped
-
         runner = self.runner
         stepper = self._take_over_executor()
         clocks = LocalClocks(self._ordered_nodes())
@@ -112,8 +111,6 @@ class SteppedRun:
         (else a first call at the start would find no service, depending on discovery speed).
         RunStopped naming one client after the step timeout. The wait is start-up: its wall
         time counts in startup_wall_s, not in the run's."""
-        from acomms_bringup.run.runner import RunStopped
-
         started = time.monotonic()
         watchdog = Watchdog(stepper.watchdog.timeout_s)
         watchdog.arm("service discovery", started)

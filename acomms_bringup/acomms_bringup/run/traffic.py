@@ -18,15 +18,17 @@ import dataclasses
 import hashlib
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acomms_bringup.description.scenario import Scenario, Traffic, Vehicle
-from acomms_bringup.description.stack import StackDescription
 from acomms_bringup.run.matching import Stream, stamp_tolerance_s
 from acomms_core.codecs.ros_types import resolve_message_class
 from acomms_core.mac.seeded_random import seeded_uniform
 from acomms_core.ros.ros_support import seconds_to_time_msg, stamp_seconds
 from acomms_core.ros_acomms_names import did_you_mean
+
+if TYPE_CHECKING:  # annotations only: the stack checks traffic through this module
+    from acomms_bringup.description.stack import StackDescription
 
 
 class TrafficError(ValueError):

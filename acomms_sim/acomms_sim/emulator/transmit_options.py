@@ -21,6 +21,7 @@ import time
 
 from acomms_driver.micromodem import acks, janus, nmea
 from acomms_driver.micromodem.modem_status import PPS_SOURCES, RTC_SOURCES
+from acomms_sim.emulator.transmission import AcousticTransmission
 
 QUEUE_PPS, QUEUE_TXTRIG = 2, 3
 CST_TYPE_UNKNOWN = -1
@@ -34,7 +35,6 @@ class _TransmitOptions:
         self._held = None  # (queue, transmission) waiting for a PPS edge or a TXTRIG pulse
 
     def _transmission(self, kind: str, dest: int, duration_s: float, data: bytes, ack: bool):
-        from acomms_sim.emulator.micromodem_model import AcousticTransmission
         return AcousticTransmission(kind, self.src, dest, 0.0, duration_s, dataframe_bytes=data,
                                     ack=ack)
 
