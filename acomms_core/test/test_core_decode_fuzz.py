@@ -12,7 +12,8 @@ import os
 import pytest
 from core_decode_fuzz import DecodeFuzzer, FuzzFailure
 
-import acomms_core.codecs.message_codec as message_codec
+import acomms_core.codecs.codec_fields as codec_fields
+import acomms_core.codecs.field_values as field_values
 
 PACKETS = int(os.environ.get("ACOMMS_FUZZ_PACKETS", "2000"))
 
@@ -29,8 +30,8 @@ def test_fuzz_publishes_only_reference_decodes_of_valid_input():
 
 def test_fuzz_oracle_catches_a_decoder_without_bounds_checks(monkeypatch):
     """The same fuzzing against codecs built without the bounds and ROS type checks fails."""
-    monkeypatch.setattr(message_codec, "codec_checker", lambda codec: lambda value: None)
-    monkeypatch.setattr(message_codec, "ros_value_checker",
+    monkeypatch.setattr(codec_fields, "codec_checker", lambda codec: lambda value: None)
+    monkeypatch.setattr(field_values, "ros_value_checker",
                         lambda slot_type, is_time=False: lambda value: None)
     fuzzer = DecodeFuzzer(seed=12)
     with pytest.raises(FuzzFailure):

@@ -35,32 +35,28 @@ else changes: the same sequences, rollback, reasons, status topic and services; 
 serves its lifecycle and parameter services for `ros2 lifecycle` / `ros2 param`. The service
 clients to a managed node are created only when the manager first reaches it through its
 services (no DDS entities for nodes driven in-process).
+
+The node is split by concern: how a managed node is reached (lifecycle_manager_reach), waiting
+for other managers (lifecycle_manager_follow), and this module: parameters, services, status and
+the startup / shutdown / roll-back sequences.
 """
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import sys
 import threading
-import time
 from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from lifecycle_msgs.msg import State, Transition
-from lifecycle_msgs.srv import ChangeState, GetState
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.clock import Clock, ClockType
-from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from rclpy.task import Future
 from std_srvs.srv import Trigger
 
 from acomms_bringup.description.bringup_policy import (
     DOWN,
-    TRANSITION_STATES,
     UP,
     Attempts,
     Blocked,
@@ -69,23 +65,29 @@ from acomms_bringup.description.bringup_policy import (
     next_step,
     resolve_node_name,
 )
+from acomms_bringup.nodes.lifecycle_manager_follow import MANAGER_POLL_SECONDS, _FollowManagers
+from acomms_bringup.nodes.lifecycle_manager_reach import (
+    LOCAL_BUSY_POLL_SECONDS,
+    STATE_LABELS,
+    TRANSITION_IDS,
+    TRANSITION_LABELS,
+    TransitionError,
+    _change_state_service,
+    _Managed,
+    _NodeReach,
+)
 from acomms_core.ros.ros_support import (
-    ListedLongEnough,
     NodeResources,
     ParameterSpec,
     declare_parameters,
-    lifecycle_state_label,
     run_node,
-    service_listed,
 )
 
-STATE_LABELS = {
-    State.PRIMARY_STATE_UNKNOWN: "unknown",
-    State.PRIMARY_STATE_UNCONFIGURED: "unconfigured",
-    State.PRIMARY_STATE_INACTIVE: "inactive",
-    State.PRIMARY_STATE_ACTIVE: "active",
-    State.PRIMARY_STATE_FINALIZED: "finalized",
-}
+# The names that moved to lifecycle_manager_reach / _follow, importable from here as before.
+__all__ = ["LOCAL_BUSY_POLL_SECONDS", "MANAGER_POLL_SECONDS", "PARAMETERS", "STATE_LABELS",
+           "TRANSITION_IDS", "TRANSITION_LABELS", "LifecycleManager", "TransitionError",
+           "check_node_names", "main"]
+
 
 PARAMETERS = (
     ParameterSpec("node_names", None,
@@ -141,280 +143,10 @@ def _status(name: str, state: str, error: bool, message: str) -> DiagnosticStatu
                             values=[KeyValue(key="state", value=state)])
 
 
-class TransitionError(Exception):
-    """One managed node could not be moved; the message says which and why."""
-
-
-TRANSITION_LABELS = {Transition.TRANSITION_CONFIGURE: "configure",
-                     Transition.TRANSITION_ACTIVATE: "activate",
-                     Transition.TRANSITION_DEACTIVATE: "deactivate",
-                     Transition.TRANSITION_CLEANUP: "cleanup"}
-TRANSITION_IDS = {label: transition_id for transition_id, label in TRANSITION_LABELS.items()}
-LOCAL_BUSY_POLL_SECONDS = 0.002  # while an in-process node is inside another of its callbacks
-MANAGER_POLL_SECONDS = 0.1  # while waiting for the managers of wait_for_managers
 # rclpy's multi-threaded executor resumes a waiting coroutine only when it next wakes up; a
 # future completed while the coroutine was still running in another thread can leave it asleep
 # with nothing else due. A steady timer wakes the executor this often while a sequence runs.
 SEQUENCE_WAKE_SECONDS = 0.1
-
-
-@dataclasses.dataclass
-class _Managed:
-    name: str
-    change_state: Any = None  # service clients, created at first use
-    get_state: Any = None
-    node: Any = None  # the node object when it lives in this process (use_local_nodes)
-    state: str = "unknown"
-    problem: str = ""
-
-
-def _change_state_service(node):
-    """The node's change_state service: the entity (and callback group) a local transition
-    runs as, so it never overlaps the node's other callbacks of that group."""
-    name = f"{node.get_fully_qualified_name()}/change_state"
-    for service in node.services:
-        if service.srv_name == name:
-            return service
-    raise ValueError(f"{node.get_fully_qualified_name()} has no lifecycle service {name}")
-
-
-def _trigger(node, transition_id: int) -> bool:
-    """One transition of an in-process lifecycle node; True on success."""
-    trigger = {Transition.TRANSITION_CONFIGURE: node.trigger_configure,
-               Transition.TRANSITION_ACTIVATE: node.trigger_activate,
-               Transition.TRANSITION_DEACTIVATE: node.trigger_deactivate,
-               Transition.TRANSITION_CLEANUP: node.trigger_cleanup}[transition_id]
-    return trigger() == TransitionCallbackReturn.SUCCESS
-
-
-class _NodeReach:
-    """How the manager reaches a managed node: its lifecycle services (any process) or, for a
-    node handed over with `use_local_nodes`, the node object itself. Mixed into
-    LifecycleManager (uses its `_resources`, `_group`, `_steady`, `_timeout`, `_service_wait`)."""
-
-    def _make_clients(self, managed: _Managed) -> None:
-        """Both service clients, once (status and startup may run in parallel threads)."""
-        with self._clients_lock:
-            if managed.get_state is None:
-                managed.change_state = self._resources.client(
-                    ChangeState, f"{managed.name}/change_state", callback_group=self._group)
-                managed.get_state = self._resources.client(
-                    GetState, f"{managed.name}/get_state", callback_group=self._group)
-
-    @staticmethod
-    def _services_ready(managed: _Managed) -> bool:
-        return managed.change_state.service_is_ready() and managed.get_state.service_is_ready()
-
-    def _services_listed(self, managed: _Managed) -> bool:
-        """Both lifecycle services listed in the ROS graph."""
-        return all(service_listed(self, f"{managed.name}/{kind}")
-                   for kind in ("change_state", "get_state"))
-
-    async def _wait_for_services(self, managed: _Managed) -> None:
-        """Until both clients are matched, or both services have been listed long enough
-        without DDS calling them ready (ListedLongEnough: then they are used, `_report_fallback`);
-        TransitionError after service_wait_seconds."""
-        self._make_clients(managed)
-        deadline = time.monotonic() + self._service_wait
-        listed_long_enough = ListedLongEnough()
-        while not self._services_ready(managed):
-            now = time.monotonic()
-            if listed_long_enough(self._services_listed(managed), now):
-                self._report_fallback(managed)
-                return
-            if now >= deadline:
-                managed.problem = "lifecycle services not available"
-                raise TransitionError(
-                    f"{managed.name}: lifecycle services {managed.name}/change_state and "
-                    f"get_state did not appear within {self._service_wait:g} s (is the node "
-                    "running, with that exact name and namespace?)")
-            await self._sleep(0.05)
-
-    def _same_name_count(self, managed: _Managed) -> int:
-        """How many nodes of the graph carry the managed node's fully qualified name."""
-        return sum(f"{namespace.rstrip('/')}/{name}" == managed.name
-                   for name, namespace in self.get_node_names_and_namespaces())
-
-    def _report_fallback(self, managed: _Managed) -> None:
-        """Services listed but not yet matched: usual on a first start (DDS matches the clients a
-        little later, a request lost meanwhile is retried), so a debug line; a warning only when
-        the graph holds two nodes of that name (a dead one not yet gone, or a real duplicate)."""
-        count = self._same_name_count(managed)
-        if count > 1:
-            self.get_logger().warning(
-                f"{managed.name}: {count} nodes of that name are in the graph (a dead one not "
-                "yet gone, or a duplicate) and DDS does not report its lifecycle services "
-                "ready; using the listed ones", throttle_duration_sec=10.0)
-            return
-        self.get_logger().debug(f"{managed.name}: lifecycle services listed, DDS not yet "
-                                "reporting them ready; using them (a lost request is retried)")
-
-    async def _call_once(self, kind: str, request, what: str, managed: _Managed):
-        """One `kind` ("change_state" or "get_state") call; its answer, or None when none came
-        within the transition timeout (lost or late: the caller decides whether to retry)."""
-        client = getattr(managed, kind)
-        if client is None or not client.service_is_ready():
-            await self._wait_for_services(managed)
-            client = getattr(managed, kind)
-        future = client.call_async(request)
-        with self._steady_timer(self._timeout, future.cancel):
-            try:
-                result = await future
-            except Exception as exc:
-                managed.problem = f"{what} call failed: {exc}"
-                raise TransitionError(f"{managed.name}: {managed.problem}") from None
-        if future.cancelled() or result is None:
-            client.remove_pending_request(future)
-            return None
-        return result
-
-    def _no_answer(self, managed: _Managed, what: str, attempts: Attempts) -> TransitionError:
-        managed.problem = (f"{what} got no answer within {self._timeout:g} s "
-                           f"({attempts.count} attempts in {self._retry_deadline:g} s)")
-        return TransitionError(f"{managed.name}: {managed.problem}")
-
-    async def _pause_or_give_up(self, managed: _Managed, what: str, attempts: Attempts):
-        pause = attempts.next_pause_s()
-        if pause is None:
-            raise self._no_answer(managed, what, attempts)
-        await self._sleep(pause)
-
-    async def _read_state(self, managed: _Managed, what: str = "get_state",
-                          attempts: Attempts | None = None) -> str:
-        """get_state, retried with backoff until the retry deadline (or that of `attempts`,
-        the transition it is part of, reported as `what`)."""
-        attempts = attempts or Attempts(self._retry_deadline)
-        while True:
-            attempts.attempted()
-            result = await self._call_once("get_state", GetState.Request(), "get_state",
-                                           managed)
-            if result is not None:
-                return STATE_LABELS.get(result.current_state.id,
-                                        result.current_state.label or "unknown")
-            await self._pause_or_give_up(managed, what, attempts)
-
-    async def _refresh_state(self, managed: _Managed, required: bool = False,
-                             what: str = "get_state", attempts: Attempts | None = None) -> str:
-        if managed.node is not None:
-            managed.state = lifecycle_state_label(managed.node)
-            return managed.state
-        try:
-            managed.state = await self._read_state(managed, what, attempts)
-        except TransitionError:
-            managed.state = "unknown"
-            if required:
-                raise
-        return managed.state
-
-    async def _service_transition(self, managed: _Managed, transition_id: int, label: str,
-                                  expected: str) -> bool:
-        """change_state over the service; an answer that does not come is not a failure: the
-        state is read again, and the transition sent again only if it did not happen."""
-        before = managed.state
-        request = ChangeState.Request(transition=Transition(id=transition_id))
-        attempts = Attempts(self._retry_deadline)
-        while True:
-            attempts.attempted()
-            result = await self._call_once("change_state", request, label, managed)
-            if result is not None:
-                return result.success
-            state = await self._settled_state(managed, attempts, label)
-            if state == expected:
-                return True
-            if state != before:
-                return False  # it moved elsewhere (a failed transition): not retried
-            self.get_logger().warning(f"{managed.name}: {label} got no answer within "
-                                      f"{self._timeout:g} s; the node is still {state}: "
-                                      "sending it again")
-            await self._pause_or_give_up(managed, label, attempts)
-
-    async def _settled_state(self, managed: _Managed, attempts: Attempts, what: str) -> str:
-        """The node's state once it is out of any transition state (read again with backoff)."""
-        while True:
-            state = await self._refresh_state(managed, True, what, attempts)
-            if state not in TRANSITION_STATES:
-                return state
-            await self._pause_or_give_up(managed, what, attempts)
-
-    async def _local_transition(self, managed: _Managed, transition_id: int, label: str) -> bool:
-        """Run the transition in this thread, as the node's change_state service would: inside
-        that service's callback group (waiting while the node runs another callback of it)."""
-        entity = _change_state_service(managed.node)
-        group = entity.callback_group
-        deadline = time.monotonic() + self._timeout
-        while not group.beginning_execution(entity):
-            if time.monotonic() >= deadline:
-                managed.problem = f"{label}: the node stayed busy for {self._timeout:g} s"
-                raise TransitionError(f"{managed.name}: {managed.problem}")
-            await self._sleep(LOCAL_BUSY_POLL_SECONDS)
-        started = time.monotonic()
-        try:
-            success = _trigger(managed.node, transition_id)
-        except Exception as exc:  # rclpy refuses (e.g. not initialized): report, do not crash
-            managed.problem = f"{label} call failed: {exc}"
-            raise TransitionError(f"{managed.name}: {managed.problem}") from None
-        finally:
-            group.ending_execution(entity)
-        took = time.monotonic() - started
-        if took > self._timeout:  # held to the same limit as an answer over the service
-            managed.problem = (f"{label} took {took:.1f} s, longer than the "
-                               f"{self._timeout:g} s transition timeout")
-            raise TransitionError(f"{managed.name}: {managed.problem}")
-        return success
-
-    async def _sleep(self, seconds: float) -> None:
-        done = Future()
-        with self._steady_timer(seconds, lambda: done.set_result(None)):
-            await done
-
-    @contextlib.contextmanager
-    def _steady_timer(self, seconds: float, callback):
-        """A wall-clock (steady) timer that lives for the `with` block."""
-        timer = self.create_timer(seconds, callback, self._group, clock=self._steady)
-        try:
-            yield timer
-        finally:
-            if not getattr(self, "_destroyed", False):  # destroy_node took it already
-                timer.cancel()
-                self.destroy_timer(timer)
-
-
-class _FollowManagers:
-    """`wait_for_managers`: other managers whose groups must be active first. Mixed into
-    LifecycleManager (uses its `_wait_for`, `_resources`, `_group`, `_sleep`)."""
-
-    def _follow_managers(self) -> None:
-        """Subscribe once to each `wait_for_managers` manager's transient-local manager_status
-        (kept until destroy_node: destroying entities while a multi-threaded executor builds its
-        wait set is not safe)."""
-        self._followed = {resolve_node_name(name, self.get_namespace()): "no status yet"
-                          for name in self._wait_for}
-        qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
-                         reliability=ReliabilityPolicy.RELIABLE)
-        for name in self._followed:
-            self._resources.subscription(
-                DiagnosticArray, f"{name}/manager_status",
-                lambda array, name=name: self._on_followed_status(name, array), qos,
-                callback_group=self._group)
-
-    def _on_followed_status(self, name: str, array: DiagnosticArray) -> None:
-        manager = array.status[0]
-        state = next((v.value for v in manager.values if v.key == "state"), "?")
-        self._followed[name] = "active" if state == "active" else f"{state}: {manager.message}"
-
-    async def _wait_for_managers(self) -> None:
-        """Until every manager of `wait_for_managers` reports its group active, or
-        manager_wait_seconds pass."""
-        if not self._followed:
-            return
-        self.get_logger().info(f"waiting for {', '.join(self._followed)} to be active")
-        deadline = time.monotonic() + self.get_parameter("manager_wait_seconds").value
-        while any(state != "active" for state in self._followed.values()):
-            if time.monotonic() >= deadline:
-                late = "; ".join(f"{n} ({s})" for n, s in self._followed.items()
-                                 if s != "active")
-                raise TransitionError(f"managers not active in time: {late}")
-            await self._sleep(MANAGER_POLL_SECONDS)
 
 
 class LifecycleManager(_FollowManagers, _NodeReach, Node):

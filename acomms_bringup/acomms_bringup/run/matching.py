@@ -6,7 +6,7 @@ tells the matcher what it sent under a match key: the header stamp in seconds fo
 (`acomms_bringup.run.traffic.match_key`). Sent messages of one stream with the same key (equal
 content, or one stamp) form a *class*. When a message comes out of a vehicle's
 packet_dispatch_node, `DeliveryMatcher.arrived` finds the sent message and books the arrival in
-the run record (`acomms_bringup.run.report.RunRecord`):
+the run record (`acomms_bringup.run.records.RunRecord`):
 
 - `delivered`: the first arrival of a message at one of its destinations (latency = arrival time
   − publish time); a broadcast message is delivered once to each destination;
@@ -46,7 +46,7 @@ from collections import Counter, defaultdict, deque
 from collections.abc import Sequence
 
 from acomms_bringup.run.accounting import transport_fates
-from acomms_bringup.run.report import Delivery, RunRecord, SentMessage
+from acomms_bringup.run.records import Delivery, RunRecord, SentMessage
 
 MatchKey = float | str
 MAX_STAMP_TOLERANCE_S = 1.0
