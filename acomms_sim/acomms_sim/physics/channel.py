@@ -67,6 +67,13 @@ HISTORY_S = 60.0  # arrivals / own transmissions older than this cannot overlap 
 # length is not published here): arrivals within it are interference to the detection, and a
 # packet's lock is decided once this window has passed.
 DETECTION_WINDOW_S = 0.05
+# Packet boundaries closer than this are the same instant: every boundary test of the receiver
+# (lock, half duplex, overlap, interference windows) goes through `overlap_s` / `before`. A packet
+# sent back to back starts where the previous ends, but its arrival (start + delay) and the
+# previous one's end (start + delay + duration) are different float sums: at absolute clock times
+# (~1.7e9 s, float step 0.24 µs) they differ by a few steps. 10 µs is far above that and far below
+# a symbol (≥ 0.2 ms at 5 kHz), so no real overlap is lost.
+BOUNDARY_EPSILON_S = 1e-5
 
 
 @dataclasses.dataclass
@@ -197,6 +204,17 @@ def closing_speed_mps(src: tuple[float, float, float], rcv: tuple[float, float, 
     return -(relative[0] * east + relative[1] * north + relative[2] * up) / distance
 
 
+def overlap_s(start_a: float, end_a: float, start_b: float, end_b: float) -> float:
+    """Overlap of two time intervals; 0 when shorter than BOUNDARY_EPSILON_S (touching)."""
+    overlap = min(end_a, end_b) - max(start_a, start_b)
+    return overlap if overlap > BOUNDARY_EPSILON_S else 0.0
+
+
+def before(t_a: float, t_b: float) -> bool:
+    """t_a is earlier than t_b by more than BOUNDARY_EPSILON_S."""
+    return t_a < t_b - BOUNDARY_EPSILON_S
+
+
 def _window(arrival: Arrival) -> float:
     return min(DETECTION_WINDOW_S, arrival.end_s - arrival.start_s)
 
@@ -308,13 +326,14 @@ class ReceiverChannel:
             self._resolve(arrival)
 
     def _transmitting_at(self, t: float) -> bool:
-        return any(s <= t < e for s, e in self.own_transmissions)
+        return any(not before(t, s) and before(t, e) for s, e in self.own_transmissions)
 
     def _lock_holds(self, t: float) -> bool:
         lock = self._lock
-        if lock is None or lock.end_s <= t:
+        if lock is None or not before(t, lock.end_s):
             return False
-        return not any(lock.start_s <= s <= t for s, _ in self.own_transmissions)
+        return not any(not before(s, lock.start_s) and not before(t, s)
+                       for s, _ in self.own_transmissions)
 
     def _resolve(self, arrival: Arrival) -> None:
         if self._transmitting_at(arrival.start_s):
@@ -355,7 +374,7 @@ class ReceiverChannel:
         for other in self.arrivals:
             if other is arrival:
                 continue
-            overlap = min(end_s, other.end_s) - max(start_s, other.start_s)
+            overlap = overlap_s(start_s, end_s, other.start_s, other.end_s)
             if overlap > 0 and span > 0:
                 total += other.power * overlap / span
         return total
@@ -367,7 +386,8 @@ class ReceiverChannel:
         if whole > -math.inf:
             self.counters.collisions += 1
         if arrival.status == "half_duplex" or any(
-                s < arrival.end_s and e > arrival.start_s for s, e in self.own_transmissions):
+                overlap_s(s, e, arrival.start_s, arrival.end_s) > 0
+                for s, e in self.own_transmissions):
             self.counters.half_duplex_lost += 1
             return Reception(arrival, "half_duplex", noise, whole, math.nan)
         if arrival.status in ("busy", "undetected"):
