@@ -106,6 +106,7 @@ from acomms_sim.nodes.sim_node_support import (
     validate_choices,
 )
 from acomms_sim.physics.ambient_noise import check_published_level
+from acomms_sim.physics.channel import DEFAULT_CARRIER_TOLERANCE_HZ
 from acomms_sim.physics.multipath import tolerance_table
 
 SPECS = [
@@ -127,6 +128,11 @@ SPECS = [
     ParameterSpec("doppler_tolerance_mps", 0.0,
                   "frames fail when the closing speed of the two modems exceeds this, m/s "
                   "(0: no limit); velocities come from timed positions", 0.0, 100.0),
+    ParameterSpec("carrier_tolerance_hz", DEFAULT_CARRIER_TOLERANCE_HZ,
+                  "a packet is demodulated only when its carrier and bandwidth are each within "
+                  "this of center_frequency_hz / bandwidth_hz, Hz (a Micromodem decodes only its "
+                  "own FC0/BW0); other overlapping packets are interference weighted by band "
+                  "overlap", 0.0, 1e5),
     ParameterSpec("isi_tolerance_s", [0.0],
                   "multipath delay spread each rate tolerates, s: one value for every rate or "
                   "one per rate 0..6; signal power arriving later is inter-symbol interference "
@@ -183,7 +189,7 @@ def modem_config(values: dict) -> SimModemConfig:
                           values["detection_threshold_db"], values["ping_turnaround_s"],
                           int(values["tx_level"]), capture if capture > 0 else math.inf,
                           build_fading(values), values["doppler_tolerance_mps"] or math.inf,
-                          tuple(values["isi_tolerance_s"]))
+                          tuple(values["isi_tolerance_s"]), values["carrier_tolerance_hz"])
 
 
 def static_position(values: dict) -> tuple[float, float, float]:

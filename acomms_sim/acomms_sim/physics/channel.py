@@ -4,9 +4,11 @@ Times are seconds on the simulation clock (floats). A transmission announced on 
 becomes an `Arrival` at this receiver that starts at transmit time + propagation delay and ends
 one packet duration later; it is evaluated once the clock passes its end. Rules (ns-3 UAN
 `UanPhyGen` style receiver):
-- band: a transmission whose band [f_c ± B/2] does not overlap ours is ignored (`out_of_band`);
-  one that overlaps only partly, with its carrier outside our band, is interference only
-  (`interference_only`); one whose carrier lies in our band can be decoded.
+- band: a transmission whose band [f_c ± B/2] does not overlap ours is ignored (`out_of_band`).
+  Only a transmission whose carrier and bandwidth both match ours within
+  `carrier_tolerance_hz` can be decoded (a Micromodem demodulates only its own FC0/BW0; ns-3
+  UAN decodes only the modes in its list); any other overlapping one is interference only
+  (`interference_only`), weighted by the share of its band inside ours.
 - half duplex: the receiver is deaf while it transmits; an arrival overlapping any of our own
   transmissions is lost (`half_duplex`), and a transmission ends any lock.
 - locking: arrivals are considered in order of their first sound (ties: lower SRC first). An
@@ -74,6 +76,9 @@ DETECTION_WINDOW_S = 0.05
 # (~1.7e9 s, float step 0.24 µs) they differ by a few steps. 10 µs is far above that and far below
 # a symbol (≥ 0.2 ms at 5 kHz), so no real overlap is lost.
 BOUNDARY_EPSILON_S = 1e-5
+# A receiver demodulates a transmission whose carrier and bandwidth are each within this of its
+# own (configured values; the Doppler shift of the carrier is the demodulator's business).
+DEFAULT_CARRIER_TOLERANCE_HZ = 100.0
 
 
 @dataclasses.dataclass
@@ -229,7 +234,8 @@ class ReceiverChannel:
                  bandwidth_hz: float, detection_threshold_db: float = -10.0, *,
                  capture_margin_db: float = math.inf, fading: FadingModel | None = None,
                  doppler_tolerance_mps: float = math.inf,
-                 isi_tolerance_s: dict[int, float] | None = None):
+                 isi_tolerance_s: dict[int, float] | None = None,
+                 carrier_tolerance_hz: float = DEFAULT_CARRIER_TOLERANCE_HZ):
         self.propagation = propagation
         self.noise = noise
         self.performance = performance
@@ -240,6 +246,7 @@ class ReceiverChannel:
         self.fading = fading or FadingModel()
         self.doppler_tolerance_mps = doppler_tolerance_mps
         self.isi_tolerance_s = dict(isi_tolerance_s or {})  # rate -> s; absent: no ISI penalty
+        self.carrier_tolerance_hz = carrier_tolerance_hz
         self.arrivals: list[Arrival] = []
         self.own_transmissions: list[tuple[float, float]] = []
         self.counters = ChannelCounters()
@@ -248,6 +255,12 @@ class ReceiverChannel:
     def in_band(self, center_frequency_hz: float, bandwidth_hz: float) -> bool:
         half_sum = (self.bandwidth_hz + bandwidth_hz) / 2.0
         return abs(self.center_frequency_hz - center_frequency_hz) < half_sum
+
+    def demodulates(self, center_frequency_hz: float, bandwidth_hz: float) -> bool:
+        """Whether a transmission with this carrier and band is one this receiver decodes."""
+        tolerance = self.carrier_tolerance_hz
+        return (abs(center_frequency_hz - self.center_frequency_hz) <= tolerance
+                and abs(bandwidth_hz - self.bandwidth_hz) <= tolerance)
 
     def add_own_transmission(self, start_s: float, end_s: float) -> None:
         self.own_transmissions.append((start_s, end_s))
@@ -275,8 +288,9 @@ class ReceiverChannel:
                           band_fraction=band_overlap_fraction(
                               tx.center_frequency_hz, tx.bandwidth_hz, self.center_frequency_hz,
                               self.bandwidth_hz),
-                          decodable=abs(tx.center_frequency_hz - self.center_frequency_hz)
-                          < self.bandwidth_hz / 2.0, delay_spread_s=path.delay_spread_s,
+                          decodable=self.demodulates(tx.center_frequency_hz,
+                                                     tx.bandwidth_hz),
+                          delay_spread_s=path.delay_spread_s,
                           doppler_mps=doppler)
         self._draw_fading(arrival)
         self.arrivals.append(arrival)
