@@ -29,8 +29,10 @@ one packet duration later; it is evaluated once the clock passes its end. Rules 
 - Doppler: with velocities (east, north, up m/s) for the sender (carried in its SimPacket)
   and/or this receiver, the closing speed v = −(v_rcv − v_src)·û (û the unit vector from the
   sender to the receiver: both radial velocities combined) is the arrival's `doppler_mps` (CST
-  `dop`), the packet arrives compressed by (1 − v/c), and when |v| exceeds
-  `doppler_tolerance_mps` every frame fails.
+  `dop`), the packet arrives compressed by (1 − v/c); below `doppler_tolerance_mps` every
+  frame's SINR loses `acomms_sim.physics.doppler.doppler_loss_db` (growing with v², reaching
+  `doppler_loss_at_tolerance_db` at the limit; the arrival's `doppler_loss_db`), and when |v|
+  exceeds the limit every frame fails.
 - multipath: the path's RMS delay spread (Bellhop arrivals) is the arrival's `delay_spread_s`;
   with a tolerance T for the frame's rate (`isi_tolerance_s`, rate -> s), the signal power
   arriving later than T is self-noise in that frame's SINR (`acomms_sim.physics.multipath`:
@@ -54,6 +56,7 @@ import numpy as np
 from acomms_core.modems.modem_rates import frames_used, rate_info
 from acomms_sim.physics import geodesy
 from acomms_sim.physics.ambient_noise import AmbientNoise
+from acomms_sim.physics.doppler import DEFAULT_DOPPLER_LOSS_AT_TOLERANCE_DB, doppler_loss_db
 from acomms_sim.physics.fading import FadingModel
 from acomms_sim.physics.multipath import rate_late_fraction, sinr_with_isi_db
 from acomms_sim.physics.packet_performance import (
@@ -168,6 +171,7 @@ class Reception:
     segment_snrs_db: list[float] = dataclasses.field(default_factory=list)  # per frame slot
     fading_db: float = 0.0  # fading gain of the first block
     isi_loss_db: float = 0.0  # largest SINR loss of a frame to inter-symbol interference
+    doppler_loss_db: float = 0.0  # SINR loss of every frame to residual Doppler (inf: beyond)
 
 
 @dataclasses.dataclass
@@ -235,7 +239,8 @@ class ReceiverChannel:
                  capture_margin_db: float = math.inf, fading: FadingModel | None = None,
                  doppler_tolerance_mps: float = math.inf,
                  isi_tolerance_s: dict[int, float] | None = None,
-                 carrier_tolerance_hz: float = DEFAULT_CARRIER_TOLERANCE_HZ):
+                 carrier_tolerance_hz: float = DEFAULT_CARRIER_TOLERANCE_HZ,
+                 doppler_loss_at_tolerance_db: float = DEFAULT_DOPPLER_LOSS_AT_TOLERANCE_DB):
         self.propagation = propagation
         self.noise = noise
         self.performance = performance
@@ -245,6 +250,7 @@ class ReceiverChannel:
         self.capture_margin_db = capture_margin_db
         self.fading = fading or FadingModel()
         self.doppler_tolerance_mps = doppler_tolerance_mps
+        self.doppler_loss_at_tolerance_db = doppler_loss_at_tolerance_db
         self.isi_tolerance_s = dict(isi_tolerance_s or {})  # rate -> s; absent: no ISI penalty
         self.carrier_tolerance_hz = carrier_tolerance_hz
         self.arrivals: list[Arrival] = []
@@ -411,13 +417,16 @@ class ReceiverChannel:
         slots = tx.segments(arrival.start_s)
         sinrs, isi_loss = self._slot_sinrs(arrival, slots, 10.0 ** (noise / 10.0))
         first_snr = self._detection_snr(arrival)
-        mini_snrs = [s for (kind, _, _), s in zip(slots, sinrs, strict=True) if kind == "mini"]
-        data_snrs = [s for (kind, _, _), s in zip(slots, sinrs, strict=True) if kind == "data"]
-        if abs(arrival.doppler_mps) > self.doppler_tolerance_mps:  # beyond the modem's tracking
-            mini_snrs, data_snrs = [-math.inf] * len(mini_snrs), [-math.inf] * len(data_snrs)
+        # beyond the modem's tracking (inf) every frame fails; below it a gradual loss
+        doppler_loss = doppler_loss_db(arrival.doppler_mps, self.doppler_tolerance_mps,
+                                       self.doppler_loss_at_tolerance_db)
+        mini_snrs = [s - doppler_loss for (kind, _, _), s in zip(slots, sinrs, strict=True)
+                     if kind == "mini"]
+        data_snrs = [s - doppler_loss for (kind, _, _), s in zip(slots, sinrs, strict=True)
+                     if kind == "data"]
         frames = self.performance.draw_packet(
             tx.miniframe_rate, tx.dataframe_rate, tx.num_miniframe_bytes, tx.num_dataframe_bytes,
-            mini_snrs[0] if mini_snrs else first_snr, data_snrs, rng=arrival.rng)
+            mini_snrs[0] if mini_snrs else first_snr - doppler_loss, data_snrs, rng=arrival.rng)
         mini_valid = (valid_byte_ranges(frames.miniframe_success, tx.num_miniframe_bytes,
                                         tx.num_miniframe_bytes) if tx.num_miniframe_bytes else [])
         data_valid = valid_byte_ranges(frames.frame_success,
@@ -428,7 +437,7 @@ class ReceiverChannel:
             self.counters.partial += 1
         return Reception(arrival, "received", noise, whole, first_snr, frames,
                          mini_valid, data_valid, sinrs, fading_db=arrival.gains_db[0],
-                         isi_loss_db=isi_loss)
+                         isi_loss_db=isi_loss, doppler_loss_db=doppler_loss)
 
     def _slot_sinrs(self, arrival: Arrival, slots: list[tuple[str, float, float]],
                     noise_power: float) -> tuple[list[float], float]:
