@@ -232,8 +232,8 @@ def print_scenarios(packets: int, seed: int) -> None:
               f"{two['range_m']:.0f} m, {two['band_share']:.0%} of its band in ours; rate "
               f"{rate}, {packets} packets): {two['other_fc']:.0f} Hz packets decoded "
               f"{two['other_alone']['decoded_other']} (sent alone); 10 kHz PER "
-              f"{alone['per']:.3f} alone, {both['per']:.3f} with it; mean SINR {alone['snr_db']:.1f} dB alone, {both['snr_db']:.1f} dB "
-              "with it")
+              f"{alone['per']:.3f} alone, {both['per']:.3f} with it; mean SINR "
+              f"{alone['snr_db']:.1f} dB alone, {both['snr_db']:.1f} dB with it")
 
 
 def main(argv=None) -> int:
