@@ -36,7 +36,8 @@ one packet duration later; it is evaluated once the clock passes its end. Rules 
 - multipath: the path's RMS delay spread (Bellhop arrivals) is the arrival's `delay_spread_s`;
   with a tolerance T for the frame's rate (`isi_tolerance_s`, rate -> s), the signal power
   arriving later than T is self-noise in that frame's SINR (`acomms_sim.physics.multipath`:
-  exponential power-delay profile); `isi_loss_db` is the largest SINR loss over the frames.
+  from the path's arrivals when known, else the exponential power-delay profile);
+  `isi_loss_db` is the largest SINR loss over the frames.
   Detection (the probe) is not penalised.
 - randomness: each arrival has its own random stream derived from the seed, the receiver, the
   transmitter's SRC and the transmit time (µs): fading first, then the frame draws. The outcome of
@@ -147,6 +148,7 @@ class Arrival:
     rng: np.random.Generator | None = None
     power: float = 0.0  # linear in-band power, mean over the fading blocks (set when planned)
     delay_spread_s: float = 0.0  # multipath RMS delay spread of the path (Bellhop arrivals)
+    multipath: tuple[tuple[float, float], ...] = ()  # the path's (s after first, power share)
     doppler_mps: float = 0.0  # closing speed along the path (positive: approaching)
 
     @property
@@ -296,7 +298,7 @@ class ReceiverChannel:
                               self.bandwidth_hz),
                           decodable=self.demodulates(tx.center_frequency_hz,
                                                      tx.bandwidth_hz),
-                          delay_spread_s=path.delay_spread_s,
+                          delay_spread_s=path.delay_spread_s, multipath=path.arrivals,
                           doppler_mps=doppler)
         self._draw_fading(arrival)
         self.arrivals.append(arrival)
@@ -451,7 +453,8 @@ class ReceiverChannel:
             disturbance = noise_power + self._interference_power(arrival, start, end)
             signal = 10.0 ** ((arrival.receive_level_db + gain) / 10.0)
             rate = tx.miniframe_rate if kind == "mini" else tx.dataframe_rate
-            late = rate_late_fraction(self.isi_tolerance_s, rate, arrival.delay_spread_s)
+            late = rate_late_fraction(self.isi_tolerance_s, rate, arrival.delay_spread_s,
+                                      arrival.multipath)
             clean = arrival.receive_level_db + gain - _db(disturbance)
             sinr = sinr_with_isi_db(signal, disturbance, late) if late > 0.0 else clean
             isi_loss = max(isi_loss, clean - sinr)
