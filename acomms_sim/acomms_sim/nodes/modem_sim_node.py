@@ -142,7 +142,8 @@ SPECS = [
     ParameterSpec("isi_tolerance_s", [0.0],
                   "multipath delay spread each rate tolerates, s: one value for every rate or "
                   "one per rate 0..6; signal power arriving later is inter-symbol interference "
-                  "(exponential delay profile; needs Bellhop's delay spread); 0: no penalty"),
+                  "(the share of Bellhop's arrivals later than it, else an exponential profile "
+                  "of the path's delay spread); 0: no penalty"),
     ParameterSpec("location_source", "static",
                   "'static' (latitude/longitude/depth parameters), 'service' (poll "
                   "read_location with platform_name) or 'topic' (follow modem_location_topic)"),
