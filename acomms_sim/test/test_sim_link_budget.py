@@ -3,6 +3,7 @@
 import json
 import math
 
+import numpy as np
 import pytest
 
 from acomms_sim.physics import geodesy
@@ -95,3 +96,51 @@ def test_text_output_and_errors(capsys):
     assert link_budget.main(["--from", "41.5,-70.6,10"]) == 1
     assert capsys.readouterr().err.strip() == ("acomms_link_budget: --from and --to go "
                                                "together")
+
+
+def test_default_source_level_is_the_modem_profiles():
+    """Issue 29: without --source-level the budget used 0 dB (SNR -134.8 dB at 2 km)."""
+    from acomms_core.modems.micromodem2 import MICROMODEM2
+
+    for fc, expected in ((10000.0, 165.0), (25000.0, 167.0)):  # txlevel 3
+        assert MICROMODEM2.source_level_db(3, fc) == expected
+        assert link_budget.default_source_level_db(fc) == expected
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert link_budget.main(["--range", "2000", "--json"]) == 0
+    (row,) = json.loads(out.getvalue())
+    assert row["receive_level_db"] == pytest.approx(165.0 - row["transmission_loss_db"])
+    assert row["snr_db"] > 0
+
+
+def rate0_fer_by_hand(snr):
+    """Rate 0 (FH-FSK) written out independently: 160 chips/s in 5 kHz, Rayleigh-faded
+    non-coherent BFSK chips, K=9 rate-1/2 code (its spectrum to d = 26), 1-bit CRC repair."""
+    ec_n0 = 10 ** ((snr + 10 * math.log10(5000 / 160)) / 10)
+    p = 1 / (2 + ec_n0)
+    pb = 0.0
+    spectrum = {12: 33, 14: 281, 16: 2179, 18: 15035, 20: 105166, 22: 692330, 24: 4580007,
+                26: 29692894}
+    for d, c in spectrum.items():
+        pb += c * p ** d * sum(math.comb(d - 1 + k, k) * (1 - p) ** k for k in range(d))
+    pb = min(pb, 0.5)
+    return 1 - ((1 - pb) ** 256 + 256 * pb * (1 - pb) ** 255)
+
+
+def test_rate0_curve_follows_coded_fh_fsk():
+    from acomms_sim.physics.packet_performance import FER_TABLES, frame_error_rate
+
+    for snr in (-7.6, -7.3, -7.0, -6.5):
+        assert frame_error_rate(0, snr) == pytest.approx(rate0_fer_by_hand(snr), abs=0.02), snr
+    snrs, fers = FER_TABLES[0]
+    half = float(np.interp(0.5, fers[::-1], snrs[::-1]))
+    assert -7.5 < half < -7.1  # FER 0.5 near -7.3 dB in the 5 kHz band
+    assert frame_error_rate(0, -8.5) == 1.0 and frame_error_rate(0, -4.9) == 0.0
+    assert frame_error_rate(0, -6.2) > 1e-3 > frame_error_rate(0, -6.1)
+    # steeper than the uncoded curve it replaces (FER 0.22 at -7 dB, 0.05 at -6 dB)
+    assert frame_error_rate(0, -6.0) < 1e-3
+    # and at -1 dB (the link budget's 0.000) rate 0 has 6 dB of margin
+    assert link_budget.packet_error_rate(0, -1.0, -10.0) == 0.0

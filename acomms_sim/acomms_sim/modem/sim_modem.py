@@ -54,7 +54,13 @@ from acomms_sim.modem.fields import (
 )
 from acomms_sim.physics import geodesy
 from acomms_sim.physics.ambient_noise import AmbientNoise
-from acomms_sim.physics.channel import ReceiverChannel, Reception, Transmission
+from acomms_sim.physics.channel import (
+    DEFAULT_CARRIER_TOLERANCE_HZ,
+    ReceiverChannel,
+    Reception,
+    Transmission,
+)
+from acomms_sim.physics.doppler import DEFAULT_DOPPLER_LOSS_AT_TOLERANCE_DB
 from acomms_sim.physics.fading import FadingModel
 from acomms_sim.physics.multipath import tolerance_table
 from acomms_sim.physics.packet_performance import PacketPerformance
@@ -78,6 +84,8 @@ class SimModemConfig:
     fading: FadingModel = FadingModel()
     doppler_tolerance_mps: float = math.inf  # frames fail beyond this closing speed
     isi_tolerance_s: tuple[float, ...] = (0.0,)  # per rate 0..6 (or one for all); 0: no ISI
+    carrier_tolerance_hz: float = DEFAULT_CARRIER_TOLERANCE_HZ  # decode only a matching carrier
+    doppler_loss_at_tolerance_db: float = DEFAULT_DOPPLER_LOSS_AT_TOLERANCE_DB  # physics.doppler
 
     def default_source_level_db(self, profile: ModemProfile) -> float:
         if self.source_level_db > 0:
@@ -127,7 +135,10 @@ class SimModem:
                                        capture_margin_db=config.capture_margin_db,
                                        fading=config.fading,
                                        doppler_tolerance_mps=config.doppler_tolerance_mps,
-                                       isi_tolerance_s=tolerance_table(config.isi_tolerance_s))
+                                       isi_tolerance_s=tolerance_table(config.isi_tolerance_s),
+                                       carrier_tolerance_hz=config.carrier_tolerance_hz,
+                                       doppler_loss_at_tolerance_db=(
+                                           config.doppler_loss_at_tolerance_db))
         self.counters = counters if counters is not None else collections.Counter()
         self.position: tuple[float, float, float] | None = None
         self.velocity_mps: tuple[float, float, float] | None = None  # from timed positions
@@ -148,6 +159,8 @@ class SimModem:
         self.channel.fading = config.fading
         self.channel.doppler_tolerance_mps = config.doppler_tolerance_mps
         self.channel.isi_tolerance_s = tolerance_table(config.isi_tolerance_s)
+        self.channel.carrier_tolerance_hz = config.carrier_tolerance_hz
+        self.channel.doppler_loss_at_tolerance_db = config.doppler_loss_at_tolerance_db
 
     def set_position(self, latitude: float, longitude: float, depth_m: float,
                      time_s: float | None = None) -> None:

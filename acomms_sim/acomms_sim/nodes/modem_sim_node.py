@@ -106,6 +106,8 @@ from acomms_sim.nodes.sim_node_support import (
     validate_choices,
 )
 from acomms_sim.physics.ambient_noise import check_published_level
+from acomms_sim.physics.channel import DEFAULT_CARRIER_TOLERANCE_HZ
+from acomms_sim.physics.doppler import DEFAULT_DOPPLER_LOSS_AT_TOLERANCE_DB
 from acomms_sim.physics.multipath import tolerance_table
 
 SPECS = [
@@ -127,10 +129,21 @@ SPECS = [
     ParameterSpec("doppler_tolerance_mps", 0.0,
                   "frames fail when the closing speed of the two modems exceeds this, m/s "
                   "(0: no limit); velocities come from timed positions", 0.0, 100.0),
+    ParameterSpec("doppler_loss_at_tolerance_db", DEFAULT_DOPPLER_LOSS_AT_TOLERANCE_DB,
+                  "SINR loss of every frame at a closing speed of doppler_tolerance_mps, dB; "
+                  "below it the loss grows with the square of the speed (residual Doppler "
+                  "after the modem's compensation). Default 3 dB: a modelling assumption, no "
+                  "published Micromodem figure; 0: pass/fail at the limit only", 0.0, 30.0),
+    ParameterSpec("carrier_tolerance_hz", DEFAULT_CARRIER_TOLERANCE_HZ,
+                  "a packet is demodulated only when its carrier and bandwidth are each within "
+                  "this of center_frequency_hz / bandwidth_hz, Hz (a Micromodem decodes only its "
+                  "own FC0/BW0); other overlapping packets are interference weighted by band "
+                  "overlap", 0.0, 1e5),
     ParameterSpec("isi_tolerance_s", [0.0],
                   "multipath delay spread each rate tolerates, s: one value for every rate or "
                   "one per rate 0..6; signal power arriving later is inter-symbol interference "
-                  "(exponential delay profile; needs Bellhop's delay spread); 0: no penalty"),
+                  "(the share of Bellhop's arrivals later than it, else an exponential profile "
+                  "of the path's delay spread); 0: no penalty"),
     ParameterSpec("location_source", "static",
                   "'static' (latitude/longitude/depth parameters), 'service' (poll "
                   "read_location with platform_name) or 'topic' (follow modem_location_topic)"),
@@ -183,7 +196,8 @@ def modem_config(values: dict) -> SimModemConfig:
                           values["detection_threshold_db"], values["ping_turnaround_s"],
                           int(values["tx_level"]), capture if capture > 0 else math.inf,
                           build_fading(values), values["doppler_tolerance_mps"] or math.inf,
-                          tuple(values["isi_tolerance_s"]))
+                          tuple(values["isi_tolerance_s"]), values["carrier_tolerance_hz"],
+                          values["doppler_loss_at_tolerance_db"])
 
 
 def static_position(values: dict) -> tuple[float, float, float]:

@@ -4,9 +4,11 @@ Times are seconds on the simulation clock (floats). A transmission announced on 
 becomes an `Arrival` at this receiver that starts at transmit time + propagation delay and ends
 one packet duration later; it is evaluated once the clock passes its end. Rules (ns-3 UAN
 `UanPhyGen` style receiver):
-- band: a transmission whose band [f_c ± B/2] does not overlap ours is ignored (`out_of_band`);
-  one that overlaps only partly, with its carrier outside our band, is interference only
-  (`interference_only`); one whose carrier lies in our band can be decoded.
+- band: a transmission whose band [f_c ± B/2] does not overlap ours is ignored (`out_of_band`).
+  Only a transmission whose carrier and bandwidth both match ours within
+  `carrier_tolerance_hz` can be decoded (a Micromodem demodulates only its own FC0/BW0; ns-3
+  UAN decodes only the modes in its list); any other overlapping one is interference only
+  (`interference_only`), weighted by the share of its band inside ours.
 - half duplex: the receiver is deaf while it transmits; an arrival overlapping any of our own
   transmissions is lost (`half_duplex`), and a transmission ends any lock.
 - locking: arrivals are considered in order of their first sound (ties: lower SRC first). An
@@ -27,12 +29,15 @@ one packet duration later; it is evaluated once the clock passes its end. Rules 
 - Doppler: with velocities (east, north, up m/s) for the sender (carried in its SimPacket)
   and/or this receiver, the closing speed v = −(v_rcv − v_src)·û (û the unit vector from the
   sender to the receiver: both radial velocities combined) is the arrival's `doppler_mps` (CST
-  `dop`), the packet arrives compressed by (1 − v/c), and when |v| exceeds
-  `doppler_tolerance_mps` every frame fails.
+  `dop`), the packet arrives compressed by (1 − v/c); below `doppler_tolerance_mps` every
+  frame's SINR loses `acomms_sim.physics.doppler.doppler_loss_db` (growing with v², reaching
+  `doppler_loss_at_tolerance_db` at the limit; the arrival's `doppler_loss_db`), and when |v|
+  exceeds the limit every frame fails.
 - multipath: the path's RMS delay spread (Bellhop arrivals) is the arrival's `delay_spread_s`;
   with a tolerance T for the frame's rate (`isi_tolerance_s`, rate -> s), the signal power
   arriving later than T is self-noise in that frame's SINR (`acomms_sim.physics.multipath`:
-  exponential power-delay profile); `isi_loss_db` is the largest SINR loss over the frames.
+  from the path's arrivals when known, else the exponential power-delay profile);
+  `isi_loss_db` is the largest SINR loss over the frames.
   Detection (the probe) is not penalised.
 - randomness: each arrival has its own random stream derived from the seed, the receiver, the
   transmitter's SRC and the transmit time (µs): fading first, then the frame draws. The outcome of
@@ -52,6 +57,7 @@ import numpy as np
 from acomms_core.modems.modem_rates import frames_used, rate_info
 from acomms_sim.physics import geodesy
 from acomms_sim.physics.ambient_noise import AmbientNoise
+from acomms_sim.physics.doppler import DEFAULT_DOPPLER_LOSS_AT_TOLERANCE_DB, doppler_loss_db
 from acomms_sim.physics.fading import FadingModel
 from acomms_sim.physics.multipath import rate_late_fraction, sinr_with_isi_db
 from acomms_sim.physics.packet_performance import (
@@ -67,6 +73,16 @@ HISTORY_S = 60.0  # arrivals / own transmissions older than this cannot overlap 
 # length is not published here): arrivals within it are interference to the detection, and a
 # packet's lock is decided once this window has passed.
 DETECTION_WINDOW_S = 0.05
+# Packet boundaries closer than this are the same instant: every boundary test of the receiver
+# (lock, half duplex, overlap, interference windows) goes through `overlap_s` / `before`. A packet
+# sent back to back starts where the previous ends, but its arrival (start + delay) and the
+# previous one's end (start + delay + duration) are different float sums: at absolute clock times
+# (~1.7e9 s, float step 0.24 µs) they differ by a few steps. 10 µs is far above that and far below
+# a symbol (≥ 0.2 ms at 5 kHz), so no real overlap is lost.
+BOUNDARY_EPSILON_S = 1e-5
+# A receiver demodulates a transmission whose carrier and bandwidth are each within this of its
+# own (configured values; the Doppler shift of the carrier is the demodulator's business).
+DEFAULT_CARRIER_TOLERANCE_HZ = 100.0
 
 
 @dataclasses.dataclass
@@ -132,6 +148,7 @@ class Arrival:
     rng: np.random.Generator | None = None
     power: float = 0.0  # linear in-band power, mean over the fading blocks (set when planned)
     delay_spread_s: float = 0.0  # multipath RMS delay spread of the path (Bellhop arrivals)
+    multipath: tuple[tuple[float, float], ...] = ()  # the path's (s after first, power share)
     doppler_mps: float = 0.0  # closing speed along the path (positive: approaching)
 
     @property
@@ -156,6 +173,7 @@ class Reception:
     segment_snrs_db: list[float] = dataclasses.field(default_factory=list)  # per frame slot
     fading_db: float = 0.0  # fading gain of the first block
     isi_loss_db: float = 0.0  # largest SINR loss of a frame to inter-symbol interference
+    doppler_loss_db: float = 0.0  # SINR loss of every frame to residual Doppler (inf: beyond)
 
 
 @dataclasses.dataclass
@@ -197,6 +215,17 @@ def closing_speed_mps(src: tuple[float, float, float], rcv: tuple[float, float, 
     return -(relative[0] * east + relative[1] * north + relative[2] * up) / distance
 
 
+def overlap_s(start_a: float, end_a: float, start_b: float, end_b: float) -> float:
+    """Overlap of two time intervals; 0 when shorter than BOUNDARY_EPSILON_S (touching)."""
+    overlap = min(end_a, end_b) - max(start_a, start_b)
+    return overlap if overlap > BOUNDARY_EPSILON_S else 0.0
+
+
+def before(t_a: float, t_b: float) -> bool:
+    """t_a is earlier than t_b by more than BOUNDARY_EPSILON_S."""
+    return t_a < t_b - BOUNDARY_EPSILON_S
+
+
 def _window(arrival: Arrival) -> float:
     return min(DETECTION_WINDOW_S, arrival.end_s - arrival.start_s)
 
@@ -211,7 +240,9 @@ class ReceiverChannel:
                  bandwidth_hz: float, detection_threshold_db: float = -10.0, *,
                  capture_margin_db: float = math.inf, fading: FadingModel | None = None,
                  doppler_tolerance_mps: float = math.inf,
-                 isi_tolerance_s: dict[int, float] | None = None):
+                 isi_tolerance_s: dict[int, float] | None = None,
+                 carrier_tolerance_hz: float = DEFAULT_CARRIER_TOLERANCE_HZ,
+                 doppler_loss_at_tolerance_db: float = DEFAULT_DOPPLER_LOSS_AT_TOLERANCE_DB):
         self.propagation = propagation
         self.noise = noise
         self.performance = performance
@@ -221,7 +252,9 @@ class ReceiverChannel:
         self.capture_margin_db = capture_margin_db
         self.fading = fading or FadingModel()
         self.doppler_tolerance_mps = doppler_tolerance_mps
+        self.doppler_loss_at_tolerance_db = doppler_loss_at_tolerance_db
         self.isi_tolerance_s = dict(isi_tolerance_s or {})  # rate -> s; absent: no ISI penalty
+        self.carrier_tolerance_hz = carrier_tolerance_hz
         self.arrivals: list[Arrival] = []
         self.own_transmissions: list[tuple[float, float]] = []
         self.counters = ChannelCounters()
@@ -230,6 +263,12 @@ class ReceiverChannel:
     def in_band(self, center_frequency_hz: float, bandwidth_hz: float) -> bool:
         half_sum = (self.bandwidth_hz + bandwidth_hz) / 2.0
         return abs(self.center_frequency_hz - center_frequency_hz) < half_sum
+
+    def demodulates(self, center_frequency_hz: float, bandwidth_hz: float) -> bool:
+        """Whether a transmission with this carrier and band is one this receiver decodes."""
+        tolerance = self.carrier_tolerance_hz
+        return (abs(center_frequency_hz - self.center_frequency_hz) <= tolerance
+                and abs(bandwidth_hz - self.bandwidth_hz) <= tolerance)
 
     def add_own_transmission(self, start_s: float, end_s: float) -> None:
         self.own_transmissions.append((start_s, end_s))
@@ -257,8 +296,9 @@ class ReceiverChannel:
                           band_fraction=band_overlap_fraction(
                               tx.center_frequency_hz, tx.bandwidth_hz, self.center_frequency_hz,
                               self.bandwidth_hz),
-                          decodable=abs(tx.center_frequency_hz - self.center_frequency_hz)
-                          < self.bandwidth_hz / 2.0, delay_spread_s=path.delay_spread_s,
+                          decodable=self.demodulates(tx.center_frequency_hz,
+                                                     tx.bandwidth_hz),
+                          delay_spread_s=path.delay_spread_s, multipath=path.arrivals,
                           doppler_mps=doppler)
         self._draw_fading(arrival)
         self.arrivals.append(arrival)
@@ -308,13 +348,14 @@ class ReceiverChannel:
             self._resolve(arrival)
 
     def _transmitting_at(self, t: float) -> bool:
-        return any(s <= t < e for s, e in self.own_transmissions)
+        return any(not before(t, s) and before(t, e) for s, e in self.own_transmissions)
 
     def _lock_holds(self, t: float) -> bool:
         lock = self._lock
-        if lock is None or lock.end_s <= t:
+        if lock is None or not before(t, lock.end_s):
             return False
-        return not any(lock.start_s <= s <= t for s, _ in self.own_transmissions)
+        return not any(not before(s, lock.start_s) and not before(t, s)
+                       for s, _ in self.own_transmissions)
 
     def _resolve(self, arrival: Arrival) -> None:
         if self._transmitting_at(arrival.start_s):
@@ -355,7 +396,7 @@ class ReceiverChannel:
         for other in self.arrivals:
             if other is arrival:
                 continue
-            overlap = min(end_s, other.end_s) - max(start_s, other.start_s)
+            overlap = overlap_s(start_s, end_s, other.start_s, other.end_s)
             if overlap > 0 and span > 0:
                 total += other.power * overlap / span
         return total
@@ -367,7 +408,8 @@ class ReceiverChannel:
         if whole > -math.inf:
             self.counters.collisions += 1
         if arrival.status == "half_duplex" or any(
-                s < arrival.end_s and e > arrival.start_s for s, e in self.own_transmissions):
+                overlap_s(s, e, arrival.start_s, arrival.end_s) > 0
+                for s, e in self.own_transmissions):
             self.counters.half_duplex_lost += 1
             return Reception(arrival, "half_duplex", noise, whole, math.nan)
         if arrival.status in ("busy", "undetected"):
@@ -377,13 +419,16 @@ class ReceiverChannel:
         slots = tx.segments(arrival.start_s)
         sinrs, isi_loss = self._slot_sinrs(arrival, slots, 10.0 ** (noise / 10.0))
         first_snr = self._detection_snr(arrival)
-        mini_snrs = [s for (kind, _, _), s in zip(slots, sinrs, strict=True) if kind == "mini"]
-        data_snrs = [s for (kind, _, _), s in zip(slots, sinrs, strict=True) if kind == "data"]
-        if abs(arrival.doppler_mps) > self.doppler_tolerance_mps:  # beyond the modem's tracking
-            mini_snrs, data_snrs = [-math.inf] * len(mini_snrs), [-math.inf] * len(data_snrs)
+        # beyond the modem's tracking (inf) every frame fails; below it a gradual loss
+        doppler_loss = doppler_loss_db(arrival.doppler_mps, self.doppler_tolerance_mps,
+                                       self.doppler_loss_at_tolerance_db)
+        mini_snrs = [s - doppler_loss for (kind, _, _), s in zip(slots, sinrs, strict=True)
+                     if kind == "mini"]
+        data_snrs = [s - doppler_loss for (kind, _, _), s in zip(slots, sinrs, strict=True)
+                     if kind == "data"]
         frames = self.performance.draw_packet(
             tx.miniframe_rate, tx.dataframe_rate, tx.num_miniframe_bytes, tx.num_dataframe_bytes,
-            mini_snrs[0] if mini_snrs else first_snr, data_snrs, rng=arrival.rng)
+            mini_snrs[0] if mini_snrs else first_snr - doppler_loss, data_snrs, rng=arrival.rng)
         mini_valid = (valid_byte_ranges(frames.miniframe_success, tx.num_miniframe_bytes,
                                         tx.num_miniframe_bytes) if tx.num_miniframe_bytes else [])
         data_valid = valid_byte_ranges(frames.frame_success,
@@ -394,7 +439,7 @@ class ReceiverChannel:
             self.counters.partial += 1
         return Reception(arrival, "received", noise, whole, first_snr, frames,
                          mini_valid, data_valid, sinrs, fading_db=arrival.gains_db[0],
-                         isi_loss_db=isi_loss)
+                         isi_loss_db=isi_loss, doppler_loss_db=doppler_loss)
 
     def _slot_sinrs(self, arrival: Arrival, slots: list[tuple[str, float, float]],
                     noise_power: float) -> tuple[list[float], float]:
@@ -408,7 +453,8 @@ class ReceiverChannel:
             disturbance = noise_power + self._interference_power(arrival, start, end)
             signal = 10.0 ** ((arrival.receive_level_db + gain) / 10.0)
             rate = tx.miniframe_rate if kind == "mini" else tx.dataframe_rate
-            late = rate_late_fraction(self.isi_tolerance_s, rate, arrival.delay_spread_s)
+            late = rate_late_fraction(self.isi_tolerance_s, rate, arrival.delay_spread_s,
+                                      arrival.multipath)
             clean = arrival.receive_level_db + gain - _db(disturbance)
             sinr = sinr_with_isi_db(signal, disturbance, late) if late > 0.0 else clean
             isi_loss = max(isi_loss, clean - sinr)

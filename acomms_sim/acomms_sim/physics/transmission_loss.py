@@ -12,7 +12,13 @@ Models, selectable per scenario:
   absorption model (default Francois–Garrison at the configured temperature, as the spreading
   model) replaces it: TL = TL_bellhop − α_Thorp·r + α_model·r over the slant range r. Each run
   takes ~20 ms, so results are cached per quantised geometry (depths, horizontal range,
-  frequency); the values of a geometry are those at the centre of its quantisation cell.
+  frequency), computed at the centre of the quantisation cell and then corrected to the actual
+  geometry: the delay by the slant-range difference over the mean sound speed between the two
+  depths, the TL by spherical spreading and absorption over that difference (so a 10 m cell
+  leaves no 5 m ranging bias). The beam fan is chosen by geometry: it reaches the launch angles
+  of the first surface- and bottom-reflected paths (image sources) plus a margin, at least
+  Bellhop's ±80°, so both paths are found at every range. The arrivals (delay after the first
+  one, share of the power) are kept for the ISI model (`acomms_sim.physics.multipath`).
   `runs` and `cache_hits` count both.
 
 `Propagation` combines a TL model with a sound speed profile to give TL and delay between two
@@ -87,11 +93,28 @@ BELLHOPCXX_MEMORY_OPTION = "-mem=64MiB"  # one source/receiver pair needs far le
 _UWAPM_LOCK = threading.Lock()  # whoi-uwapm uses module-level state (mkstemp); one run at a time
 
 
+BEAM_FAN_MIN_DEG = 80.0  # whoi-uwapm's default fan, ±80°
+BEAM_FAN_MARGIN_DEG = 5.0  # beyond the steepest first surface / bottom path (refraction)
+BEAM_FAN_MAX_DEG = 89.0
+MAX_PROFILE_ARRIVALS = 64  # the strongest arrivals kept per geometry for the ISI model
+
+
+def beam_fan_deg(src_depth_m: float, rcv_depth_m: float, horizontal_range_m: float,
+                 water_depth_m: float) -> float:
+    """Half-width of the launch fan (deg) that reaches the first surface-reflected path (image
+    source above the surface) and the first bottom-reflected one (image below the bottom)."""
+    surface = src_depth_m + rcv_depth_m
+    bottom = 2.0 * water_depth_m - src_depth_m - rcv_depth_m
+    steepest = math.degrees(math.atan2(max(surface, bottom), max(horizontal_range_m, 1e-3)))
+    return min(max(BEAM_FAN_MIN_DEG, steepest + BEAM_FAN_MARGIN_DEG), BEAM_FAN_MAX_DEG)
+
+
 @dataclasses.dataclass(frozen=True)
 class BellhopResult:
     raw_transmission_loss_db: float  # as Bellhop computed it (with Thorp attenuation)
     delay_s: float | None             # strongest eigenray's travel time (None: no arrivals)
     delay_spread_s: float             # RMS delay spread of the arrivals, power-weighted
+    arrivals: tuple[tuple[float, float], ...] = ()  # (s after the first arrival, power share)
 
 
 @dataclasses.dataclass
@@ -133,25 +156,48 @@ class BellhopModel:
 
     def transmission_loss_db(self, src_depth_m: float, rcv_depth_m: float,
                              horizontal_range_m: float, frequency_hz: float) -> float:
-        result = self.result(src_depth_m, rcv_depth_m, horizontal_range_m, frequency_hz)
+        geometry = (src_depth_m, rcv_depth_m, horizontal_range_m, frequency_hz)
+        result = self.result(*geometry)
         if result.raw_transmission_loss_db >= MAX_TRANSMISSION_LOSS_DB:
             return MAX_TRANSMISSION_LOSS_DB
-        slant = geodesy.slant_range_m(horizontal_range_m, src_depth_m, rcv_depth_m)
+        slant, cell_slant = self._slants(*geometry)
         khz = frequency_hz / 1000.0
         configured = absorption_db_per_km(self.absorption_model, khz, self.temperature_c,
                                           self.salinity_ppt, (src_depth_m + rcv_depth_m) / 2.0,
                                           self.ph)
-        correction = (configured - absorption_db_per_km("thorp", khz)) * slant / 1000.0
+        thorp = absorption_db_per_km("thorp", khz)
+        # from the cell's centre to the actual range (spherical + Bellhop's Thorp over the
+        # difference), then the configured absorption in place of Thorp over the actual range
+        to_actual = (20.0 * math.log10(max(slant, 1.0) / max(cell_slant, 1.0))
+                     + thorp * (slant - cell_slant) / 1000.0)
+        correction = to_actual + (configured - thorp) * slant / 1000.0
         return min(result.raw_transmission_loss_db + correction, MAX_TRANSMISSION_LOSS_DB)
 
     def timing(self, src_depth_m: float, rcv_depth_m: float, horizontal_range_m: float,
                frequency_hz: float) -> tuple[float | None, float]:
-        """(strongest eigenray delay or None, RMS delay spread), seconds."""
-        result = self.result(src_depth_m, rcv_depth_m, horizontal_range_m, frequency_hz)
-        return result.delay_s, result.delay_spread_s
+        """(strongest eigenray delay at the actual range or None, RMS delay spread), seconds."""
+        geometry = (src_depth_m, rcv_depth_m, horizontal_range_m, frequency_hz)
+        result = self.result(*geometry)
+        if result.delay_s is None:
+            return None, result.delay_spread_s
+        slant, cell_slant = self._slants(*geometry)
+        speed = self.profile.mean_speed_between(src_depth_m, rcv_depth_m)
+        return result.delay_s + (slant - cell_slant) / speed, result.delay_spread_s
 
-    def result(self, src_depth_m: float, rcv_depth_m: float, horizontal_range_m: float,
-               frequency_hz: float) -> BellhopResult:
+    def arrival_profile(self, src_depth_m: float, rcv_depth_m: float, horizontal_range_m: float,
+                        frequency_hz: float) -> tuple[tuple[float, float], ...]:
+        """(s after the first arrival, share of the power) of the strongest arrivals."""
+        return self.result(src_depth_m, rcv_depth_m, horizontal_range_m, frequency_hz).arrivals
+
+    def _slants(self, src_depth_m: float, rcv_depth_m: float, horizontal_range_m: float,
+                frequency_hz: float) -> tuple[float, float]:
+        """(actual slant range, slant range of the cell Bellhop ran at), m."""
+        low, high, rng, _ = self._key(src_depth_m, rcv_depth_m, horizontal_range_m, frequency_hz)
+        return (geodesy.slant_range_m(horizontal_range_m, src_depth_m, rcv_depth_m),
+                geodesy.slant_range_m(rng, low, high))
+
+    def _key(self, src_depth_m: float, rcv_depth_m: float, horizontal_range_m: float,
+             frequency_hz: float) -> tuple[float, float, float, float]:
         for name, depth in (("source", src_depth_m), ("receiver", rcv_depth_m)):
             if not 0.0 <= depth <= self.water_depth_m:
                 raise ValueError(f"{name} depth {depth} m is outside the water column "
@@ -162,7 +208,13 @@ class BellhopModel:
         rng = max(self._quantise(horizontal_range_m, self.range_quantum_m), 1.0)
         freq = self._quantise(frequency_hz, self.frequency_quantum_hz)
         # Reciprocity: TL(a -> b) = TL(b -> a), so the key uses the sorted depths.
-        key = (depths[0], depths[1], rng, freq)
+        return depths[0], depths[1], rng, freq
+
+    def result(self, src_depth_m: float, rcv_depth_m: float, horizontal_range_m: float,
+               frequency_hz: float) -> BellhopResult:
+        """Bellhop's values at the centre of the geometry's cell (cached)."""
+        key = self._key(src_depth_m, rcv_depth_m, horizontal_range_m, frequency_hz)
+        depths, rng, freq = key[:2], key[2], key[3]
         cached = self._cache.get(key)
         if cached is not None:
             self._cache.move_to_end(key)
@@ -187,8 +239,8 @@ class BellhopModel:
         return min(-20.0 * math.log10(pressure), MAX_TRANSMISSION_LOSS_DB)
 
     def run_arrivals(self, src_depth_m: float, rcv_depth_m: float, horizontal_range_m: float,
-                     frequency_hz: float) -> tuple[float | None, float]:
-        """One bellhopcxx arrivals run: (strongest eigenray delay, RMS delay spread)."""
+                     frequency_hz: float) -> tuple[float | None, float, tuple]:
+        """One bellhopcxx arrivals run: (strongest eigenray delay, RMS delay spread, profile)."""
         def compute(uwapm, env):
             # whoi-uwapm builds one pandas frame per arrival (seconds for thousands of
             # arrivals): read the .arr file ourselves
@@ -203,8 +255,8 @@ class BellhopModel:
             amplitudes, delays = self._run(src_depth_m, rcv_depth_m, horizontal_range_m,
                                            frequency_hz, compute)
         except BellhopError:  # no eigenray reaches the receiver (the TL run already worked)
-            return None, 0.0
-        return arrival_timing(amplitudes, delays)
+            return None, 0.0, ()
+        return (*arrival_timing(amplitudes, delays), arrival_profile(amplitudes, delays))
 
     def _run(self, src_depth_m: float, rcv_depth_m: float, horizontal_range_m: float,
              frequency_hz: float, compute):
@@ -236,7 +288,9 @@ class BellhopModel:
                         bottom_density=self.bottom_density_kg_m3,
                         bottom_absorption=self.bottom_absorption_db_per_wavelength,
                         tx_depth=src_depth_m, rx_depth=rcv_depth_m,
-                        rx_range=horizontal_range_m)
+                        rx_range=horizontal_range_m,
+                        **fan_angles(beam_fan_deg(src_depth_m, rcv_depth_m,
+                                                  horizontal_range_m, self.water_depth_m)))
                     result = compute(uwapm, env)
             except (AssertionError, ValueError, KeyError, OSError) as exc:
                 raise BellhopError(f"Bellhop environment rejected: {exc}") from exc
@@ -280,6 +334,23 @@ def arrival_timing(amplitudes: list[float], delays_s: list[float]) -> tuple[floa
     return strongest, spread
 
 
+def fan_angles(half_width_deg: float) -> dict:
+    return {"min_angle": -half_width_deg, "max_angle": half_width_deg}
+
+
+def arrival_profile(amplitudes: list[float], delays_s: list[float],
+                    keep: int = MAX_PROFILE_ARRIVALS) -> tuple[tuple[float, float], ...]:
+    """(delay after the first arrival, share of the total power) of the `keep` strongest
+    arrivals, in order of delay; () for none."""
+    powers = [a * a for a in amplitudes]
+    total = sum(powers)
+    if not powers or total <= 0:
+        return ()
+    first = min(delays_s)
+    strongest = sorted(range(len(powers)), key=lambda i: -powers[i])[:keep]
+    return tuple(sorted((delays_s[i] - first, powers[i] / total) for i in strongest))
+
+
 @dataclasses.dataclass(frozen=True)
 class PathResult:
     transmission_loss_db: float
@@ -287,6 +358,7 @@ class PathResult:
     horizontal_range_m: float
     slant_range_m: float
     delay_spread_s: float = 0.0  # multipath RMS delay spread (Bellhop arrivals), 0 otherwise
+    arrivals: tuple[tuple[float, float], ...] = ()  # (s after the first, power share); Bellhop
 
 
 class Propagation:
@@ -309,4 +381,6 @@ class Propagation:
                          else (None, 0.0))
         if delay is None:
             delay = slant / self.profile.mean_speed_between(src[2], rcv[2])
-        return PathResult(loss, delay, horizontal, slant, spread)
+        profile = getattr(self.model, "arrival_profile", None)
+        arrivals = profile(src[2], rcv[2], horizontal, frequency_hz) if profile else ()
+        return PathResult(loss, delay, horizontal, slant, spread, arrivals)
