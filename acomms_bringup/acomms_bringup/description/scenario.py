@@ -130,6 +130,7 @@ from typing import Any
 
 import yaml
 
+from acomms_bringup.description.scenario_events import EVENT_KEYS, LocalEvent, parse_events
 from acomms_bringup.description.scenario_keys import (
     DEFAULT_ABSORPTION_MODEL,
     DEFAULT_START_TIME,
@@ -305,6 +306,7 @@ class Vehicle:
     mac_switcher: MacSwitcherConfig | None = None
     # file_transfer_node's parameters (`file_transfer:`); None: the vehicle has none
     file_transfer: Mapping[str, Any] | None = None
+    events: tuple[LocalEvent, ...] = ()  # `events:` (scenario_events)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -879,6 +881,8 @@ def _parse_vehicle(ctx: _Context, path: str, data: Any, base_dir: pathlib.Path,
     traffic = tuple(_parse_traffic(ctx, key_path, item, codec_data, codec_config, base_dir)
                     for key_path, item in section.items("traffic"))
     _check_unique_topics(ctx, traffic)
+    events = parse_events(section.items("events"), lambda d, p: _Section(ctx, d, p, EVENT_KEYS),
+                          ctx.error, _subscribe_topics(codec_data))
     bridges = _parse_bridges(ctx, section)
     file_section = section.section("file_transfer")
     file_transfer = None
@@ -892,7 +896,8 @@ def _parse_vehicle(ctx: _Context, path: str, data: Any, base_dir: pathlib.Path,
     return Vehicle(name=name, namespace=namespace, src=src, modem=modem, position=position,
                    trajectory=trajectory, mac=mac, codec_config=codec_config.resolve(),
                    parameters=parameters, traffic=traffic, position_source=position_source,
-                   bridges=bridges, mac_switcher=mac_switcher, file_transfer=file_transfer)
+                   bridges=bridges, mac_switcher=mac_switcher, file_transfer=file_transfer,
+                   events=events)
 
 
 def node_parameter_specs(node_key: str, modem_kind: str, mac_kind: str) -> dict:
