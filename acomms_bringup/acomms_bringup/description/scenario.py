@@ -131,6 +131,7 @@ from typing import Any
 import yaml
 
 from acomms_bringup.description.scenario_events import EVENT_KEYS, LocalEvent, parse_events
+from acomms_bringup.description.scenario_ros_acomms import mac_params_file_values
 from acomms_bringup.description.scenario_keys import (
     DEFAULT_ABSORPTION_MODEL,
     DEFAULT_START_TIME,
@@ -148,6 +149,7 @@ from acomms_core.mac.policy import split_reason
 from acomms_core.mac.registry import MAC_KINDS, ros_parameter_values
 from acomms_core.mac.switcher import SWITCHER_PARAMETERS, check_switcher_values
 from acomms_core.ros.parameter_spec import check_values, spec_table
+from acomms_core.ros_acomms_params import PARAMS_FILE_NAME
 from acomms_core.ros_acomms_names import (
     did_you_mean,
     parameter_renames,
@@ -1192,6 +1194,9 @@ def _parse_mac(ctx: _Context, section: _Section) -> MacConfig:
     kind_name = section.take("kind")
     kind = MAC_KINDS[kind_name]
     specs = spec_table(kind.parameters)
+    if section.data.get(PARAMS_FILE_NAME):  # a ros_acomms parameter file: its values first
+        section.data = mac_params_file_values(ctx, section.data, section.key_path(
+            PARAMS_FILE_NAME), specs)
     section.rename(_renames_into(specs))
     if "slot_tags" in specs and section.data.get("slot_tags") is not None:
         section.data = {**section.data, "slot_tags": _slot_tags_text(
