@@ -102,42 +102,53 @@ def test_check_scenario_accepts_the_example(capsys):
 
 def test_runner_selects_the_mac_through_a_local_event(tmp_path):
     """The example: the select at 40 s moves alpha from tdma (slot 0 of 45 s) to aloha (slot 2,
-    30..45 s): its transmissions before are in slot 0, after in slot 2; the event is in the
-    summary and messages.csv as a local event, not among the link's messages, and no
-    transmission carries more than the command traffic (no codec has the select)."""
+    30..45 s): its transmissions before are in slot 0, after in slot 2 (no codec has the select,
+    so no packet carries it); bravo gets a String on a mission topic at 20 s. Both are in the
+    summary and messages.csv as local events, not among the link's messages."""
+    from std_msgs.msg import String
+
     from acomms_bringup.run import report
     from acomms_bringup.run.runner import Runner
-
-    scenario = load_scenario(EXAMPLE)
     from acomms_core.ros.ros_support import now_s
     from acomms_interfaces.msg import MacSwitcherStatus
 
+    data = yaml.safe_load(EXAMPLE.read_text())
+    data["vehicles"][1]["events"] = [{"at_seconds": 20.0, "topic": "mission/command",
+                                      "type": "std_msgs/String",
+                                      "fields": {"data": "start {vehicle} at {time}"}}]
+    scenario = _parse(data)
     runner = Runner(scenario, progress=False, clock_mode="deterministic", warp=None)
-    statuses = []  # (simulated s, active MAC) from alpha's mac_switcher_status
+    statuses, missions = [], []  # (simulated s, active MAC); bravo's mission commands
     try:
         runner.start()
         runner.recorder.create_subscription(
             MacSwitcherStatus, "/alpha/mac_switcher_status",
             lambda m: statuses.append((now_s(runner.recorder) - scenario.clock.origin_s,
                                        m.active_mac_namespace)), 10)
+        runner.recorder.create_subscription(String, "/bravo/mission/command",
+                                            lambda m: missions.append(m.data), 10)
         runner.run(85.0)
     finally:
         runner.stop()
     assert {name for t, name in statuses if t < 39.9} == {"tdma"}, statuses
     assert {name for t, name in statuses if t >= 40.0} == {"aloha"}, statuses
+    assert missions == ["start bravo at 20.0"]
     summary = report.summarize(runner.record)
-    [event] = summary["local_events"]
+    mission, event = summary["local_events"]
+    assert mission == {"vehicle": "bravo", "topic": "mission/command",
+                       "type": "std_msgs/msg/String", "at_s": 20.0}
     assert event == {"vehicle": "alpha", "topic": SELECT, "type": "std_msgs/msg/Bool",
                      "at_s": 40.0}
     assert {row["topic"] for row in summary["topics"]} == {"to_acomms/command"}
     origin = scenario.clock.origin_s
     starts = [t.start_s - origin for t in runner.record.transmissions if t.vehicle == "alpha"]
-    assert [s for s in starts if s < 40.0] and all(s % 45.0 < 15.0 for s in starts if s < 40.0)
-    late = [s for s in starts if s > 45.0]
-    assert late and all(s % 45.0 >= 30.0 for s in late), starts
+    before, after = [s for s in starts if s < 40.0], [s for s in starts if s > 45.0]
+    assert before and all(s % 45.0 < 15.0 for s in before), starts
+    assert after and all(s % 45.0 >= 30.0 for s in after), starts
     assert "Local events" in report.format_summary(summary)
     out = tmp_path / "out"
     report.write_outputs(runner.record, summary, out)
     rows = [r for r in csv.DictReader((out / "messages.csv").open()) if r["fate"] == "local_event"]
-    assert [(r["topic"], r["source"], r["sent_s"]) for r in rows] == [(SELECT, "alpha", "40.0")]
-    assert json.loads((out / "summary.json").read_text())["local_events"] == [event]
+    assert [(r["topic"], r["source"], r["sent_s"]) for r in rows] == [
+        ("mission/command", "bravo", "20.0"), (SELECT, "alpha", "40.0")]
+    assert json.loads((out / "summary.json").read_text())["local_events"] == [mission, event]

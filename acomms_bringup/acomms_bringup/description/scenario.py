@@ -131,7 +131,6 @@ from typing import Any
 import yaml
 
 from acomms_bringup.description.scenario_events import EVENT_KEYS, LocalEvent, parse_events
-from acomms_bringup.description.scenario_ros_acomms import mac_params_file_values
 from acomms_bringup.description.scenario_keys import (
     DEFAULT_ABSORPTION_MODEL,
     DEFAULT_START_TIME,
@@ -144,18 +143,19 @@ from acomms_bringup.description.scenario_keys import (
     ScenarioKey,
     key_table,
 )
+from acomms_bringup.description.scenario_ros_acomms import mac_params_file_values
 from acomms_core.codecs.config_yaml import CodecYamlError, read_codec_yaml
 from acomms_core.mac.policy import split_reason
 from acomms_core.mac.registry import MAC_KINDS, ros_parameter_values
 from acomms_core.mac.switcher import SWITCHER_PARAMETERS, check_switcher_values
 from acomms_core.ros.parameter_spec import check_values, spec_table
-from acomms_core.ros_acomms_params import PARAMS_FILE_NAME
 from acomms_core.ros_acomms_names import (
     did_you_mean,
     parameter_renames,
     rename_parameters,
     unit_alias,
 )
+from acomms_core.ros_acomms_params import PARAMS_FILE_NAME
 from acomms_sim.modem.location_topic import (
     LOCATION_TOPIC_SPECS,
     LOCATION_TOPIC_TYPES,

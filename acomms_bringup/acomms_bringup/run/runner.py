@@ -41,8 +41,8 @@ from acomms_bringup.description.scenario import Scenario
 from acomms_bringup.description.stack import NodeGroup, StackDescription, describe_stack
 from acomms_bringup.run import report
 from acomms_bringup.run.compose import start_sim_clock
-from acomms_bringup.run.observers import attach_dispatch_observers, attach_queue_ledgers
 from acomms_bringup.run.local_events import plan_events
+from acomms_bringup.run.observers import attach_dispatch_observers, attach_queue_ledgers
 from acomms_bringup.run.progress import Progress
 from acomms_bringup.run.recorder import Recorder
 from acomms_bringup.run.run_errors import RunError, RunStopped  # noqa: F401 (re-exported)
