@@ -51,6 +51,7 @@ def opened(monkeypatch):
 
 def test_parsing_opens_only_the_yaml_even_with_a_missing_key_file(tmp_path, opened):
     config_path = _config(tmp_path, tmp_path / "missing.keys")
+    opened.clear()  # what the test itself wrote
     config = load_codec_config(config_path)
     assert [m.id for m in config.message_codecs] == [5, 6]
     assert set(opened) == {config_path}, opened
@@ -62,8 +63,9 @@ def test_parsing_opens_only_the_yaml_even_with_a_missing_key_file(tmp_path, open
 def test_parsing_a_config_with_a_good_key_file_does_not_read_it(tmp_path, opened):
     key_file = write_key_file(tmp_path / "fleet.keys", [(1, KEY_1, None)])
     config_path = _config(tmp_path, key_file)
+    opened.clear()  # what the test itself wrote
     codec = load_codec_config(config_path).packet_codecs[0].packet_codec
-    assert key_file not in opened
+    assert key_file not in opened and config_path in opened
     codec.bind_sender(1, str(tmp_path / "state"))
     assert key_file in opened and codec.keyring.send_key_id == 1
 
