@@ -81,7 +81,8 @@ class Recorder(Node):
         self._traffic = NodeResources(self)  # the traffic timer, between start and stop
         self._traffic_timer = None
         self._traffic_grid: TimeGrid | None = None
-        self._publishers = [(plan, self.create_publisher(
+        # not `_publishers`: rclpy's Node keeps its own list under that name
+        self._traffic_publishers = [(plan, self.create_publisher(
             plan.cls, f"{plan.vehicle.namespace}/{plan.traffic.topic}", 50)) for plan in plans]
         self.local_events = LocalEventPublisher(self, list(events), record, self.lock,
                                                 self._group)
@@ -147,16 +148,16 @@ class Recorder(Node):
 
     def _on_traffic_timer(self) -> None:
         now = now_s(self)
-        for plan, publisher in self._publishers:
+        for plan, publisher in self._traffic_publishers:
             if not plan.due(now):
                 continue
             message = plan.build(now)
             with self.lock:
                 self.matcher.sent(plan.stream, match_key(message), plan.seq, now)
             publisher.publish(message)
-        if self._traffic_timer is not None and self._publishers:
+        if self._traffic_timer is not None and self._traffic_publishers:
             now_ns = self.get_clock().now().nanoseconds
-            next_due_s = min(plan.next_due_s for plan, _ in self._publishers)
+            next_due_s = min(plan.next_due_s for plan, _ in self._traffic_publishers)
             wake_timer_at(self._traffic_timer, self._traffic_grid.wake_for(next_due_s, now_ns),
                           now_ns)
 
