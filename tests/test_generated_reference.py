@@ -143,7 +143,8 @@ def test_every_key_of_the_tables_is_read_by_the_loader():
     be refused as unknown; each must appear in a take/raw/section/items call."""
     from acomms_bringup.description.scenario_keys import SCENARIO_KEYS
 
-    source = (ROOT / "acomms_bringup/acomms_bringup/description/scenario.py").read_text()
+    source = "\n".join(path.read_text() for path in sorted(  # the loader and its section modules
+        (ROOT / "acomms_bringup/acomms_bringup/description").glob("scenario*.py")))
     read = set(re.findall(r'\.(?:take|raw|section|items)\("(\w+)"', source))
     unread = sorted({key.name for key in _all_keys(SCENARIO_KEYS)} - read)
     assert unread == []
