@@ -18,6 +18,15 @@ from typing import NamedTuple
 # ROS 1 packages whose interfaces live in acomms_interfaces.
 INTERFACE_PACKAGES = {"ros_acomms_msgs": "acomms_interfaces",
                       "ros_acomms_modeling": "acomms_interfaces"}
+# ROS 1 packages of ros_acomms whose interfaces have no counterpart here: why, and what to do.
+PACKAGES_WITHOUT_COUNTERPART = {
+    "ros_acomms_tests": (
+        "ros_acomms' own test package (ROS 1; e.g. FragmentationTestMsg: uint8[] data, "
+        "string hashstr), not part of acomms",
+        "build a ROS 2 interface package named ros_acomms_tests with that message (msg/"
+        "<Name>.msg) and source its install/setup.bash before starting, or change ros_type "
+        "to a type of an installed package"),
+}
 INTERFACES_TITLE = "interfaces"
 KINDS = ("param", "pub", "sub", "srv", "cli", "msg", "srv-type")
 
@@ -60,6 +69,16 @@ def unsupported_interface(type_name: str) -> str | None:
     return None
 
 
+def missing_package_hint(type_name: str) -> str | None:
+    """For a type of a ros_acomms package without counterpart here (PACKAGES_WITHOUT_COUNTERPART):
+    which package provides it and what to do; None otherwise."""
+    package = str(type_name).strip().partition("/")[0]
+    if package not in PACKAGES_WITHOUT_COUNTERPART:
+        return None
+    what, todo = PACKAGES_WITHOUT_COUNTERPART[package]
+    return f"'{package}' is {what}; hint: {todo}"
+
+
 def _param_rows(executable: str | None):
     for section in SECTIONS:
         if executable is None or section.executable == executable:
@@ -73,7 +92,8 @@ _VALUE_CHANGES = frozenset({"publish_rate", "start_sim_at_current_time"})
 def parameter_renames(executable: str | None = None) -> dict[str, str]:
     """{ros_acomms name: our name} of parameters renamed here (of one executable, or all)."""
     return {theirs: ours for _, theirs, ours, _ in _param_rows(executable)
-            if ours and ours != theirs and theirs not in _VALUE_CHANGES}
+            if ours and ours != theirs and theirs not in _VALUE_CHANGES
+            and not theirs.startswith("<")}  # '<rosparam file>': not a parameter name
 
 
 def unsupported_parameters(executable: str | None = None) -> dict[str, str]:
@@ -227,6 +247,8 @@ SECTIONS: tuple[Section, ...] = (
         ('param', 'dataframe_rate', 'dataframe_rate', ''),
         ('param', 'slot_tags', 'slot_tags', ''),
         ('param', 'wait_for_services_timeout_sec', 'service_timeout_seconds', ''),
+        ('param', '<rosparam file>', 'ros_acomms_params_file',
+         "the node's ROS 1 parameter file, read as given (every TDMA MAC; scenario `mac:` key)"),
         ('param', 'publish_private_status', None, 'status is `tdma_status` (remap it)'),
         ('param', 'allow_manual_tx_during_priority_slots', 'allow_manual_tx_during_priority_slots',
          ''),
@@ -447,5 +469,7 @@ SECTIONS: tuple[Section, ...] = (
         ('srv-type', 'GetOptimalTxDepth', 'GetOptimalTxDepth', 'from ros_acomms_modeling'),
         ('srv-type', 'SimTravelTime', None,
          '`transmission_delay` in the `SimTransmissionLoss` response'),
+        ('msg', 'ros_acomms_tests/FragmentationTestMsg', None,
+         "ros_acomms' test package; the error says how to build it as a ROS 2 package"),
     )),
 )

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from acomms_core import ros_acomms_names as names
-from acomms_core.codecs.config import load_codec_config
+from acomms_core.codecs.config import CodecConfigError, load_codec_config
 from acomms_core.codecs.ros_types import normalize_type_name, resolve_message_class
 from acomms_interfaces.msg import CST
 from acomms_interfaces.srv import PingTransponders
@@ -145,3 +145,32 @@ def test_a_node_reads_a_ros_acomms_parameter_name_with_a_warning():
             Parameter("wait_for_services_timeout_sec", value=12.0),
             Parameter("service_timeout_seconds", value=3.0)]))
         assert both.get_parameter("service_timeout_seconds").value == 3.0
+
+
+FRAGMENTATION_TEST_CODEC = textwrap.indent(textwrap.dedent("""\
+    - id: 101
+      message_codec: default
+      subscribe_topic: "test_fragmentation_msg"
+      publish_topic: "from_acomms/test_fragmentation_msg"
+      ros_type: "ros_acomms_tests/FragmentationTestMsg"
+      default_dest: 121
+      fields:
+        data: {codec: bytes, max_length: 2000}
+        hashstr: {codec: string, max_length: 64}
+    """), "    ")
+
+
+def test_the_full_ros_acomms_test_config_names_the_package_and_what_to_do(tmp_path):
+    """ros_acomms' test config also uses ros_acomms_tests/FragmentationTestMsg, which has no
+    counterpart here: the one-line error names the package and says what to do."""
+    path = tmp_path / "message_codec_config.yaml"
+    path.write_text(ROS_ACOMMS_CODECS.replace("  message_codecs:\n",
+                                              "  message_codecs:\n" + FRAGMENTATION_TEST_CODEC))
+    with pytest.raises(CodecConfigError) as info:
+        load_codec_config(str(path))
+    message = str(info.value)
+    assert "\n" not in message and "message codec id 101" in message, message
+    assert "'ros_acomms_tests' is ros_acomms' own test package" in message, message
+    assert "hint: build a ROS 2 interface package named ros_acomms_tests" in message, message
+    assert names.missing_package_hint("std_msgs/UInt8") is None
+    assert "ros_acomms_tests/FragmentationTestMsg" in names.markdown()

@@ -167,11 +167,12 @@ def test_rotation_accepts_the_old_key_until_its_time(tmp_path):
 
 def test_key_file_checks_never_show_the_key(tmp_path):
     loose = write_key_file(tmp_path / "loose.keys", [(1, KEY_1, None)], mode=0o644)
-    with pytest.raises(CodecConfigError, match="chmod 600"):
-        secured_codec(loose)
+    # the key file is read when the node configures (load_keys), not when the YAML is parsed
+    with pytest.raises(SecurityConfigError, match="chmod 600"):
+        secured_codec(loose)[1].load_keys()
     bad = write_key_file(tmp_path / "bad.keys", [(1, KEY_1[:-2] + "zz", None)])
-    with pytest.raises(CodecConfigError, match="key id 1") as info:
-        secured_codec(bad)
+    with pytest.raises(SecurityConfigError, match="key id 1") as info:
+        secured_codec(bad)[1].load_keys()
     assert KEY_1[:20] not in str(info.value)
     good = write_key_file(tmp_path / "good.keys", [(1, KEY_1, None)])
     assert KEY_1 not in repr(load_key_file(good))

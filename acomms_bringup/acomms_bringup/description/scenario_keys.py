@@ -211,6 +211,15 @@ TRAFFIC_KEYS = (
     _key("file", str, "acomms_interfaces/msg/FileTransfer only: send this file (relative to "
          "the scenario)", ""),
 )
+EVENT_KEYS = (
+    _key("at_seconds", float, "publish once at this simulated time (seconds after the start)",
+         minimum=0.0),
+    _key("topic", str, "relative topic (in the vehicle's namespace), e.g. "
+         "mac_switcher_node/aloha/select; not a subscribe_topic of the codec config"),
+    _key("type", str, "ROS message type, pkg/msg/Name or pkg/Name"),
+    _key("fields", dict, "message fields; nested messages as mappings; strings may use "
+         "{vehicle}, {time}", {}),
+)
 BRIDGE_KEYS = (
     _key("kind", str, "a key of acomms_bringup.bridges.registry.BRIDGES "
          "(docs/reference/registries.md); a list item may be just the kind"),
@@ -233,6 +242,8 @@ VEHICLE_KEYS = (
          "package://<package>/<path>"),
     _key("traffic", list, "messages the embedded runner (acomms_run) publishes", None,
          keys=TRAFFIC_KEYS),
+    _key("events", list, "local events: messages the embedded runner publishes once on the "
+         "vehicle's own topics, not sent over the link", None, keys=EVENT_KEYS),
     _key("bridges", list, "bridge nodes started after the MAC, in this order", None,
          keys=BRIDGE_KEYS),
     _key("file_transfer", dict, "start file_transfer_node with these parameters of its own "

@@ -16,12 +16,14 @@ from acomms_bringup.description.scenario_parsing import (
     _Section,
     resolve_path,
 )
+from acomms_bringup.description.scenario_ros_acomms import mac_params_file_values
 from acomms_bringup.description.scenario_types import MacConfig, MacSwitcherConfig, Vehicle
 from acomms_core.mac.policy import split_reason
 from acomms_core.mac.registry import MAC_KINDS, ros_parameter_values
 from acomms_core.mac.switcher import SWITCHER_PARAMETERS, check_switcher_values
 from acomms_core.ros.parameter_spec import check_values, spec_table
 from acomms_core.ros_acomms_names import parameter_renames
+from acomms_core.ros_acomms_params import PARAMS_FILE_NAME
 
 
 def _parse_mac(ctx: _Context, section: _Section) -> MacConfig:
@@ -30,6 +32,9 @@ def _parse_mac(ctx: _Context, section: _Section) -> MacConfig:
     kind_name = section.take("kind")
     kind = MAC_KINDS[kind_name]
     specs = spec_table(kind.parameters)
+    if section.data.get(PARAMS_FILE_NAME):  # a ros_acomms parameter file: its values first
+        section.data = mac_params_file_values(ctx, section.data, section.key_path(
+            PARAMS_FILE_NAME), specs)
     section.rename(_renames_into(specs))
     if "slot_tags" in specs and section.data.get("slot_tags") is not None:
         section.data = {**section.data, "slot_tags": _slot_tags_text(

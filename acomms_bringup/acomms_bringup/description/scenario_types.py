@@ -10,6 +10,7 @@ import pathlib
 from collections.abc import Mapping
 from typing import Any
 
+from acomms_bringup.description.scenario_events import LocalEvent
 from acomms_bringup.description.scenario_keys import DEFAULT_ABSORPTION_MODEL
 
 
@@ -129,6 +130,7 @@ class Vehicle:
     mac_switcher: MacSwitcherConfig | None = None
     # file_transfer_node's parameters (`file_transfer:`); None: the vehicle has none
     file_transfer: Mapping[str, Any] | None = None
+    events: tuple[LocalEvent, ...] = ()  # `events:` (scenario_events)
 
 
 @dataclasses.dataclass(frozen=True)

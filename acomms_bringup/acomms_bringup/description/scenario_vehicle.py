@@ -9,6 +9,7 @@ import importlib
 import pathlib
 from typing import Any
 
+from acomms_bringup.description.scenario_events import EVENT_KEYS, parse_events
 from acomms_bringup.description.scenario_keys import VEHICLE_NODE_NAMES, WAYPOINT_KEYS
 from acomms_bringup.description.scenario_mac import _parse_mac, _parse_mac_switcher, _renames_into
 from acomms_bringup.description.scenario_parsing import (
@@ -27,6 +28,7 @@ from acomms_bringup.description.scenario_traffic import (
     _check_codec_config,
     _check_unique_topics,
     _parse_traffic,
+    _subscribe_topics,
 )
 from acomms_bringup.description.scenario_types import (
     BridgeNode,
@@ -101,6 +103,8 @@ def _parse_vehicle(ctx: _Context, path: str, data: Any, base_dir: pathlib.Path,
     traffic = tuple(_parse_traffic(ctx, key_path, item, codec_data, codec_config, base_dir)
                     for key_path, item in section.items("traffic"))
     _check_unique_topics(ctx, traffic)
+    events = parse_events(section.items("events"), lambda d, p: _Section(ctx, d, p, EVENT_KEYS),
+                          ctx.error, _subscribe_topics(codec_data))
     bridges = _parse_bridges(ctx, section)
     file_section = section.section("file_transfer")
     file_transfer = None
@@ -114,7 +118,8 @@ def _parse_vehicle(ctx: _Context, path: str, data: Any, base_dir: pathlib.Path,
     return Vehicle(name=name, namespace=namespace, src=src, modem=modem, position=position,
                    trajectory=trajectory, mac=mac, codec_config=codec_config.resolve(),
                    parameters=parameters, traffic=traffic, position_source=position_source,
-                   bridges=bridges, mac_switcher=mac_switcher, file_transfer=file_transfer)
+                   bridges=bridges, mac_switcher=mac_switcher, file_transfer=file_transfer,
+                   events=events)
 
 
 def node_parameter_specs(node_key: str, modem_kind: str, mac_kind: str) -> dict:

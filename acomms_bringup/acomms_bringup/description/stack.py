@@ -425,6 +425,10 @@ def _check_traffic(scenario, stack) -> None:
         from acomms_bringup.run.traffic import plan_traffic
 
         plan_traffic(scenario, stack)
+    if any(vehicle.events for vehicle in scenario.vehicles):  # local events: type and fields
+        from acomms_bringup.run.local_events import plan_events
+
+        plan_events(scenario)
 
 
 def main(argv: list[str] | None = None) -> int:

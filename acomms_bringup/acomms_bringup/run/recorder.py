@@ -1,7 +1,7 @@
 """The runner's recorder node `/acomms_run`: publishes a scenario's traffic, records what happened.
 
 - publishes each traffic entry (`acomms_bringup.run.traffic.TrafficPlan`) on its source vehicle's
-  topic when it is due (simulated time);
+  topic when it is due (simulated time), and each local event once (`local_events`);
 - records every transmission (`<vehicle>/transmit`: start, on-air time by the vehicle's modem
   profile, bytes), every arrival's fate (`<vehicle>/reception_events`, SimReceptionEvent: outcome,
   SNR, RL, NL, TL, range, frames) and the transmitter's position of every packet on the simulated
@@ -35,6 +35,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 
 from acomms_bringup.description.scenario import Scenario, Vehicle
 from acomms_bringup.run import report
+from acomms_bringup.run.local_events import EventPlan, LocalEventPublisher
 from acomms_bringup.run.matching import DeliveryMatcher, Stream
 from acomms_bringup.run.traffic import TrafficPlan, match_key
 from acomms_core.modems.profile import ModemProfile
@@ -61,7 +62,8 @@ class Recorder(Node):
     """Publishes the scenario's traffic and records what happened (see the module docstring)."""
 
     def __init__(self, scenario: Scenario, plans: list[TrafficPlan], record: report.RunRecord,
-                 profiles: Mapping[str, ModemProfile] | None = None, **kwargs):
+                 profiles: Mapping[str, ModemProfile] | None = None,
+                 events: list[EventPlan] = (), **kwargs):
         super().__init__("acomms_run", parameter_overrides=[
             Parameter("use_sim_time", value=scenario.clock.use_sim_time)], **kwargs)
         self.scenario, self.plans, self.record = scenario, plans, record
@@ -79,8 +81,11 @@ class Recorder(Node):
         self._traffic = NodeResources(self)  # the traffic timer, between start and stop
         self._traffic_timer = None
         self._traffic_grid: TimeGrid | None = None
-        self._publishers = [(plan, self.create_publisher(
+        # not `_publishers`: rclpy's Node keeps its own list under that name
+        self._traffic_publishers = [(plan, self.create_publisher(
             plan.cls, f"{plan.vehicle.namespace}/{plan.traffic.topic}", 50)) for plan in plans]
+        self.local_events = LocalEventPublisher(self, list(events), record, self.lock,
+                                                self._group)
         self._subscribe_channel_events()
         self._subscribe_arrivals()
         # Transient local, as /rosout publishers are: a node's error logged before this
@@ -123,7 +128,9 @@ class Recorder(Node):
     def start_traffic(self) -> None:
         """Publish each plan's messages when due, polled on a grid of at most
         TRAFFIC_TICK_MAX_S; the timer wakes only at the grid time of the next due message, so a
-        deterministic clock skips the empty polls and messages keep their polled times."""
+        deterministic clock skips the empty polls and messages keep their polled times. Local
+        events (`local_events`) start here too."""
+        self.local_events.start()
         if not self.plans:
             return
         period = min(TRAFFIC_TICK_MAX_S,
@@ -135,21 +142,22 @@ class Recorder(Node):
         self._on_traffic_timer()
 
     def stop_traffic(self) -> None:
+        self.local_events.stop()
         self._traffic.release()
         self._traffic_timer = None
 
     def _on_traffic_timer(self) -> None:
         now = now_s(self)
-        for plan, publisher in self._publishers:
+        for plan, publisher in self._traffic_publishers:
             if not plan.due(now):
                 continue
             message = plan.build(now)
             with self.lock:
                 self.matcher.sent(plan.stream, match_key(message), plan.seq, now)
             publisher.publish(message)
-        if self._traffic_timer is not None and self._publishers:
+        if self._traffic_timer is not None and self._traffic_publishers:
             now_ns = self.get_clock().now().nanoseconds
-            next_due_s = min(plan.next_due_s for plan, _ in self._publishers)
+            next_due_s = min(plan.next_due_s for plan, _ in self._traffic_publishers)
             wake_timer_at(self._traffic_timer, self._traffic_grid.wake_for(next_due_s, now_ns),
                           now_ns)
 

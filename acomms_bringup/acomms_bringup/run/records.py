@@ -82,6 +82,16 @@ class SentMessage:
 
 
 @dataclasses.dataclass(frozen=True)
+class LocalEventRecord:
+    """A scenario `events:` entry the runner published on its vehicle (not link traffic)."""
+
+    vehicle: str
+    topic: str
+    ros_type: str
+    sent_s: float
+
+
+@dataclasses.dataclass(frozen=True)
 class Delivery:
     topic: str
     source: str
@@ -115,6 +125,7 @@ class RunRecord:
     transmissions: list[Transmission] = dataclasses.field(default_factory=list)
     receptions: list[Reception] = dataclasses.field(default_factory=list)
     sent: list[SentMessage] = dataclasses.field(default_factory=list)
+    local_events: list[LocalEventRecord] = dataclasses.field(default_factory=list)
     deliveries: list[Delivery] = dataclasses.field(default_factory=list)
     overheard: dict[str, int] = dataclasses.field(default_factory=lambda: defaultdict(int))
     unmatched: dict[str, int] = dataclasses.field(default_factory=lambda: defaultdict(int))

@@ -45,6 +45,7 @@ from acomms_bringup.run.records import LOSS_CAUSES, RunRecord
 from acomms_bringup.run.records import OUTCOMES as OUTCOMES
 from acomms_bringup.run.records import Delivery as Delivery
 from acomms_bringup.run.records import Fix as Fix
+from acomms_bringup.run.records import LocalEventRecord as LocalEventRecord
 from acomms_bringup.run.records import Reception as Reception
 from acomms_bringup.run.records import SentMessage as SentMessage
 from acomms_bringup.run.records import Transmission as Transmission
@@ -91,6 +92,9 @@ def summarize(record: RunRecord) -> dict:
         "topics": topics,
         "links": links,
         "bridges": dict(record.bridges),
+        "local_events": [{"vehicle": e.vehicle, "topic": e.topic, "type": e.ros_type,
+                          "at_s": round(e.sent_s - record.start_time_s, 3)}
+                         for e in record.local_events],
     }
 
 
@@ -256,6 +260,7 @@ def format_summary(summary: dict) -> str:
                           ("arrivals matching no sent message", summary["unmatched"])):
         if counts:
             lines.append(f"  {label}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    lines += _local_event_lines(summary.get("local_events") or [])
     lines.append("")
     lines.append("Links (packets; lost = not decoded, by cause)")
     lines.append(f"  {'link':<22} {'sent':>5} {'received':>8} {'partial':>7} {'noise':>6} "
@@ -268,6 +273,15 @@ def format_summary(summary: dict) -> str:
                      f"{row['lost_half_duplex']:>8} {row['in_flight']:>9} {snr:>9}")
     lines += _bridge_lines(summary.get("bridges") or {})
     return "\n".join(lines)
+
+
+def _local_event_lines(events: list[dict]) -> list[str]:
+    if not events:
+        return []
+    lines = ["", "Local events (published on the vehicle's own topic, not sent over the link)",
+             f"  {'at':>8} {'vehicle':<12} {'topic':<32} type"]
+    return lines + [f"  {_seconds(e['at_s']):>8} {e['vehicle']:<12} {e['topic']:<32} {e['type']}"
+                    for e in events]
 
 
 def _flat_items(facts: dict, prefix: str = "") -> list[tuple[str, object]]:
@@ -330,7 +344,9 @@ def message_rows(record: RunRecord) -> list[dict]:
                                         else round(d.received_s - record.start_time_s, 3)),
                          "latency_s": None if d is None else round(d.latency_s, 3),
                          "fate": fates[(m.topic, m.source, m.seq, destination)]})
-    return rows
+    return rows + [{"topic": e.topic, "source": e.vehicle, "destination": e.vehicle, "seq": 1,
+                    "sent_s": round(e.sent_s - record.start_time_s, 3), "fate": "local_event"}
+                   for e in record.local_events]
 
 
 def _write_csv(path: pathlib.Path, rows: list[dict], columns: list[str]) -> None:

@@ -41,6 +41,7 @@ from acomms_bringup.description.scenario import Scenario
 from acomms_bringup.description.stack import NodeGroup, StackDescription, describe_stack
 from acomms_bringup.run import report
 from acomms_bringup.run.compose import start_sim_clock
+from acomms_bringup.run.local_events import plan_events
 from acomms_bringup.run.observers import attach_dispatch_observers, attach_queue_ledgers
 from acomms_bringup.run.progress import Progress
 from acomms_bringup.run.recorder import Recorder
@@ -137,6 +138,7 @@ class Runner:
         stack = describe_stack(scenario)
         try:
             self.plans = plan_traffic(scenario, stack)
+            self.event_plans = plan_events(scenario)
         except TrafficError as exc:
             raise RunError(str(exc)) from None
         stack = dataclasses.replace(stack, groups=tuple(
@@ -175,7 +177,7 @@ class Runner:
         self.executor = MultiThreadedExecutor(num_threads=self.num_threads, context=self.context)
         self.recorder = Recorder(self.scenario, self.plans, self.record,
                                  vehicle_profiles(self.scenario, self.stack),
-                                 context=self.context)
+                                 events=self.event_plans, context=self.context)
         start_sim_clock(self.recorder, self.stack.sim_start_s)  # issue 16: clock.start_time
         self.executor.add_node(self.recorder)
         self.spin_in_background()

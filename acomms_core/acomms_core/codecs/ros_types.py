@@ -29,7 +29,11 @@ from rosidl_parser.definition import (
     NamespacedType,
 )
 
-from acomms_core.ros_acomms_names import interface_alias, unsupported_interface
+from acomms_core.ros_acomms_names import (
+    interface_alias,
+    missing_package_hint,
+    unsupported_interface,
+)
 
 _LOG = logging.getLogger("acomms.ros_types")
 
@@ -86,8 +90,9 @@ def resolve_message_class(type_name) -> type:
     if not _IDENTIFIER.match(name) or kind not in ("msg", "srv"):
         raise UnknownRosType(f"'{type_name}' is not a ROS type name (pkg/Msg or pkg/msg/Msg)")
     if not is_interface_package(pkg):
-        raise UnknownRosType(f"unknown ROS type '{type_name}': '{pkg}' is not an installed ROS "
-                             "interface package")
+        hint = missing_package_hint(type_name)
+        raise UnknownRosType(f"unknown ROS type '{type_name}': " + (hint or (
+            f"'{pkg}' is not an installed ROS interface package")))
     candidates = []
     if kind == "msg":
         candidates.append((f"{pkg}.msg", name, None))

@@ -38,6 +38,7 @@ from acomms_core.mac.tdma_schedule import (
 from acomms_core.modems.profile import FrameBudget, ModemProfile
 from acomms_core.modems.registry import MODEM_PROFILE_PARAMETER, modem_profile
 from acomms_core.ros.parameter_spec import ParameterSpec
+from acomms_core.ros_acomms_params import PARAMS_FILE_PARAMETER
 
 TDMA_PARAMETERS = (
     ParameterSpec("num_slots", 4, "Slots in one TDMA cycle", 1, 10000),
@@ -78,6 +79,7 @@ TDMA_PARAMETERS = (
                   "a deterministic run waits for the answer instead), s",
                   0.1, 600.0),
     MODEM_PROFILE_PARAMETER,
+    PARAMS_FILE_PARAMETER,  # issue 27: a ros_acomms TDMA parameter file, read as given
 ) + MANUAL_TRANSMIT_PARAMETERS
 
 

@@ -26,6 +26,11 @@ from acomms_core.ros.interrupts import quiet_interrupts
 from acomms_core.ros.parameter_spec import ParameterSpec, Validator
 from acomms_core.ros.service_calls import ReliableReplies
 from acomms_core.ros_acomms_names import parameter_renames
+from acomms_core.ros_acomms_params import (
+    PARAMS_FILE_NAME,
+    as_parameter_value,
+    read_params_file,
+)
 
 __all__ = ["ParameterSpec", "Validator", "declare_parameters", "parameter_values", "run_node",
            "is_active", "lifecycle_state_label", "NodeResources", "ManagedNode",
@@ -38,23 +43,51 @@ __all__ = ["ParameterSpec", "Validator", "declare_parameters", "parameter_values
 Apply = Callable[[dict[str, Any], frozenset], None]
 
 
-def _read_ros_acomms_names(node, names: set[str]) -> None:
-    """A ros_acomms parameter name given at start-up (params file, launch) whose counterpart is
-    one of names is read as ours, with a warning (acomms_core.ros_acomms_names); ROS would
-    otherwise ignore the undeclared name silently."""
-    overrides = getattr(node, "_parameter_overrides", None)  # rclpy's start-up values
-    if not isinstance(overrides, dict):
-        return
+def _given_at_start(node, name: str) -> Parameter | None:
+    """The start-up value (params file, launch, parameter_overrides) of a name the node does
+    not declare, read through rclpy's public API: declared for a moment, then undeclared."""
+    from rcl_interfaces.msg import ParameterDescriptor
+
+    param = node.declare_parameter(name, None, ParameterDescriptor(dynamic_typing=True))
+    node.undeclare_parameter(name)
+    return None if param.type_ == Parameter.Type.NOT_SET else param
+
+
+def _read_ros_acomms_names(node, specs: dict[str, ParameterSpec]) -> dict[str, Any]:
+    """{our name: value} for ros_acomms parameter names given at start-up whose counterpart is
+    one of names, each with a warning (acomms_core.ros_acomms_names); ROS would otherwise ignore
+    the undeclared name silently. The value is declared as the default: ours, if given, wins."""
+    values = {}
     for old, new in parameter_renames().items():
-        if old not in overrides or new not in names or old in names:
+        if new not in specs or old in specs:
             continue
-        if new in overrides:
+        given = _given_at_start(node, old)
+        if given is None:
+            continue
+        if _given_at_start(node, new) is not None:
             node.get_logger().warning(f"parameter '{old}' (ros_acomms) ignored: '{new}' is "
                                       "given too")
             continue
-        overrides[new] = Parameter(new, value=overrides[old].value)
+        values[new] = as_parameter_value(specs[new], given.value)
         node.get_logger().warning(f"parameter '{old}' is the ros_acomms name; read as '{new}' "
                                   f"(use '{new}')")
+    return values
+
+
+def _params_file_values(node, specs: tuple[ParameterSpec, ...]) -> tuple[dict, dict]:
+    """({ros_acomms_params_file: path}, the file's values) when specs have that parameter
+    (acomms_core.ros_acomms_params); its notes are logged. ValueError: the file's problem."""
+    spec = next((s for s in specs if s.name == PARAMS_FILE_NAME), None)
+    if spec is None:
+        return {}, {}
+    path = node.declare_parameter(spec.name, spec.default, spec.descriptor()).value
+    if not path:
+        return {spec.name: path}, {}
+    file_values, notes = read_params_file(path, specs)
+    for note in notes:
+        node.get_logger().warning(note)
+    node.get_logger().info(f"{PARAMS_FILE_NAME} {path}: read {', '.join(sorted(file_values))}")
+    return {spec.name: path}, file_values
 
 
 def declare_parameters(node, specs: Iterable[ParameterSpec], validator: Validator | None = None,
@@ -69,10 +102,14 @@ def declare_parameters(node, specs: Iterable[ParameterSpec], validator: Validato
     specs = tuple(specs)
     names = {spec.name for spec in specs}
     _record_specs(node, specs)
-    _read_ros_acomms_names(node, names)
-    values = {}
+    values, file_values = _params_file_values(node, specs)
+    file_values.update(_read_ros_acomms_names(node, {spec.name: spec for spec in specs}))
     for spec in specs:
-        if spec.parameter_type is not None and spec.default is None:
+        if spec.name in values:
+            continue
+        if spec.name in file_values:  # ros_acomms names and files: given values win
+            param = node.declare_parameter(spec.name, file_values[spec.name], spec.descriptor())
+        elif spec.parameter_type is not None and spec.default is None:
             param = node.declare_parameter(
                 spec.name, Parameter.Type[spec.type_name.upper()], spec.descriptor())
         else:

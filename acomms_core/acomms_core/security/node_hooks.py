@@ -59,6 +59,7 @@ def bind_receivers(codec_config, receiver_name: str, state_dir: str, clock=None)
         return 0
     for codec in codecs:
         codec.clock = clock or codec.clock
+        codec.load_keys()  # the key file is read here (configure), not when parsing
     directory = state_dir_or_default(state_dir)
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", receiver_name.strip("/").replace("/", "."))
     try:

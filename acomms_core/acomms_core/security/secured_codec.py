@@ -75,20 +75,21 @@ def parse_security(value, base_directory: str) -> SecuritySettings:
 
 def secure_packet_codec(inner, value, miniframe_header: bytes, dataframe_header: bytes,
                         base_directory: str) -> SecuredPacketCodec:
-    """The wrapper for a codec YAML `security` entry (key file read and checked now)."""
-    settings = parse_security(value, base_directory)
-    return SecuredPacketCodec(inner, settings, load_key_file(settings.key_file),
+    """The wrapper for a codec YAML `security` entry. Pure: the key file is read by
+    `load_keys` (the queue and dispatch nodes' configure, through bind_senders/bind_receivers),
+    so planning a run from the codec config opens no key or state file."""
+    return SecuredPacketCodec(inner, parse_security(value, base_directory), None,
                               miniframe_header, dataframe_header)
 
 
 class SecuredPacketCodec:
     """A `PacketCodec` that seals what `inner` packs and opens what it decodes."""
 
-    def __init__(self, inner, settings: SecuritySettings, keyring: KeyRing,
+    def __init__(self, inner, settings: SecuritySettings, keyring: KeyRing | None,
                  miniframe_header: bytes = b"", dataframe_header: bytes = b"", clock=time.time):
         self.inner = inner
         self.settings = settings
-        self.keyring = keyring
+        self._keyring = keyring  # None: read from settings.key_file by load_keys()
         self.name = inner.name
         self.message_ids = inner.message_ids
         self.miniframe_header = bytes(miniframe_header)
@@ -102,6 +103,16 @@ class SecuredPacketCodec:
         self._counter: SenderCounter | None = None
 
     # -- binding (nodes) --------------------------------------------------------------------------
+    def load_keys(self) -> KeyRing:
+        """The key file, read and checked on first use; SecurityConfigError with the reason."""
+        if self._keyring is None:
+            self._keyring = load_key_file(self.settings.key_file)
+        return self._keyring
+
+    @property
+    def keyring(self) -> KeyRing:
+        return self.load_keys()
+
     def bind_sender(self, src: int, state_dir: str) -> None:
         """Seal as `src`, counters persisted in state_dir; SecurityConfigError if impossible."""
         if not isinstance(src, int) or not 0 <= src <= 255:

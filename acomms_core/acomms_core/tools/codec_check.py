@@ -88,7 +88,16 @@ def rate_rows(packet_codec, message_cost_bits: int, profile, name: str = "") -> 
 
 def check(path: str, profile_name: str, custom_paths=()) -> dict:
     """The report as plain data (what --json prints); CodecConfigError for a bad config."""
+    from acomms_core.codecs import CodecConfigError
+    from acomms_core.security import SecurityConfigError
+    from acomms_core.security.node_hooks import secured_codecs
+
     config = load_codec_config(path, custom_paths)
+    try:  # parsing reads no key file (the nodes read it at configure): a check does it here
+        for secured in secured_codecs(config):
+            secured.load_keys()
+    except SecurityConfigError as exc:
+        raise CodecConfigError(f"{path}: security: {exc}") from None
     profile = modem_profile(profile_name)
     codecs = []
     for packet in config.packet_codecs:
