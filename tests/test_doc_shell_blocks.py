@@ -42,7 +42,8 @@ RUN_BY_CI = {"scripts/test.sh"}
 @dataclasses.dataclass(frozen=True)
 class Run:
     """Documented command lines run in order in one shell (as a user types them); `extra` is
-    appended to the last (a shortening flag); `expect` must match the output."""
+    appended to the last (a shortening flag; `{tmp}`: the test's own directory); `expect` must
+    match the output."""
     commands: tuple[str, ...]
     expect: str
     extra: str = ""
@@ -69,6 +70,25 @@ RUNS = {
     "test-journeys": Run(("scripts/test.sh tests/journeys",),
                          r"(?m)^tests/journeys/test_journey_\w+\.py::", " -- --collect-only -q",
                          COLLECT),
+    # Benchmarks print tables, not verdicts: each runs as documented, shortened, and must print
+    # the table the docs describe.
+    "bench-codec-size": Run(("python bench/codec_size.py",),
+                            r"(?m)^message +CDR B +default bits"),
+    "bench-queue-ingest": Run(("python bench/queue_ingest.py",), r"msgs?/s",
+                              " --per-topic 20 --repeat 1"),
+    "bench-next-packet": Run(("python bench/get_next_packet_latency.py",),
+                             r"(?m)^get_next_packet_data +calls +p50 ms +p99 ms", " --calls 20"),
+    "bench-fragmentation": Run(("python bench/fragmentation_efficiency.py",), r"ratio",
+                               " --seeds 1 --cycles 20 --sizes 10000 --layouts halves"
+                               " --png {tmp}/fragmentation.png"),
+    "bench-tdma": Run(("source env.sh && python bench/tdma_utilization.py",),
+                      r"TDMA channel utilization, saturated queues", " --cycles 1"),
+    "bench-mac": Run(("python bench/mac_comparison.py --duration 3600",), r"tdma",
+                     " --duration 120 --loads 0.5 --macs tdma --domain $ROS_DOMAIN_ID"
+                     " --png {tmp}/mac_comparison.png"),
+    "bench-sim-speed": Run(("source env.sh && python bench/sim_speed.py",),
+                           r"10 modems, .* lockstep ticks", " --spreading-hours 0.05"
+                           " --bellhop-minutes 0"),
 }
 
 
@@ -210,7 +230,7 @@ def test_launch_runner_waits_for_every_manager_then_interrupts(tmp_path):
         "trap 'echo stopped; exit 0' INT\n"
         "echo '[INFO] [lifecycle_manager-1]: process started with pid [1]'\n"
         "echo '[INFO] [lifecycle_manager-2]: process started with pid [2]'\n"
-        "echo '[lifecycle_manager-1] [INFO] [1.0] [auv.lifecycle_manager]: startup: 4 nodes active'\n"
+        "echo '[lifecycle_manager-1] [INFO] [1.0] [auv.m]: startup: 4 nodes active'\n"
         "sleep 1; echo '[lifecycle_manager-2] [INFO] [2.0] [x]: startup: 4 nodes active'\n"
         "while true; do sleep 0.1; done\n")
     assert doc_blocks.run_launch(f"bash {fake}", tmp_path, tmp_path / "ok.log") == []
@@ -224,11 +244,12 @@ def test_launch_runner_waits_for_every_manager_then_interrupts(tmp_path):
 @pytest.mark.parametrize("name", sorted(RUNS))
 def test_documented_command_runs_as_the_docs_say(name, tmp_path):
     run = RUNS[name]
-    script = "\n".join(run.commands[:-1] + (run.commands[-1] + run.extra,))
+    last = run.commands[-1] + run.extra.format(tmp=tmp_path)
+    script = "\n".join((*run.commands[:-1], last))
     env = dict(run.env)
     result = shell(f"set -e\n{script}", timeout_s=run.timeout_s, env=env)
     output = result.stdout + result.stderr
     assert result.returncode == 0, f"{script!r} exited {result.returncode}\n{output[-3000:]}"
-    assert re.search(run.expect, output), f"{script!r}: no match for {run.expect!r}\n{output[-3000:]}"
+    assert re.search(run.expect, output), f"{script!r}: no {run.expect!r}\n{output[-3000:]}"
     for command in run.commands:
         assert any(command in block.text for block in doc_blocks.shell_blocks()), command
