@@ -74,20 +74,24 @@ RUNS = {
     # the table the docs describe.
     "bench-codec-size": Run(("python bench/codec_size.py",),
                             r"(?m)^message +CDR B +default bits"),
-    "bench-queue-ingest": Run(("python bench/queue_ingest.py",), r"msgs?/s",
+    "bench-queue-ingest": Run(("python bench/queue_ingest.py",),
+                              r"(?m)^median queue/bare rate ratio: [\d.]+",
                               " --per-topic 20 --repeat 1"),
     "bench-next-packet": Run(("python bench/get_next_packet_latency.py",),
                              r"(?m)^get_next_packet_data +calls +p50 ms +p99 ms", " --calls 20"),
-    "bench-fragmentation": Run(("python bench/fragmentation_efficiency.py",), r"ratio",
+    "bench-fragmentation": Run(("python bench/fragmentation_efficiency.py",),
+                               r"(?m)^ +halves +20 +10000 .* 100%",
                                " --seeds 1 --cycles 20 --sizes 10000 --layouts halves"
                                " --png {tmp}/fragmentation.png"),
     "bench-tdma": Run(("source env.sh && python bench/tdma_utilization.py",),
-                      r"TDMA channel utilization, saturated queues", " --cycles 1"),
-    "bench-mac": Run(("python bench/mac_comparison.py --duration 3600",), r"tdma",
-                     " --duration 120 --loads 0.5 --macs tdma --domain $ROS_DOMAIN_ID"
+                      r"TDMA channel utilization, saturated queues",
+                      " --cycles 1 --queue synthetic"),
+    "bench-mac": Run(("python bench/mac_comparison.py --duration 3600",),
+                     r"(?m)^ +tdma +0\.5 +[\d.]+ +[\d.]+",
+                     " --duration 60 --loads 0.5 --macs tdma --domain $ROS_DOMAIN_ID"
                      " --png {tmp}/mac_comparison.png"),
     "bench-sim-speed": Run(("source env.sh && python bench/sim_speed.py",),
-                           r"10 modems, .* lockstep ticks", " --spreading-hours 0.05"
+                           r"10 modems, .* lockstep ticks", " --spreading-hours 0.02"
                            " --bellhop-minutes 0"),
 }
 
