@@ -17,8 +17,9 @@ not run anywhere). The README's own ROS-install blocks (between `<!-- ros-instal
 `run ros-install` runs the other marked blocks from a scratch directory holding a copy of
 acomms_bringup/config/ and the example files the docs name (FIXTURES), after the README's
 per-shell set-up (readme_ros_install.sh needs-ros-install does that). A `ros2 launch` line runs
-until every lifecycle manager it started logs `startup: N nodes active`, then gets SIGINT and must
-exit 0 with no error logged; any other line must exit 0. Exit status 0 when every block passed.
+(with `sigterm_timeout:=20` appended) until every lifecycle manager it started logs `startup: N
+nodes active`, then gets SIGINT and must exit 0 with no error logged; any other line must exit 0.
+Exit status 0 when every block passed.
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ README_BLOCKS = ("ros-install", "ros-launch")
 # Example files the marked blocks name, made in the scratch directory: {name: copy of}.
 FIXTURES = {"my_vehicle.yaml": "vehicle_params.yaml", "my_network.yaml": "demo.yaml"}
 LAUNCH_TIMEOUT_S = 180.0
+# Appended to each `ros2 launch` line, as scripts/launch_check.py does: stopping a network's
+# processes at once on 2 busy cores can take longer than launch's default 5 s before SIGTERM.
+LAUNCH_SIGTERM_TIMEOUT = " sigterm_timeout:=20"
 STOP_TIMEOUT_S = 60.0
 BAD_OUTPUT = ("[ERROR]", "Traceback", "process has died", "startup failed")
 
@@ -205,13 +209,17 @@ def _interrupt(process: subprocess.Popen) -> int:
     return process.returncode
 
 
-def run_block(block: Block, workdir: pathlib.Path) -> list[str]:
+def run_block(block: Block, workdir: pathlib.Path, done: set[str]) -> list[str]:
+    """Run each command of `block` not in `done` (the same line on two pages runs once)."""
     problems = []
     for number, command in enumerate(block.commands):
+        if command in done:
+            continue
+        done.add(command)
         log = workdir / f"{block.page.replace('/', '_')}_{block.line}_{number}.log"
         print(f"doc_blocks: {block.where}: {command}", flush=True)
         if command.startswith("ros2 launch "):
-            found = run_launch(command, workdir, log)
+            found = run_launch(command + LAUNCH_SIGTERM_TIMEOUT, workdir, log)
         else:
             result = subprocess.run(["bash", "-c", command], cwd=workdir, capture_output=True,
                                     text=True, timeout=LAUNCH_TIMEOUT_S)
@@ -232,7 +240,8 @@ def main(argv: list[str]) -> int:
         return 0
     if argv[:2] == ["run", "ros-install"]:
         workdir = scratch_directory()
-        problems = [p for block in ros_install_blocks() for p in run_block(block, workdir)]
+        done: set[str] = set()
+        problems = [p for block in ros_install_blocks() for p in run_block(block, workdir, done)]
         for problem in problems:
             print(f"doc_blocks: {problem}", file=sys.stderr)
         return 1 if problems else 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import importlib.util
+import os
 import pathlib
 import re
 import sys
@@ -257,3 +258,24 @@ def test_documented_command_runs_as_the_docs_say(name, tmp_path):
     assert re.search(run.expect, output), f"{script!r}: no {run.expect!r}\n{output[-3000:]}"
     for command in run.commands:
         assert any(command in block.text for block in doc_blocks.shell_blocks()), command
+
+
+def test_run_ros_install_with_a_stand_in_ros2(tmp_path, monkeypatch, capsys):
+    """`doc_blocks.py run ros-install` end to end with a stand-in `ros2` on PATH: every marked
+    block's launch lines run from the scratch directory, whose example files exist."""
+    fake = tmp_path / "ros2"
+    fake.write_text(
+        "#!/usr/bin/env bash\n"
+        "for a in \"$@\"; do case $a in *:=*.yaml) f=${a#*:=}\n"
+        "  [[ $f == package://* || -e $f ]] || { echo \"[ERROR] no $f\"; exit 1; } ;; esac; done\n"
+        "[[ \" $* \" == *' sigterm_timeout:=20 '* ]] || exit 4\n"
+        "trap 'exit 0' INT\n"
+        "echo '[INFO] [lifecycle_manager-1]: process started with pid [1]'\n"
+        "echo '[lifecycle_manager-1] [INFO] [1.0] [m]: startup: 5 nodes active'\n"
+        "while true; do sleep 0.1; done\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    assert doc_blocks.main(["run", "ros-install"]) == 0, capsys.readouterr()
+    ran = [line for line in capsys.readouterr().out.splitlines() if ": ros2 launch " in line]
+    expected = {c for b in doc_blocks.ros_install_blocks() for c in b.commands}
+    assert len(ran) == len(expected) >= 3, ran   # each distinct line once
