@@ -244,6 +244,8 @@ def main(argv: list[str]) -> int:
         problems = [p for block in ros_install_blocks() for p in run_block(block, workdir, done)]
         for problem in problems:
             print(f"doc_blocks: {problem}", file=sys.stderr)
+        if not problems:
+            shutil.rmtree(workdir, ignore_errors=True)   # kept with its logs when one failed
         return 1 if problems else 0
     print("usage: doc_blocks.py list | run ros-install", file=sys.stderr)
     return 2
