@@ -83,7 +83,8 @@ def _served(emulator: Background) -> list[tuple[int, str, int]]:
 
 
 def test_single_emulator_on_a_tcp_port_answers_and_has_no_peers(tmp_path):
-    command = documented("micromodem_emulator --src 2 --tcp-port") + f" {free_port()}"
+    command = documented("micromodem_emulator --src 2 --tcp-port 4002 &").rstrip(" &").replace(
+        "4002", str(free_port()))
     with Background(command, log_path=tmp_path / "emulator.log") as emulator:
         assert emulator.wait_for_output("micromodem_emulator: SRC 2 on tcp", 20.0)
         (_, host, port), = _served(emulator)
@@ -100,7 +101,8 @@ def test_single_emulator_on_a_tcp_port_answers_and_has_no_peers(tmp_path):
 
 def test_single_emulator_on_a_pty_with_a_stable_link(tmp_path):
     link = tmp_path / "modem1"
-    command = documented("micromodem_emulator --src 1 --link") + f" {link}"
+    command = documented("micromodem_emulator --src 1 --link /tmp/modem1 &").rstrip(
+        " &").replace("/tmp/modem1", str(link))
     with Background(command, log_path=tmp_path / "emulator.log") as emulator:
         assert emulator.wait_for_output(f"(link {link})", 20.0)
         fd = os.open(link, os.O_RDWR | os.O_NOCTTY)
