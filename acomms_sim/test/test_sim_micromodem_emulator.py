@@ -130,3 +130,45 @@ def test_main_rejects_bad_arguments(capsys):
     with pytest.raises(SystemExit):
         main(["--config", "novalue"])
     assert "--src must be 0-255" in capsys.readouterr().err
+
+
+def _never_reading_client(port: int, seconds: float = 1.0) -> socket.socket:
+    """A client that floods config queries (long answers) and never reads them."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", port))
+    sock.setblocking(False)
+    query = nmea.format_sentence("CCCFQ", ["ALL"]).encode()
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            sock.send(query)
+        except BlockingIOError:
+            time.sleep(0.01)
+    return sock
+
+
+def _query_src(port: int, timeout: float = 3.0) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=2) as sock:
+        sock.sendall(nmea.format_sentence("CCCFQ", ["SRC"]).encode())
+        return _read_until(sock, b"CACFG,SRC", timeout)
+
+
+def test_a_client_that_never_reads_does_not_stall_the_modem():
+    """Issue 28: a client that never reads blocked the server thread in sendall; the next
+    client got no reply. By default (replace) the new client takes over at once."""
+    model = MicromodemModel(9)
+    logs = []
+    server = TcpServer(model, on_log=logs.append)
+    server.start()
+    try:
+        slow = _never_reading_client(server.port)
+        start = time.monotonic()
+        assert b"$CACFG,SRC,9*" in _query_src(server.port)
+        assert time.monotonic() - start < 3.0
+        assert server.counters["clients_replaced"] == 1
+        assert any("replaces" in line for line in logs), logs
+        slow.close()
+    finally:
+        server.close()
+        model.close()

@@ -5,8 +5,9 @@ Configure reads `config_file` (the YAML `manager_config` describes; a bad file f
 transition with the reason); activate opens the manager's TCP port and the emulated modems' ports
 (`manager_port` overrides the file's port; 0: any free port, see `manager.port`); deactivate
 closes them. Publishes `netsim_receive_stats` (acomms_interfaces/NetsimReceiveStats, one per
-ReceiveStats push) and /diagnostics (every counter, the last status per modem port, each
-modem's port).
+ReceiveStats push) and /diagnostics (every counter, including the TCP servers' refused and
+dropped clients, the last status per modem port, each modem's port). The TCP limits (idle and
+write timeouts, wall clock) come from the file's `manager:` mapping.
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ class NetsimManagerNode(ManagedNode):
         manager = self.manager
         if manager is None:
             return
-        values = dict(manager.counters)
+        values = {**manager.counters, **manager.modem_counters()}
         values.update({f"modem_src_{src}_port": port
                        for src, port in manager.modem_ports.items()})
         values.update({f"last_status_port_{port}": STATUS_NAMES.get(status, status)
