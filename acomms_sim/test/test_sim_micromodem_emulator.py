@@ -132,19 +132,24 @@ def test_main_rejects_bad_arguments(capsys):
     assert "--src must be 0-255" in capsys.readouterr().err
 
 
-def _never_reading_client(port: int, seconds: float = 1.0) -> socket.socket:
-    """A client that floods config queries (long answers) and never reads them."""
+def _never_reading_client(port: int, query_bytes: int = 300_000) -> socket.socket:
+    """A client that sends config queries whose answers (30 times their size) exceed every
+    socket buffer and never reads them. It stops when all are sent, when the server takes
+    none for 3 s (the server is stuck) or when the server drops it."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     sock.connect(("127.0.0.1", port))
     sock.setblocking(False)
-    query = nmea.format_sentence("CCCFQ", ["ALL"]).encode()
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
+    queries = nmea.format_sentence("CCCFQ", ["ALL"]).encode() * 100
+    sent, last_sent = 0, time.monotonic()
+    while sent < query_bytes and time.monotonic() - last_sent < 3.0:
         try:
-            sock.send(query)
+            sent += sock.send(queries)
+            last_sent = time.monotonic()
         except BlockingIOError:
             time.sleep(0.01)
+        except OSError:  # dropped by the server
+            break
     return sock
 
 
