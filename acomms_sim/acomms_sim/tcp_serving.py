@@ -325,8 +325,8 @@ class TcpLineServer:
             self._selector.unregister(client.sock)
         except (KeyError, ValueError):
             pass
+        self.counters[reason] += 1  # before the close a peer may see
         client.sock.close()
-        self.counters[reason] += 1
         if reason not in ("disconnections", "clients_replaced"):
             self.on_log(f"{client!r} dropped ({reason.removeprefix('clients_')}; "
                         f"{len(client.output)} bytes unsent)")

@@ -28,6 +28,8 @@ from acomms_interfaces.msg import NetsimReceiveStats
 from acomms_sim.netsim.manager import STATUS_NAMES, NetsimManager
 from acomms_sim.netsim.manager_config import load_config
 
+DROPPED = ("clients_refused", "clients_dropped_idle", "clients_dropped_slow",
+           "clients_dropped_full")  # counter names (manager and modem ports) in the summary
 PARAMETERS = [
     ParameterSpec("config_file", "", "manager YAML (sim_env_pair, env_bounds, channel; see "
                   "acomms_sim/config/netsim_manager.yaml); read at configure"),
@@ -104,7 +106,9 @@ class NetsimManagerNode(ManagedNode):
                                                    "line_too_long", "internal_errors"))
         self._diagnostics_pub.publish(counters_diagnostics(
             f"{self.get_fully_qualified_name()}: netsim manager",
-            f"port {manager.port}; {manager.counters['requests']} requests, {errors} bad lines",
+            f"port {manager.port}; {manager.counters['requests']} requests, {errors} bad lines, "
+            f"{sum(v for k, v in values.items() if k.endswith(DROPPED))} clients refused or "
+            "dropped",
             values, seconds_to_time_msg(now_s(self)),
             DiagnosticStatus.WARN if errors else DiagnosticStatus.OK))
 
