@@ -212,7 +212,9 @@ class TcpLineServer:
             self._update_interest()
             for key, events in self._selector.select(timeout=0.1):
                 if key.fileobj is self._listener:
-                    self._accept()
+                    for _ in range(64):  # a burst of connections in one pass
+                        if not self._accept():
+                            break
                 elif key.fileobj is self._wake_read:
                     self._drain_wake()
                 else:
@@ -277,16 +279,17 @@ class TcpLineServer:
                 elif limits.idle_timeout_s and now - client.last_line > limits.idle_timeout_s:
                     self._drop(client, "clients_dropped_idle")
 
-    def _accept(self) -> None:
+    def _accept(self) -> bool:
+        """Accept one pending connection; False if there was none."""
         try:
             sock, peer = self._listener.accept()
         except (BlockingIOError, InterruptedError):
-            return
+            return False
         except OSError as exc:  # e.g. out of file descriptors: count, do not spin
             self.counters["accept_errors"] += 1
             self.on_log(f"accept failed: {exc}")
             time.sleep(0.05)
-            return
+            return False
         client = Client(sock, peer[0], self.limits.max_line_bytes, time.monotonic())
         with self._lock:
             if self.on_new_client == "refuse" and self.clients:
@@ -294,7 +297,7 @@ class TcpLineServer:
                 self.on_log(f"{client!r} refused: {next(iter(self.clients.values()))!r} is "
                             "connected (on_new_client refuse)")
                 sock.close()
-                return
+                return True
             if self.on_new_client == "replace":
                 for old in list(self.clients.values()):
                     self.on_log(f"{client!r} replaces {old!r} (on_new_client replace)")
@@ -303,6 +306,7 @@ class TcpLineServer:
                 oldest = min(self.clients.values(), key=lambda item: item.last_line)
                 self._drop(oldest, "clients_dropped_full")
             self._admit(client)
+        return True
 
     def _admit(self, client: Client) -> None:
         sock = client.sock
