@@ -190,6 +190,14 @@ def test_bad_configuration_is_refused_with_the_key():
     spec["env_bounds"][0]["lat_min"] = 50.0
     with pytest.raises(ValueError, match=r"env_bounds\[0\]: a minimum exceeds its maximum"):
         parse_config(spec)
+    for manager, message in (({"idle": 1}, r"manager: unknown keys \['idle'\]"),
+                             ({"idle_timeout_s": -1}, "manager: idle_timeout_s -1.0 outside"),
+                             ({"max_clients": 0}, "manager: max_clients 0 outside"),
+                             ({"modem_on_new_client": "steal"}, "modem_on_new_client 'steal'")):
+        spec = _spec()
+        spec["manager"].update(manager)
+        with pytest.raises(ValueError, match=message):
+            parse_config(spec)
 
 
 def _tdp(dest: int, data: bytes) -> bytes:

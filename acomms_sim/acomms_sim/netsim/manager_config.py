@@ -6,7 +6,8 @@ simulated channel (the `channel:` mapping of micromodem_emulator's network file)
 
     manager: {host: 127.0.0.1, port: 61999}   # and the TCP limits below (defaults shown):
       # max_clients: 64            # when full, a new client drops the client idle longest
-      # idle_timeout_s: 300.0      # wall clock; no complete line for this long: dropped (0: never)
+      # idle_timeout_s: 3700.0     # wall clock; no line for this long: dropped (0: never; above
+      #                            # netsim_client_node's longest report_period_s, 3600)
       # write_timeout_s: 10.0      # wall clock; output not taken for this long: dropped
       # modem_on_new_client: replace   # modem ports: replace | refuse | share (tcp_serving)
     airtime_scale: 1.0            # < 1 shortens on-air times (fast tests)
@@ -80,7 +81,7 @@ class ManagerConfig:
     port: int = DEFAULT_MANAGER_PORT
     airtime_scale: float = 1.0
     max_clients: int = 64
-    idle_timeout_s: float = 300.0
+    idle_timeout_s: float = 3700.0
     write_timeout_s: float = 10.0
     modem_on_new_client: str = "replace"
 
