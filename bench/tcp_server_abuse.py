@@ -50,22 +50,19 @@ def rss_mb(pid: int) -> float:
 class Target:
     """A server process, its port and what a proper request / its answer look like."""
 
-    def __init__(self, name: str, command: list[str], port_word: str):
+    def __init__(self, name: str, command: list[str], port_word: str, ready_word: str):
         self.name = name
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-        self.banner = []
-        self.port = None
+        self.port = self.modem_port = None
         end = time.monotonic() + 30.0
-        while self.port is None and time.monotonic() < end:
+        line = ""
+        while ready_word not in line and time.monotonic() < end:
             line = self.process.stdout.readline()
             if not line:
                 raise RuntimeError(f"{name}: exited before listening")
-            self.banner.append(line.strip())
             if port_word in line:
                 self.port = int(line.rsplit(":", 1)[1].split()[0])
-        self.modem_port = None
-        for line in self.banner:
-            if "modem SRC" in line:
+            if "modem SRC" in line:  # netsim_manager: the modem a NavUpdate moves
                 self.modem_port = int(line.rsplit(" ", 1)[1])
 
     def request(self) -> tuple[bytes, bytes]:
@@ -95,8 +92,8 @@ def abuse(target: Target, kind: str, rng: random.Random) -> socket.socket | None
             junk = rng.randbytes(rng.randrange(1, 100_000))
             sock.send(junk if rng.random() < 0.5 else junk.replace(b"\n", b""))
         elif kind == "never_read":
-            sock.send(target.request()[0] * 200 if target.modem_port
-                      else nmea.format_sentence("CCCFQ", ["ALL"]).encode() * 50)
+            sock.send(target.request()[0] * 2000 if target.modem_port
+                      else nmea.format_sentence("CCCFQ", ["ALL"]).encode() * 500)
     except (BlockingIOError, ConnectionError):
         pass
     except OSError as exc:
@@ -176,12 +173,13 @@ def main() -> None:
         with open(config, "w") as stream:
             yaml.safe_dump(MANAGER_CONFIG, stream)
         emulator = ["micromodem_emulator", "--src", "1", "--tcp-port", "0"]
-        for name, command, word in (
-                ("netsim_manager", ["netsim_manager", "--config", config], "listening on"),
-                ("micromodem_emulator (replace)", emulator, "on tcp"),
+        for name, command, words in (
+                ("netsim_manager", ["netsim_manager", "--config", config],
+                 ("listening on", "modem SRC 1")),
+                ("micromodem_emulator (replace)", emulator, ("on tcp", "on tcp")),
                 ("micromodem_emulator (share)", emulator + ["--on-new-client", "share"],
-                 "on tcp")):
-            run(Target(name, command, word), options.clients, options.seed)
+                 ("on tcp", "on tcp"))):
+            run(Target(name, command, *words), options.clients, options.seed)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,8 @@ only loses its own connection. All times here are wall-clock I/O timeouts (`time
 `on_new_client` decides what a new connection does to the clients already connected:
 `share` (all served, each its own lines; output broadcast to all), `replace` (the new client
 replaces the others, logged) or `refuse` (the new client is closed while one is connected,
-logged). Every drop and refusal is counted in `counters` (COUNTER_NAMES) and logged.
+logged). Every drop and refusal is counted in `counters` (COUNTER_NAMES) and logged (at most
+a few lines per kind and 10 s: `LimitedLog`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ COUNTER_NAMES = ("connections", "disconnections", "clients_refused", "clients_re
                  "clients_dropped_idle", "clients_dropped_slow", "clients_dropped_full",
                  "line_too_long", "accept_errors")
 MAX_LINE_BYTES = 65536
+RECEIVE_CHUNK = 4096  # per client and turn: a flooding client delays the others by one chunk
 
 
 class LineSplitter:
@@ -65,6 +67,28 @@ class LineSplitter:
             self._discarding = True
             self._buffer.clear()
         return lines
+
+
+class LimitedLog:
+    """A log callback that passes at most `burst` lines per kind per `window_s` (wall clock)
+    and then one line saying the rest are only counted: abuse cannot flood the log."""
+
+    def __init__(self, on_log: Callable[[str], None], burst: int = 5, window_s: float = 10.0):
+        self.on_log, self.burst, self.window_s = on_log, burst, window_s
+        self._windows: dict[str, tuple[float, int]] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, kind: str, text: str) -> None:
+        now = time.monotonic()
+        with self._lock:
+            start, count = self._windows.get(kind, (now, 0))
+            if now - start > self.window_s:
+                start, count = now, 0
+            self._windows[kind] = (start, count + 1)
+        if count < self.burst:
+            self.on_log(text)
+        elif count == self.burst:
+            self.on_log(f"more {kind} within {self.window_s:g} s are only counted")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,7 +146,7 @@ class TcpLineServer:
         self.limits = (limits or ServingLimits()).validate()
         self.on_line = on_line
         self.on_new_client = on_new_client
-        self.on_log = on_log or (lambda text: None)
+        self.on_log = LimitedLog(on_log or (lambda text: None))  # (kind, text)
         self.counters = counters if counters is not None else collections.Counter()
         self.name = name
         self.clients: dict[socket.socket, Client] = {}
@@ -131,7 +155,7 @@ class TcpLineServer:
         self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             self._listener.bind((host, port))
-            self._listener.listen(64)
+            self._listener.listen(128)
         except OSError:
             self._listener.close()
             raise
@@ -248,7 +272,7 @@ class TcpLineServer:
 
     def _receive(self, client: Client) -> None:
         try:
-            data = client.sock.recv(65536)
+            data = client.sock.recv(RECEIVE_CHUNK)
         except (BlockingIOError, InterruptedError):
             return
         except OSError:
@@ -261,8 +285,8 @@ class TcpLineServer:
         lines = client.splitter.feed(data)
         if client.splitter.too_long > too_long:
             self.counters["line_too_long"] += client.splitter.too_long - too_long
-            self.on_log(f"{client.address}: line over {self.limits.max_line_bytes} bytes "
-                        "dropped")
+            self.on_log("line_too_long", f"{client.address}: line over "
+                        f"{self.limits.max_line_bytes} bytes dropped")
         if lines:
             client.last_line = time.monotonic()
         for line in lines:
@@ -287,20 +311,22 @@ class TcpLineServer:
             return False
         except OSError as exc:  # e.g. out of file descriptors: count, do not spin
             self.counters["accept_errors"] += 1
-            self.on_log(f"accept failed: {exc}")
+            self.on_log("accept_errors", f"accept failed: {exc}")
             time.sleep(0.05)
             return False
         client = Client(sock, peer[0], self.limits.max_line_bytes, time.monotonic())
         with self._lock:
             if self.on_new_client == "refuse" and self.clients:
                 self.counters["clients_refused"] += 1
-                self.on_log(f"{client!r} refused: {next(iter(self.clients.values()))!r} is "
-                            "connected (on_new_client refuse)")
+                current = next(iter(self.clients.values()))
+                self.on_log("clients_refused", f"{client!r} refused: {current!r} is connected "
+                            "(on_new_client refuse)")
                 sock.close()
                 return True
             if self.on_new_client == "replace":
                 for old in list(self.clients.values()):
-                    self.on_log(f"{client!r} replaces {old!r} (on_new_client replace)")
+                    self.on_log("clients_replaced",
+                                f"{client!r} replaces {old!r} (on_new_client replace)")
                     self._drop(old, "clients_replaced")
             elif len(self.clients) >= self.limits.max_clients:
                 oldest = min(self.clients.values(), key=lambda item: item.last_line)
@@ -332,5 +358,5 @@ class TcpLineServer:
         self.counters[reason] += 1  # before the close a peer may see
         client.sock.close()
         if reason not in ("disconnections", "clients_replaced"):
-            self.on_log(f"{client!r} dropped ({reason.removeprefix('clients_')}; "
+            self.on_log(reason, f"{client!r} dropped ({reason.removeprefix('clients_')}; "
                         f"{len(client.output)} bytes unsent)")

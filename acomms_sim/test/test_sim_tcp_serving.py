@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from acomms_sim.tcp_serving import ServingLimits, TcpLineServer
+from acomms_sim.tcp_serving import LimitedLog, ServingLimits, TcpLineServer
 
 WAIT_S = 5.0
 BLOB = b"x" * 4000 + b"\n"
@@ -175,3 +175,13 @@ def test_bad_limits_are_refused(limits, message):
         limits.validate()
     with pytest.raises(ValueError, match="on_new_client"):
         TcpLineServer(lambda client, line: None, on_new_client="steal")
+
+
+def test_log_lines_per_kind_are_limited():
+    lines = []
+    log = LimitedLog(lines.append, burst=3, window_s=60.0)
+    for index in range(20):
+        log("clients_dropped_full", f"drop {index}")
+    log("line_too_long", "long")
+    assert lines == ["drop 0", "drop 1", "drop 2",
+                     "more clients_dropped_full within 60 s are only counted", "long"]

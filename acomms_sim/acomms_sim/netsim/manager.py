@@ -40,7 +40,7 @@ from acomms_sim.emulator.micromodem_model import MicromodemModel
 from acomms_sim.netsim.manager_config import ManagerConfig, load_config, validate_nav
 from acomms_sim.netsim.proto import netsim_pb2
 from acomms_sim.netsim.wire import WireError, decode_line, encode_line
-from acomms_sim.tcp_serving import Client, TcpLineServer
+from acomms_sim.tcp_serving import Client, LimitedLog, TcpLineServer
 
 Request = netsim_pb2.NetSimManagerRequest
 Response = netsim_pb2.NetSimManagerResponse
@@ -90,6 +90,7 @@ class NetsimManager:
         self.last_status: dict[int, int] = {}  # modem port -> status of its last NavUpdate
         self.on_stats = on_stats or (lambda stats, peer, request_id: None)
         self.on_log = on_log or (lambda text: None)
+        self._log = LimitedLog(self.on_log)  # (kind, text): bad lines cannot flood the log
         self.modems = EmulatedModems(config, self.on_log)
         try:
             self._server = TcpLineServer(self._on_line, config.port, config.host,
@@ -150,7 +151,7 @@ class NetsimManager:
             request = decode_line(line, Request)
         except WireError as exc:
             self.counters[exc.kind] += 1
-            self.on_log(f"{peer_address}: {exc}")
+            self._log(exc.kind, f"{peer_address}: {exc}")
             return None
         return encode_line(self.process_request(request, peer_address))
 
@@ -160,7 +161,8 @@ class NetsimManager:
             response = self.handle_line(line, client.address)
         except Exception as exc:  # noqa: BLE001 - a bug must not stop the server
             self.counters["internal_errors"] += 1
-            self.on_log(f"{client.address}: internal error on a request: {exc!r}")
+            self._log("internal_errors", f"{client.address}: internal error on a request: "
+                      f"{exc!r}")
             return
         if response is not None:
             self._server.send(client, response)
