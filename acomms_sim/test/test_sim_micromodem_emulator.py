@@ -172,7 +172,8 @@ def test_a_client_that_never_reads_does_not_stall_the_modem():
         assert b"$CACFG,SRC,9*" in _query_src(server.port)
         assert time.monotonic() - start < 3.0
         # the slow client was replaced by the new one, or dropped before for its unread output
-        replaced, slow = server.counters["clients_replaced"], server.counters["clients_dropped_slow"]
+        counters = server.counters
+        replaced, slow = counters["clients_replaced"], counters["clients_dropped_slow"]
         assert replaced + slow == 1, server.counters
         assert any(("replaces" if replaced else "dropped_slow") in line for line in logs), logs
         slow.close()
