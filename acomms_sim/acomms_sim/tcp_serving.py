@@ -212,6 +212,20 @@ class TcpLineServer:
             clients = list(self.clients.values())
         return sum(self.send(client, data) for client in clients)
 
+    def wait_for_room(self, size: int, timeout_s: float) -> bool:
+        """Wait (wall clock, at most timeout_s) until every client has room for size more
+        bytes of output (or nothing pending): backpressure for a caller that floods clients
+        on purpose (tests, benches). True if there is room."""
+        end = time.monotonic() + timeout_s
+        while True:
+            with self._lock:
+                pending = max((len(c.output) for c in self.clients.values()), default=0)
+            if not pending or pending + size <= self.limits.max_output_bytes:
+                return True
+            if time.monotonic() > end:
+                return False
+            time.sleep(0.002)
+
     def _flush(self, client: Client) -> None:
         try:
             sent = client.sock.send(client.output)

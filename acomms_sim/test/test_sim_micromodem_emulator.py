@@ -3,6 +3,7 @@
 import os
 import select
 import socket
+import threading
 import time
 
 import pytest
@@ -180,3 +181,35 @@ def test_a_client_that_never_reads_does_not_stall_the_modem():
     finally:
         server.close()
         model.close()
+
+
+def test_write_bytes_floods_as_fast_as_the_client_reads_without_dropping_it():
+    """Tests and benches flood a driver with write_bytes: it waits for room (backpressure)
+    instead of piling output past the bound that drops a client."""
+    model = MicromodemModel(4)
+    server = TcpServer(model)
+    server.start()
+    chunk, chunks = b"$CAXXX," + b"x" * 50_000 + b"\n", 100  # 5 MB, over the output bound
+    received = 0
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=2) as sock:
+            assert _wait_for(lambda: server.counters["connections"] == 1)
+            writer = threading.Thread(target=lambda: [server.write_bytes(chunk)
+                                                      for _ in range(chunks)])
+            writer.start()
+            end = time.monotonic() + 30.0
+            while received < len(chunk) * chunks and time.monotonic() < end:
+                received += len(sock.recv(1 << 20))
+            writer.join(30.0)
+        assert received == len(chunk) * chunks
+        assert server.counters["clients_dropped_slow"] == 0
+    finally:
+        server.close()
+        model.close()
+
+
+def _wait_for(predicate, timeout_s: float = 5.0) -> bool:
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end and not predicate():
+        time.sleep(0.01)
+    return predicate()

@@ -169,8 +169,16 @@ class TcpServer:
         model.output = self.write_text
 
     def write_text(self, text: str) -> None:
+        """The model's output: never waits."""
         if not self._server.broadcast(text.encode("ascii", errors="replace")):
             self.dropped_output += 1  # no client (or none taking output)
+
+    def write_bytes(self, data: bytes) -> None:
+        """Raw bytes to the host (tests and benches: faults and floods on demand), as fast
+        as the client takes them: waits for room in its output buffer first."""
+        self._server.wait_for_room(len(data), self._server.limits.write_timeout_s)
+        if not self._server.broadcast(data):
+            self.dropped_output += 1
 
     def start(self) -> None:
         self._server.start()
