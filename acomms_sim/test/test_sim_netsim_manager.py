@@ -291,14 +291,14 @@ def test_idle_or_half_line_connections_do_not_lock_out_a_new_client(manager, ope
 
 def test_idle_clients_are_dropped_after_the_idle_timeout():
     spec = _spec()
-    spec["manager"].update(idle_timeout_s=1.0)
+    spec["manager"].update(idle_timeout_s=1.5)
     manager = NetsimManager(parse_config(spec)).start()
     idle = socket.create_connection(("127.0.0.1", manager.port), 2.0)
     half = socket.create_connection(("127.0.0.1", manager.port), 2.0)
     busy = LineClient(manager.port)
     try:
         half.sendall(b"NETSIM|netsim.protobuf")  # bytes without a line are not activity
-        end = time.monotonic() + 2.0
+        end = time.monotonic() + 2.5
         request_id = 0
         while time.monotonic() < end:  # a client sending lines stays connected
             busy.send(_request(request_id, manager.modem_ports[1]))
