@@ -10,7 +10,7 @@ import pytest
 from sim_nmea_capture import Capture, emulator_pair
 
 from acomms_driver.micromodem import nmea
-from acomms_sim.emulator.micromodem_emulator import PtyServer, TcpServer, main
+from acomms_sim.emulator.micromodem_emulator import EmulatorNetwork, PtyServer, TcpServer, main
 from acomms_sim.emulator.micromodem_model import LoopbackBackend, MicromodemModel
 
 
@@ -213,3 +213,22 @@ def _wait_for(predicate, timeout_s: float = 5.0) -> bool:
     while time.monotonic() < end and not predicate():
         time.sleep(0.01)
     return predicate()
+
+
+def test_network_tcp_modems_follow_the_new_client_rule_and_summarise_their_counters():
+    network = EmulatorNetwork({"modems": [
+        {"src": 1, "tcp_port": 0, "latitude": 41.5, "longitude": -70.6, "depth": 10.0},
+        {"src": 2, "latitude": 41.5, "longitude": -70.6, "depth": 20.0}]},
+        on_new_client="refuse")
+    try:
+        port = int(network.endpoints[1].rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=2) as first, \
+                socket.create_connection(("127.0.0.1", port), timeout=2) as second:
+            assert second.recv(100) == b""  # refused
+            first.sendall(nmea.format_sentence("CCCFQ", ["SRC"]).encode())
+            assert b"$CACFG,SRC,1*" in _read_until(first, b"SRC,1")
+        assert _wait_for(lambda: "disconnections 1" in network.summary()[0])
+        assert network.summary() == [f"SRC 1 port {port}: connections 1, disconnections 1, "
+                                     "clients_refused 1"]  # the pty modem has none
+    finally:
+        network.close()
