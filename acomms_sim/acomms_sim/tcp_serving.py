@@ -33,7 +33,7 @@ from collections.abc import Callable
 ON_NEW_CLIENT = ("replace", "refuse", "share")
 COUNTER_NAMES = ("connections", "disconnections", "clients_refused", "clients_replaced",
                  "clients_dropped_idle", "clients_dropped_slow", "clients_dropped_full",
-                 "line_too_long", "accept_errors")
+                 "line_too_long", "accept_errors", "internal_errors")
 MAX_LINE_BYTES = 65536
 RECEIVE_CHUNK = 4096  # per client and turn: a flooding client delays the others by one chunk
 
@@ -247,17 +247,27 @@ class TcpLineServer:
     # ------------------------------------------------------------------ the loop thread
     def _run(self) -> None:
         while not self._stop.is_set():
-            self._update_interest()
-            for key, events in self._selector.select(timeout=0.1):
-                if key.fileobj is self._listener:
-                    for _ in range(64):  # a burst of connections in one pass
-                        if not self._accept():
-                            break
-                elif key.fileobj is self._wake_read:
-                    self._drain_wake()
-                else:
-                    self._serve(key.data, events)
-            self._expire(time.monotonic())
+            try:
+                self._run_once()
+            except Exception as exc:  # noqa: BLE001 - counted and logged; serving goes on
+                if self._stop.is_set():
+                    break
+                self.counters["internal_errors"] += 1
+                self.on_log("internal_errors", f"server loop: {exc!r}")
+                time.sleep(0.05)
+
+    def _run_once(self) -> None:
+        self._update_interest()
+        for key, events in self._selector.select(timeout=0.1):
+            if key.fileobj is self._listener:
+                for _ in range(64):  # a burst of connections in one pass
+                    if not self._accept():
+                        break
+            elif key.fileobj is self._wake_read:
+                self._drain_wake()
+            else:
+                self._serve(key.data, events)
+        self._expire(time.monotonic())
 
     def _update_interest(self) -> None:
         with self._lock:
@@ -306,7 +316,12 @@ class TcpLineServer:
         for line in lines:
             if client.doomed or client.sock not in self.clients:
                 return
-            self.on_line(client, line)
+            try:
+                self.on_line(client, line)
+            except Exception as exc:  # noqa: BLE001 - a handler bug must not stop the server
+                self.counters["internal_errors"] += 1
+                self.on_log("internal_errors", f"{client.address}: error handling a line: "
+                            f"{exc!r}")
 
     def _expire(self, now: float) -> None:
         limits = self.limits

@@ -185,3 +185,20 @@ def test_log_lines_per_kind_are_limited():
     log("line_too_long", "long")
     assert lines == ["drop 0", "drop 1", "drop 2",
                      "more clients_dropped_full within 60 s are only counted", "long"]
+
+
+def test_a_handler_error_is_counted_and_the_client_still_served(make_server):
+    server = make_server()
+    original = server._on_line
+
+    def failing(client, line):
+        if line == b"boom":
+            raise RuntimeError("handler bug")
+        original(client, line)
+
+    server.server.on_line = failing
+    with server.connect() as sock:
+        sock.sendall(b"boom\nafter\n")
+        assert _read_line(sock) == b"ok after\n"
+    assert server.counters["internal_errors"] == 1
+    assert any("handler bug" in text for text in server.logs), server.logs
