@@ -199,8 +199,8 @@ class TcpLineServer:
                 client.last_write = time.monotonic()
             client.output += data
             self._flush(client)
-            if len(client.output) > self.limits.max_output_bytes:
-                client.doomed = "clients_dropped_slow"
+            if len(client.output) > max(self.limits.max_output_bytes, len(data)):
+                client.doomed = "clients_dropped_slow"  # (one oversized message may pass)
             wake = bool(client.output) or client.doomed
         if wake:
             self._wake()  # the loop watches for writability or drops the client
