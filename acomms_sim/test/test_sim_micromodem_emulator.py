@@ -3,13 +3,14 @@
 import os
 import select
 import socket
+import threading
 import time
 
 import pytest
 from sim_nmea_capture import Capture, emulator_pair
 
 from acomms_driver.micromodem import nmea
-from acomms_sim.emulator.micromodem_emulator import PtyServer, TcpServer, main
+from acomms_sim.emulator.micromodem_emulator import EmulatorNetwork, PtyServer, TcpServer, main
 from acomms_sim.emulator.micromodem_model import LoopbackBackend, MicromodemModel
 
 
@@ -130,3 +131,104 @@ def test_main_rejects_bad_arguments(capsys):
     with pytest.raises(SystemExit):
         main(["--config", "novalue"])
     assert "--src must be 0-255" in capsys.readouterr().err
+
+
+def _never_reading_client(port: int, query_bytes: int = 300_000) -> socket.socket:
+    """A client that sends config queries whose answers (30 times their size) exceed every
+    socket buffer and never reads them. It stops when all are sent, when the server takes
+    none for 3 s (the server is stuck) or when the server drops it."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", port))
+    sock.setblocking(False)
+    queries = nmea.format_sentence("CCCFQ", ["ALL"]).encode() * 100
+    sent, last_sent = 0, time.monotonic()
+    while sent < query_bytes and time.monotonic() - last_sent < 3.0:
+        try:
+            sent += sock.send(queries)
+            last_sent = time.monotonic()
+        except BlockingIOError:
+            time.sleep(0.01)
+        except OSError:  # dropped by the server
+            break
+    return sock
+
+
+def _query_src(port: int, timeout: float = 3.0) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=2) as sock:
+        sock.sendall(nmea.format_sentence("CCCFQ", ["SRC"]).encode())
+        return _read_until(sock, b"CACFG,SRC", timeout)
+
+
+def test_a_client_that_never_reads_does_not_stall_the_modem():
+    """Issue 28: a client that never reads blocked the server thread in sendall; the next
+    client got no reply. By default (replace) the new client takes over at once."""
+    model = MicromodemModel(9)
+    logs = []
+    server = TcpServer(model, on_log=logs.append)
+    server.start()
+    try:
+        slow = _never_reading_client(server.port)
+        start = time.monotonic()
+        assert b"$CACFG,SRC,9*" in _query_src(server.port)
+        assert time.monotonic() - start < 3.0
+        # the slow client was replaced by the new one, or dropped before for its unread output
+        counters = server.counters
+        replaced, dropped = counters["clients_replaced"], counters["clients_dropped_slow"]
+        assert replaced + dropped == 1, counters
+        assert any(("replaces" if replaced else "dropped_slow") in line for line in logs), logs
+        slow.close()
+    finally:
+        server.close()
+        model.close()
+
+
+def test_write_bytes_floods_as_fast_as_the_client_reads_without_dropping_it():
+    """Tests and benches flood a driver with write_bytes: it waits for room (backpressure)
+    instead of piling output past the bound that drops a client."""
+    model = MicromodemModel(4)
+    server = TcpServer(model)
+    server.start()
+    chunk, chunks = b"$CAXXX," + b"x" * 50_000 + b"\n", 100  # 5 MB, over the output bound
+    received = 0
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=2) as sock:
+            assert _wait_for(lambda: server.counters["connections"] == 1)
+            writer = threading.Thread(target=lambda: [server.write_bytes(chunk)
+                                                      for _ in range(chunks)])
+            writer.start()
+            end = time.monotonic() + 30.0
+            while received < len(chunk) * chunks and time.monotonic() < end:
+                received += len(sock.recv(1 << 20))
+            writer.join(30.0)
+        assert received == len(chunk) * chunks
+        assert server.counters["clients_dropped_slow"] == 0
+    finally:
+        server.close()
+        model.close()
+
+
+def _wait_for(predicate, timeout_s: float = 5.0) -> bool:
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end and not predicate():
+        time.sleep(0.01)
+    return predicate()
+
+
+def test_network_tcp_modems_follow_the_new_client_rule_and_summarise_their_counters():
+    network = EmulatorNetwork({"modems": [
+        {"src": 1, "tcp_port": 0, "latitude": 41.5, "longitude": -70.6, "depth": 10.0},
+        {"src": 2, "latitude": 41.5, "longitude": -70.6, "depth": 20.0}]},
+        on_new_client="refuse")
+    try:
+        port = int(network.endpoints[1].rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=2) as first, \
+                socket.create_connection(("127.0.0.1", port), timeout=2) as second:
+            assert second.recv(100) == b""  # refused
+            first.sendall(nmea.format_sentence("CCCFQ", ["SRC"]).encode())
+            assert b"$CACFG,SRC,1*" in _read_until(first, b"SRC,1")
+        assert _wait_for(lambda: "disconnections 1" in network.summary()[0])
+        assert network.summary() == [f"SRC 1 port {port}: connections 1, disconnections 1, "
+                                     "clients_refused 1"]  # the pty modem has none
+    finally:
+        network.close()

@@ -190,6 +190,14 @@ def test_bad_configuration_is_refused_with_the_key():
     spec["env_bounds"][0]["lat_min"] = 50.0
     with pytest.raises(ValueError, match=r"env_bounds\[0\]: a minimum exceeds its maximum"):
         parse_config(spec)
+    for manager, message in (({"idle": 1}, r"manager: unknown keys \['idle'\]"),
+                             ({"idle_timeout_s": -1}, "manager: idle_timeout_s -1.0 outside"),
+                             ({"max_clients": 0}, "manager: max_clients 0 outside"),
+                             ({"modem_on_new_client": "steal"}, "modem_on_new_client 'steal'")):
+        spec = _spec()
+        spec["manager"].update(manager)
+        with pytest.raises(ValueError, match=message):
+            parse_config(spec)
 
 
 def _tdp(dest: int, data: bytes) -> bytes:
@@ -253,3 +261,55 @@ def test_client_reads_responses_and_reconnects_after_the_manager_restarts():
         client.stop()
         manager.close()
     assert client.counters["connections"] == 2 and client.counters["requests_not_sent"] == 1
+
+
+@pytest.mark.parametrize("opening", [b"", b"NETSIM|netsim.protobuf.NetSimManagerRequest|CEIS"],
+                         ids=["idle", "half_line"])
+def test_idle_or_half_line_connections_do_not_lock_out_a_new_client(manager, opening):
+    """Issue 28: 64 idle connections (or 200 sending half a line) reset every new client.
+    Now the oldest idle client is dropped when the client limit is reached."""
+    abusers = []
+    try:
+        for _ in range(200):
+            sock = socket.create_connection(("127.0.0.1", manager.port), 2.0)
+            if opening:
+                sock.sendall(opening)
+            abusers.append(sock)
+        client = LineClient(manager.port)
+        client.send(_request(5, manager.modem_ports[1]))
+        assert client.response(5) == Response.UPDATE_ACCEPTED
+        limit = manager.config.max_clients
+        assert _wait(lambda: manager.counters["clients_dropped_full"] == 201 - limit)
+        assert manager.counters["connections"] == 201
+        client.send(_request(6, manager.modem_ports[1]))  # the newest is never dropped first
+        assert client.response(6) == Response.UPDATE_ACCEPTED
+        client.close()
+    finally:
+        for sock in abusers:
+            sock.close()
+
+
+def test_idle_clients_are_dropped_after_the_idle_timeout():
+    spec = _spec()
+    spec["manager"].update(idle_timeout_s=1.5)
+    manager = NetsimManager(parse_config(spec)).start()
+    idle = socket.create_connection(("127.0.0.1", manager.port), 2.0)
+    half = socket.create_connection(("127.0.0.1", manager.port), 2.0)
+    busy = LineClient(manager.port)
+    try:
+        half.sendall(b"NETSIM|netsim.protobuf")  # bytes without a line are not activity
+        end = time.monotonic() + 2.5
+        request_id = 0
+        while time.monotonic() < end:  # a client sending lines stays connected
+            busy.send(_request(request_id, manager.modem_ports[1]))
+            assert busy.response(request_id) == Response.UPDATE_ACCEPTED
+            request_id += 1
+            time.sleep(0.1)
+        for sock in (idle, half):
+            sock.settimeout(WAIT_S)
+            assert sock.recv(100) == b""  # closed by the manager
+        assert manager.counters["clients_dropped_idle"] == 2
+    finally:
+        for sock in (idle, half, busy.sock):
+            sock.close()
+        manager.close()

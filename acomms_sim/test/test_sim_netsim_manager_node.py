@@ -1,5 +1,5 @@
-"""netsim_manager_node: a ReceiveStats push is published, counters reach /diagnostics, and a bad
-config file fails configure with the reason."""
+"""netsim_manager_node: a ReceiveStats push is published, counters (the TCP servers' too) reach
+/diagnostics, and a bad config file fails configure with the reason."""
 
 from __future__ import annotations
 
@@ -56,12 +56,18 @@ def test_receive_stats_are_published_and_counters_diagnosed(tmp_path):
         assert msg.packet_success and bytes(msg.mm_stats) == b"\x08\x01"
         assert msg.peer_address == "127.0.0.1"
 
+        # a second connection to a modem port replaces the first (counted per modem)
+        drivers = [socket.create_connection(("127.0.0.1", ports[1]), 2.0) for _ in range(2)]
+        expected = {"bad_framing": "1", "connections": "1", "modem_src_1_clients_replaced": "1"}
+
         def diagnosed() -> bool:
             return any(s.name.endswith("netsim manager") and
-                       {kv.key: kv.value for kv in s.values}.get("bad_framing") == "1"
+                       expected.items() <= {kv.key: kv.value for kv in s.values}.items()
                        for m in diagnostics for s in m.status)
 
         assert ros.spin_until(diagnosed, WAIT_S)
+        for sock in drivers:
+            sock.close()
 
 
 def test_bad_config_file_fails_configure(tmp_path):

@@ -1,7 +1,8 @@
 """Journey: the Micromodem emulator as README "WHOI Micromodem driver and emulator" shows it.
 
 A single emulator on a TCP port or a pseudo-terminal answers the driver's sentences (no acoustic
-peers: its packets are sent and heard by nobody); `--network FILE` prints each modem's port and
+peers: its packets are sent and heard by nobody; with `--on-new-client refuse` a second client is
+refused and the exit summary counts it); `--network FILE` prints each modem's port and
 a packet sent by one modem arrives at the other through the simulated channel. The clients here
 are raw NMEA over TCP / the pty, as any driver talks to a real modem.
 """
@@ -97,6 +98,26 @@ def test_single_emulator_on_a_tcp_port_answers_and_has_no_peers(tmp_path):
             assert modem.wait_for("CATXF", 20.0) is not None, modem.types()   # sent ...
             assert "CARFP" not in modem.types()                             # ... heard by nobody
     assert emulator.process.returncode == 0, emulator.output
+
+
+def test_refuse_keeps_the_first_driver_and_the_exit_summary_counts_the_refusal(tmp_path):
+    command = documented("micromodem_emulator --src 3 --tcp-port 4003 --on-new-client refuse")
+    command = command.replace("4003", str(free_port()))
+    with Background(command, log_path=tmp_path / "emulator.log") as emulator:
+        assert emulator.wait_for_output("micromodem_emulator: SRC 3 on tcp", 20.0)
+        (_, host, port), = _served(emulator)
+        with _connect(host, port) as first, _connect(host, port) as second:
+            second.settimeout(10.0)
+            assert second.recv(100) == b""  # refused: closed at once
+            modem = NmeaPeer(sock=first)
+            modem.send("CCCFQ", ["SRC"])
+            answer = modem.wait_for("CACFG")
+            assert answer is not None and list(answer.fields[:2]) == ["SRC", "3"], modem.types()
+        assert emulator.wait_for_output("(on_new_client refuse)", 10.0)
+        emulator.stop()
+    assert emulator.process.returncode == 0, emulator.output
+    summary = [line for line in emulator.output.splitlines() if f"port {port}:" in line]
+    assert summary and "clients_refused 1" in summary[-1], emulator.output
 
 
 def test_single_emulator_on_a_pty_with_a_stable_link(tmp_path):

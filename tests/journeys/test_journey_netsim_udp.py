@@ -77,6 +77,9 @@ def test_netsim_manager_client_and_driver(tmp_path):
             assert process.process.returncode == 0, process.output[-3000:]
             assert "Traceback" not in process.output, process.output[-3000:]
     assert manager.process.returncode == 0, manager.output[-2000:]
+    # "Refused and dropped clients are counted in the exit summary" (with the modem ports')
+    assert "'connections': " in manager.output and "modem_src_1_connections" in manager.output, \
+        manager.output[-2000:]
     # "each on its configured TCP port (62000-62003 in the example)"
     assert [f"modem SRC {src} on tcp port {62000 + src - 1}" in manager.output
             for src in (1, 2, 3, 4)] == [True] * 4, manager.output[-2000:]

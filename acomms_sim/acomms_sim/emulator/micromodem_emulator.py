@@ -3,6 +3,7 @@
     micromodem_emulator --src 1                       # pty; prints the serial device path
     micromodem_emulator --src 1 --link /tmp/modem1    # pty plus a stable symlink to it
     micromodem_emulator --src 2 --tcp-port 4002       # TCP server, one client at a time
+    micromodem_emulator --src 2 --tcp-port 4002 --on-new-client refuse   # keep the first
 
     micromodem_emulator --network network.yaml        # several modems on the simulated channel
     kill -USR1 <pid>                                  # a pulse on every modem's TXTRIG input
@@ -38,10 +39,10 @@ import argparse
 import os
 import select
 import signal
-import socket
 import sys
 import threading
 import tty
+from collections.abc import Callable
 
 import yaml
 
@@ -51,6 +52,13 @@ from acomms_sim.physics.ambient_noise import AmbientNoise
 from acomms_sim.physics.fading import FadingModel
 from acomms_sim.physics.sound_speed import SoundSpeedProfile
 from acomms_sim.physics.transmission_loss import Propagation, SpreadingModel
+from acomms_sim.tcp_serving import (
+    COUNTER_NAMES,
+    ON_NEW_CLIENT,
+    LineSplitter,
+    ServingLimits,
+    TcpLineServer,
+)
 
 
 class _LineServer:
@@ -58,7 +66,7 @@ class _LineServer:
 
     def __init__(self, model: MicromodemModel):
         self.model = model
-        self._buffer = bytearray()
+        self._splitter = LineSplitter()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._write_lock = threading.Lock()
@@ -66,14 +74,8 @@ class _LineServer:
         model.output = self.write_text
 
     def _feed(self, data: bytes) -> None:
-        self._buffer += data
-        while b"\n" in self._buffer:
-            line, _, rest = self._buffer.partition(b"\n")
-            self._buffer = bytearray(rest)
-            if line.strip():
-                self.model.handle_line(bytes(line))
-        if len(self._buffer) > 65536:  # no newline for 64 KiB: garbage, forget it
-            self._buffer.clear()
+        for line in self._splitter.feed(data):  # no newline for 64 KiB: garbage, forgotten
+            self.model.handle_line(line)
 
     def write_text(self, text: str) -> None:
         self.write_bytes(text.encode("ascii", errors="replace"))
@@ -143,62 +145,51 @@ class PtyServer(_LineServer):
             os.unlink(self.link)
 
 
-class TcpServer(_LineServer):
-    """Serves the model on a TCP port (0 = pick one; see `port`); one client at a time."""
+class TcpServer:
+    """Serves the model on a TCP port (0 = pick one; see `port`) through `tcp_serving`: no
+    client can stall it. on_new_client: `replace` (default, as before: a new connection
+    takes over from the current driver, so a driver reconnecting after a half-open
+    connection is served at once; logged), `refuse` (the current client keeps the modem) or
+    `share` (every client gets the modem's output, any may send). `counters` counts
+    connections, refusals, replacements and drops; `summary()` is the one-line summary."""
 
-    def __init__(self, model: MicromodemModel, port: int = 0, host: str = "127.0.0.1"):
-        super().__init__(model)
-        self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._listener.bind((host, port))
-        self._listener.listen(1)
-        self.port = self._listener.getsockname()[1]
-        self._client: socket.socket | None = None
+    def __init__(self, model: MicromodemModel, port: int = 0, host: str = "127.0.0.1",
+                 on_new_client: str = "replace", limits: ServingLimits | None = None,
+                 on_log: Callable[[str], None] | None = None):
+        self.model = model
+        self.dropped_output = 0
+        self._server = TcpLineServer(
+            lambda client, line: model.handle_line(line), port, host,
+            limits or ServingLimits(idle_timeout_s=0.0), on_new_client,
+            on_log or (lambda text: print(f"micromodem_emulator: SRC {model.src}: {text}",
+                                          file=sys.stderr, flush=True)),
+            name=f"modem{model.src}_tcp")
+        self.port = self._server.port
+        self.counters = self._server.counters
+        model.output = self.write_text
+
+    def write_text(self, text: str) -> None:
+        """The model's output: never waits."""
+        if not self._server.broadcast(text.encode("ascii", errors="replace")):
+            self.dropped_output += 1  # no client (or none taking output)
 
     def write_bytes(self, data: bytes) -> None:
-        with self._write_lock:
-            client = self._client
-            if client is None:
-                self.dropped_output += 1
-                return
-            try:
-                client.sendall(data)
-            except OSError:
-                self.dropped_output += 1
+        """Raw bytes to the host (tests and benches: faults and floods on demand), as fast
+        as the client takes them: waits for room in its output buffer first."""
+        self._server.wait_for_room(len(data), self._server.limits.write_timeout_s)
+        if not self._server.broadcast(data):
+            self.dropped_output += 1
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            sockets = [self._listener] + ([self._client] if self._client else [])
-            ready, _, _ = select.select(sockets, [], [], 0.2)
-            for sock in ready:
-                if sock is self._listener:
-                    client, _ = self._listener.accept()
-                    client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                    with self._write_lock:
-                        if self._client is not None:
-                            self._client.close()  # a new client replaces the old one
-                        self._client = client
-                    self._buffer.clear()
-                    continue
-                try:
-                    data = sock.recv(65536)
-                except OSError:
-                    data = b""
-                if data:
-                    self._feed(data)
-                else:
-                    with self._write_lock:
-                        sock.close()
-                        if self._client is sock:
-                            self._client = None
+    def start(self) -> None:
+        self._server.start()
 
     def close(self) -> None:
-        super().close()
-        with self._write_lock:
-            if self._client is not None:
-                self._client.close()
-                self._client = None
-        self._listener.close()
+        self._server.close()
+
+    def summary(self) -> str:
+        counts = ", ".join(f"{name} {self.counters[name]}" for name in COUNTER_NAMES
+                           if self.counters[name])
+        return f"port {self.port}: {counts or 'no connections'}"
 
 
 def _parse_config(items: list[str]) -> dict:
@@ -245,7 +236,9 @@ def channel_backend_from_spec(channel: dict | None, source: str = "network") -> 
 class EmulatorNetwork:
     """Several emulated modems on one simulated channel, each served on a pty or TCP port."""
 
-    def __init__(self, spec: dict, source: str = "network", airtime_scale: float = 1.0):
+    def __init__(self, spec: dict, source: str = "network", airtime_scale: float = 1.0,
+                 on_new_client: str = "replace", limits: ServingLimits | None = None):
+        self.serving = (on_new_client, limits)  # of every TCP modem (TcpServer's arguments)
         self.backend = channel_backend_from_spec(spec.get("channel"), source)
         modems = spec.get("modems")
         if not isinstance(modems, list) or not modems:
@@ -280,13 +273,21 @@ class EmulatorNetwork:
             raise ValueError(f"{where}: {exc}") from None
         self.models.append(model)
         if "tcp_port" in entry:
-            server = TcpServer(model, int(entry["tcp_port"]), entry.get("host", "127.0.0.1"))
+            server = TcpServer(model, int(entry["tcp_port"]), entry.get("host", "127.0.0.1"),
+                               *self.serving)
             self.endpoints[src] = f"tcp {entry.get('host', '127.0.0.1')}:{server.port}"
         else:
             server = PtyServer(model, entry.get("link"))
             self.endpoints[src] = server.path
         self.servers.append(server)
         server.start()
+
+    def summary(self) -> list[str]:
+        """One line per TCP modem: its connection counters (micromodem_emulator's exit
+        summary)."""
+        return [f"SRC {model.src} {server.summary()}"
+                for model, server in zip(self.models, self.servers, strict=True)
+                if isinstance(server, TcpServer)]
 
     def close(self) -> None:
         for server in self.servers:
@@ -296,7 +297,8 @@ class EmulatorNetwork:
         self.backend.close()
 
 
-def load_network(path: str, airtime_scale: float = 1.0) -> EmulatorNetwork:
+def load_network(path: str, airtime_scale: float = 1.0, on_new_client: str = "replace",
+                 limits: ServingLimits | None = None) -> EmulatorNetwork:
     """EmulatorNetwork from a network YAML file; ValueError naming the file and key."""
     try:
         with open(path) as stream:
@@ -305,7 +307,7 @@ def load_network(path: str, airtime_scale: float = 1.0) -> EmulatorNetwork:
         raise ValueError(f"{path}: {exc}") from None
     if not isinstance(spec, dict):
         raise ValueError(f"{path}: expected a mapping with channel and modems")
-    return EmulatorNetwork(spec, path, airtime_scale)
+    return EmulatorNetwork(spec, path, airtime_scale, on_new_client, limits)
 
 
 def _wait_for_signal(models=()) -> None:
@@ -318,7 +320,7 @@ def _wait_for_signal(models=()) -> None:
         pass
 
 
-def main(args=None) -> int:
+def _parser() -> argparse.ArgumentParser:
     # the usage lines and the network file format of the module docstring
     # (docs/guide/drivers.md: "file format in micromodem_emulator --help")
     parser = argparse.ArgumentParser(description=__doc__.split("Tests and scenarios")[0],
@@ -335,32 +337,43 @@ def main(args=None) -> int:
                         help="initial modem configuration value (repeatable)")
     parser.add_argument("--network", default=None, metavar="YAML",
                         help="serve every modem of this network file on the simulated channel")
+    tcp = parser.add_argument_group("TCP ports (--tcp-port and the network's tcp_port modems)")
+    tcp.add_argument("--on-new-client", choices=ON_NEW_CLIENT, default="replace",
+                     help="a new connection replaces the current client (default, logged), "
+                          "is refused while one is connected, or shares the modem")
+    tcp.add_argument("--idle-timeout", type=float, default=0.0, metavar="S",
+                     help="wall clock s without a complete line before a client is dropped "
+                          "(0 = never, default)")
+    tcp.add_argument("--write-timeout", type=float, default=10.0, metavar="S",
+                     help="wall clock s a client may leave output unread before it is dropped")
+    tcp.add_argument("--max-clients", type=int, default=8,
+                     help="clients at once with --on-new-client share (then the client idle "
+                          "longest is dropped)")
+    return parser
+
+
+def main(args=None) -> int:
+    parser = _parser()
     options = parser.parse_args(args)
     if not 0 <= options.src <= 255:
         parser.error("--src must be 0-255")
     if options.airtime_scale <= 0:
         parser.error("--airtime-scale must be > 0")
-    if options.network:
-        try:
-            network = load_network(options.network, options.airtime_scale)
-        except (ValueError, OSError) as exc:
-            print(f"micromodem_emulator: {exc}", file=sys.stderr)
-            return 1
-        for src, where in network.endpoints.items():
-            print(f"micromodem_emulator: SRC {src} on {where}", flush=True)
-        _wait_for_signal(network.models)
-        network.close()
-        return 0
     try:
+        limits = ServingLimits(options.max_clients, options.idle_timeout,
+                               options.write_timeout).validate()
         config = _parse_config(options.config)
-    except argparse.ArgumentTypeError as exc:
+    except (ValueError, argparse.ArgumentTypeError) as exc:
         parser.error(str(exc))
+    if options.network:
+        return _serve_network(options, limits)
     backend = LoopbackBackend()
     model = MicromodemModel(options.src, backend, airtime_scale=options.airtime_scale,
                             config=config)
     try:
         if options.tcp_port is not None:
-            server = TcpServer(model, options.tcp_port, options.host)
+            server = TcpServer(model, options.tcp_port, options.host, options.on_new_client,
+                               limits)
             where = f"tcp {options.host}:{server.port}"
         else:
             server = PtyServer(model, options.link)
@@ -372,8 +385,26 @@ def main(args=None) -> int:
     print(f"micromodem_emulator: SRC {options.src} on {where}", flush=True)
     _wait_for_signal([model])
     server.close()
+    if isinstance(server, TcpServer):
+        print(f"micromodem_emulator: SRC {options.src} {server.summary()}", flush=True)
     model.close()
     backend.close()
+    return 0
+
+
+def _serve_network(options, limits: ServingLimits) -> int:
+    try:
+        network = load_network(options.network, options.airtime_scale, options.on_new_client,
+                               limits)
+    except (ValueError, OSError) as exc:
+        print(f"micromodem_emulator: {exc}", file=sys.stderr)
+        return 1
+    for src, where in network.endpoints.items():
+        print(f"micromodem_emulator: SRC {src} on {where}", flush=True)
+    _wait_for_signal(network.models)
+    network.close()
+    for line in network.summary():
+        print(f"micromodem_emulator: {line}", flush=True)
     return 0
 
 

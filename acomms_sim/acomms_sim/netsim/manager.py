@@ -16,16 +16,17 @@ simulator plus a Micromodem driver (ours, Goby's, pyacomms) works against our ch
 
 Bad input never stops the server: a line that is not a request (framing, unknown name, bad
 base64, undecodable protobuf, over 64 KiB) is counted under its kind and skipped, and the
-connection stays open for the next line. ROS-free.
+connection stays open for the next line. No client can stall or lock the manager or a modem
+port (`tcp_serving`: idle and write timeouts, a bounded number of clients with the client idle
+longest dropped first, bounded per-client output; limits in the `manager:` mapping); every
+refusal and drop is counted in `counters`. ROS-free.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
-import select
 import signal
-import socket
 import sys
 import threading
 from collections.abc import Callable
@@ -38,19 +39,20 @@ from acomms_sim.emulator.micromodem_emulator import (
 from acomms_sim.emulator.micromodem_model import MicromodemModel
 from acomms_sim.netsim.manager_config import ManagerConfig, load_config, validate_nav
 from acomms_sim.netsim.proto import netsim_pb2
-from acomms_sim.netsim.wire import LINE_TOO_LONG, LineSplitter, WireError, decode_line, encode_line
+from acomms_sim.netsim.wire import WireError, decode_line, encode_line
+from acomms_sim.tcp_serving import Client, LimitedLog, TcpLineServer
 
 Request = netsim_pb2.NetSimManagerRequest
 Response = netsim_pb2.NetSimManagerResponse
 STATUS_NAMES = {v.number: v.name for v in Response.Status.DESCRIPTOR.values}
-MAX_CLIENTS = 64
 
 
 class EmulatedModems(EmulatorNetwork):
     """The configured modems: models on one simulated channel, each on its TCP port. An
     EmulatorNetwork (its close()) whose modems may start without a position."""
 
-    def __init__(self, config: ManagerConfig):  # replaces EmulatorNetwork's YAML set-up
+    def __init__(self, config: ManagerConfig, on_log: Callable[[str], None] | None = None):
+        # replaces EmulatorNetwork's YAML set-up
         self.endpoints = {}
         self.backend = channel_backend_from_spec(config.channel, "netsim_manager")
         self.models: list[MicromodemModel] = []
@@ -63,7 +65,9 @@ class EmulatedModems(EmulatorNetwork):
                 model = MicromodemModel(pair.src, self.backend,
                                         airtime_scale=config.airtime_scale, config=pair.config)
                 self.models.append(model)
-                server = TcpServer(model, pair.modem_tcp_port, pair.modem_host)
+                log = on_log and (lambda text, src=pair.src: on_log(f"modem SRC {src}: {text}"))
+                server = TcpServer(model, pair.modem_tcp_port, pair.modem_host,
+                                   config.modem_on_new_client, config.modem_limits(), log)
                 self.servers.append(server)
                 self.pairs[server.port] = pair
                 self.endpoints[pair.src] = f"tcp {pair.modem_host}:{server.port}"
@@ -86,20 +90,16 @@ class NetsimManager:
         self.last_status: dict[int, int] = {}  # modem port -> status of its last NavUpdate
         self.on_stats = on_stats or (lambda stats, peer, request_id: None)
         self.on_log = on_log or (lambda text: None)
-        self.modems = EmulatedModems(config)
-        self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._log = LimitedLog(self.on_log)  # (kind, text): bad lines cannot flood the log
+        self.modems = EmulatedModems(config, self.on_log)
         try:
-            self._listener.bind((config.host, config.port))
-            self._listener.listen(8)
+            self._server = TcpLineServer(self._on_line, config.port, config.host,
+                                         config.limits(), "share", self.on_log, self.counters,
+                                         "netsim_manager")
         except OSError:
-            self._listener.close()
             self.modems.close()
             raise
-        self.port = self._listener.getsockname()[1]
-        self._clients: dict[socket.socket, tuple[str, LineSplitter]] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True, name="netsim_manager")
+        self.port = self._server.port
 
     @property
     def modem_ports(self) -> dict[int, int]:
@@ -107,18 +107,18 @@ class NetsimManager:
         return {pair.src: port for port, pair in self.modems.pairs.items()}
 
     def start(self) -> NetsimManager:
-        self._thread.start()
+        self._server.start()
         return self
 
     def close(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(2.0)
-        self._listener.close()  # first: a client must not reconnect while we close the rest
-        for client in list(self._clients):
-            client.close()
-        self._clients.clear()
+        self._server.close()
         self.modems.close()
+
+    def modem_counters(self) -> dict[str, int]:
+        """The modem ports' non-zero TCP counters, as `modem_src_{src}_{counter}`."""
+        return {f"modem_src_{model.src}_{name}": count
+                for model, server in zip(self.modems.models, self.modems.servers, strict=True)
+                for name, count in server.counters.items() if count}
 
     # ------------------------------------------------------------------ requests
     def process_request(self, request, peer_address: str):
@@ -151,65 +151,21 @@ class NetsimManager:
             request = decode_line(line, Request)
         except WireError as exc:
             self.counters[exc.kind] += 1
-            self.on_log(f"{peer_address}: {exc}")
+            self._log(exc.kind, f"{peer_address}: {exc}")
             return None
         return encode_line(self.process_request(request, peer_address))
 
-    # ------------------------------------------------------------------ TCP
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            ready, _, _ = select.select([self._listener, *self._clients], [], [], 0.1)
-            for sock in ready:
-                if sock is self._listener:
-                    self._accept()
-                else:
-                    self._receive(sock)
-
-    def _accept(self) -> None:
+    def _on_line(self, client: Client, line: bytes) -> None:
+        """One line from a client of the manager port (the TCP server's thread)."""
         try:
-            client, (address, _) = self._listener.accept()
-        except OSError:
+            response = self.handle_line(line, client.address)
+        except Exception as exc:  # noqa: BLE001 - a bug must not stop the server
+            self.counters["internal_errors"] += 1
+            self._log("internal_errors", f"{client.address}: internal error on a request: "
+                      f"{exc!r}")
             return
-        if len(self._clients) >= MAX_CLIENTS:
-            self.counters["clients_refused"] += 1
-            client.close()
-            return
-        client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self._clients[client] = (address, LineSplitter())
-        self.counters["connections"] += 1
-
-    def _receive(self, client: socket.socket) -> None:
-        address, splitter = self._clients[client]
-        try:
-            data = client.recv(65536)
-        except OSError:
-            data = b""
-        if not data:
-            self._drop(client)
-            return
-        too_long = splitter.too_long
-        lines = splitter.feed(data)
-        if splitter.too_long > too_long:
-            self.counters[LINE_TOO_LONG] += splitter.too_long - too_long
-            self.on_log(f"{address}: line over {splitter.max_line_bytes} bytes dropped")
-        for line in lines:
-            try:
-                response = self.handle_line(line, address)
-            except Exception as exc:  # noqa: BLE001 - a bug must not stop the server
-                self.counters["internal_errors"] += 1
-                self.on_log(f"{address}: internal error on a request: {exc!r}")
-                continue
-            if response is not None:
-                try:
-                    client.sendall(response)
-                except OSError:
-                    self._drop(client)
-                    return
-
-    def _drop(self, client: socket.socket) -> None:
-        self._clients.pop(client, None)
-        client.close()
-        self.counters["disconnections"] += 1
+        if response is not None:
+            self._server.send(client, response)
 
 
 def _log_stats(stats, peer: str, request_id: int) -> None:
@@ -244,7 +200,8 @@ def main(args=None) -> int:
     while not stop.wait(0.5):
         pass
     manager.close()
-    print(f"netsim_manager: {dict(sorted(manager.counters.items()))}", flush=True)
+    counters = {**manager.counters, **manager.modem_counters()}
+    print(f"netsim_manager: {dict(sorted(counters.items()))}", flush=True)
     return 0
 
 

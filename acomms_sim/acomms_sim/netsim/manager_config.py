@@ -4,7 +4,12 @@ The names follow netsim_manager's own configuration (`sim_env_pair`, `env_bounds
 our simulator needs to serve each modem (its SRC, listen address, initial position) and the
 simulated channel (the `channel:` mapping of micromodem_emulator's network file):
 
-    manager: {host: 127.0.0.1, port: 61999}
+    manager: {host: 127.0.0.1, port: 61999}   # and the TCP limits below (defaults shown):
+      # max_clients: 64            # when full, a new client drops the client idle longest
+      # idle_timeout_s: 3700.0     # wall clock; no line for this long: dropped (0: never; above
+      #                            # netsim_client_node's longest report_period_s, 3600)
+      # write_timeout_s: 10.0      # wall clock; output not taken for this long: dropped
+      # modem_on_new_client: replace   # modem ports: replace | refuse | share (tcp_serving)
     airtime_scale: 1.0            # < 1 shortens on-air times (fast tests)
     channel: {sound_speed_mps: 1500.0, ambient_noise_db: 70.0, seed: 0}
     env_bounds:
@@ -28,10 +33,13 @@ import yaml
 
 from acomms_sim.netsim.proto import netsim_pb2
 from acomms_sim.netsim.wire import DEFAULT_MANAGER_PORT
+from acomms_sim.tcp_serving import ON_NEW_CLIENT, ServingLimits
 
 Status = netsim_pb2.NetSimManagerResponse
 
 TOP_KEYS = {"manager", "airtime_scale", "channel", "env_bounds", "sim_env_pair"}
+MANAGER_KEYS = {"host", "port", "max_clients", "idle_timeout_s", "write_timeout_s",
+                "modem_on_new_client"}
 BOUNDS_KEYS = {"environment_id", "lat_min", "lat_max", "lon_min", "lon_max", "depth_min",
                "depth_max"}
 PAIR_KEYS = {"modem_tcp_port", "endpoint_ip_address", "environment_id", "src", "modem_host",
@@ -72,6 +80,19 @@ class ManagerConfig:
     host: str = "127.0.0.1"
     port: int = DEFAULT_MANAGER_PORT
     airtime_scale: float = 1.0
+    max_clients: int = 64
+    idle_timeout_s: float = 3700.0
+    write_timeout_s: float = 10.0
+    modem_on_new_client: str = "replace"
+
+    def limits(self) -> ServingLimits:
+        """The manager port's TCP limits."""
+        return ServingLimits(self.max_clients, self.idle_timeout_s, self.write_timeout_s)
+
+    def modem_limits(self) -> ServingLimits:
+        """The modem ports' TCP limits: a driver may stay silent for hours, so no idle
+        timeout; in share mode as many clients as the manager port."""
+        return ServingLimits(self.max_clients, 0.0, self.write_timeout_s)
 
 
 def validate_nav(nav, peer_address: str, pairs: dict[int, SimEnvironmentPair],
@@ -168,17 +189,44 @@ def parse_config(spec: dict, source: str = "netsim_manager") -> ManagerConfig:
         ports.add(pair.modem_tcp_port)
         srcs.add(pair.src)
         pairs.append(pair)
-    manager = spec.get("manager") or {}
+    manager = _manager(spec, source)
     try:
-        host = str(manager.get("host", "127.0.0.1"))
-        port = int(manager.get("port", DEFAULT_MANAGER_PORT))
         airtime_scale = float(spec.get("airtime_scale", 1.0))
-    except (TypeError, ValueError, AttributeError) as exc:
-        raise ValueError(f"{source}: manager: {exc}") from None
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{source}: airtime_scale: {exc}") from None
     if airtime_scale <= 0:
         raise ValueError(f"{source}: airtime_scale must be > 0")
-    return ManagerConfig(pairs, bounds, dict(spec.get("channel") or {}), host, port,
-                         airtime_scale)
+    return ManagerConfig(pairs, bounds, dict(spec.get("channel") or {}),
+                         airtime_scale=airtime_scale, **manager)
+
+
+def _manager(spec: dict, source: str) -> dict:
+    """The `manager:` mapping's values (ManagerConfig field names), validated."""
+    manager = spec.get("manager") or {}
+    if not isinstance(manager, dict):
+        raise ValueError(f"{source}: manager: expected a mapping")
+    unknown = set(manager) - MANAGER_KEYS
+    if unknown:
+        raise ValueError(f"{source}: manager: unknown keys {sorted(unknown)}")
+    defaults = ManagerConfig([], {})
+    try:
+        values = {"host": str(manager.get("host", defaults.host)),
+                  "port": int(manager.get("port", defaults.port)),
+                  "max_clients": int(manager.get("max_clients", defaults.max_clients)),
+                  "idle_timeout_s": float(manager.get("idle_timeout_s",
+                                                      defaults.idle_timeout_s)),
+                  "write_timeout_s": float(manager.get("write_timeout_s",
+                                                       defaults.write_timeout_s)),
+                  "modem_on_new_client": str(manager.get("modem_on_new_client",
+                                                         defaults.modem_on_new_client))}
+        ServingLimits(values["max_clients"], values["idle_timeout_s"],
+                      values["write_timeout_s"]).validate()
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{source}: manager: {exc}") from None
+    if values["modem_on_new_client"] not in ON_NEW_CLIENT:
+        raise ValueError(f"{source}: manager: modem_on_new_client "
+                         f"{values['modem_on_new_client']!r} not one of {ON_NEW_CLIENT}")
+    return values
 
 
 def load_config(path: str) -> ManagerConfig:

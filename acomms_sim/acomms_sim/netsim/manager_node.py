@@ -5,8 +5,9 @@ Configure reads `config_file` (the YAML `manager_config` describes; a bad file f
 transition with the reason); activate opens the manager's TCP port and the emulated modems' ports
 (`manager_port` overrides the file's port; 0: any free port, see `manager.port`); deactivate
 closes them. Publishes `netsim_receive_stats` (acomms_interfaces/NetsimReceiveStats, one per
-ReceiveStats push) and /diagnostics (every counter, the last status per modem port, each
-modem's port).
+ReceiveStats push) and /diagnostics (every counter, including the TCP servers' refused and
+dropped clients, the last status per modem port, each modem's port). The TCP limits (idle and
+write timeouts, wall clock) come from the file's `manager:` mapping.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from acomms_interfaces.msg import NetsimReceiveStats
 from acomms_sim.netsim.manager import STATUS_NAMES, NetsimManager
 from acomms_sim.netsim.manager_config import load_config
 
+DROPPED = ("clients_refused", "clients_dropped_idle", "clients_dropped_slow",
+           "clients_dropped_full")  # counter names (manager and modem ports) in the summary
 PARAMETERS = [
     ParameterSpec("config_file", "", "manager YAML (sim_env_pair, env_bounds, channel; see "
                   "acomms_sim/config/netsim_manager.yaml); read at configure"),
@@ -93,7 +96,7 @@ class NetsimManagerNode(ManagedNode):
         manager = self.manager
         if manager is None:
             return
-        values = dict(manager.counters)
+        values = {**manager.counters, **manager.modem_counters()}
         values.update({f"modem_src_{src}_port": port
                        for src, port in manager.modem_ports.items()})
         values.update({f"last_status_port_{port}": STATUS_NAMES.get(status, status)
@@ -103,7 +106,9 @@ class NetsimManagerNode(ManagedNode):
                                                    "line_too_long", "internal_errors"))
         self._diagnostics_pub.publish(counters_diagnostics(
             f"{self.get_fully_qualified_name()}: netsim manager",
-            f"port {manager.port}; {manager.counters['requests']} requests, {errors} bad lines",
+            f"port {manager.port}; {manager.counters['requests']} requests, {errors} bad lines, "
+            f"{sum(v for k, v in values.items() if k.endswith(DROPPED))} clients refused or "
+            "dropped",
             values, seconds_to_time_msg(now_s(self)),
             DiagnosticStatus.WARN if errors else DiagnosticStatus.OK))
 

@@ -2,8 +2,8 @@
 
 ROS-free. `encode_line(message)` frames a protobuf message; `decode_line(line)` parses one line
 into a message of a known type or raises `WireError` whose `kind` names what was wrong (the
-counter a server or client increments); `LineSplitter` cuts a byte stream into lines and drops
-over-long ones (counted) without losing the lines after them.
+counter a server or client increments); `LineSplitter` (tcp_serving's) cuts a byte stream into
+lines and drops over-long ones (counted) without losing the lines after them.
 """
 
 from __future__ import annotations
@@ -15,11 +15,12 @@ from google.protobuf.message import DecodeError
 
 from acomms_sim.netsim.proto import netsim_pb2
 
+# A request with a few NavUpdates is ~100 bytes; the servers' 64 KiB line limit leaves room for
+# many and stops a peer from growing our buffer without bound.
+from acomms_sim.tcp_serving import MAX_LINE_BYTES, LineSplitter  # noqa: F401 - this API
+
 PREFIX = b"NETSIM"
 DEFAULT_MANAGER_PORT = 61999
-# A request with a few NavUpdates is ~100 bytes; 64 KiB leaves room for many and stops a
-# peer from growing our buffer without bound.
-MAX_LINE_BYTES = 65536
 
 MESSAGE_TYPES = {cls.DESCRIPTOR.full_name: cls for cls in (
     netsim_pb2.NetSimManagerRequest, netsim_pb2.NetSimManagerResponse,
@@ -77,34 +78,3 @@ def decode_line(line: bytes, expected: type | None = None):
 
 def _preview(line: bytes) -> str:
     return repr(line[:60]) + ("..." if len(line) > 60 else "")
-
-
-class LineSplitter:
-    """Bytes in, complete lines out; a line longer than max_line_bytes is dropped (counted in
-    `too_long`) up to its newline, and the lines after it are kept."""
-
-    def __init__(self, max_line_bytes: int = MAX_LINE_BYTES):
-        self.max_line_bytes = max_line_bytes
-        self.too_long = 0
-        self._buffer = bytearray()
-        self._discarding = False
-
-    def feed(self, data: bytes) -> list[bytes]:
-        lines = []
-        self._buffer += data
-        while True:
-            end = self._buffer.find(b"\n")
-            if end < 0:
-                break
-            line = bytes(self._buffer[:end])
-            del self._buffer[:end + 1]
-            if self._discarding:
-                self._discarding = False  # the tail of an over-long line
-            elif line.strip():
-                lines.append(line)
-        if len(self._buffer) > self.max_line_bytes:
-            if not self._discarding:
-                self.too_long += 1
-            self._discarding = True
-            self._buffer.clear()
-        return lines
