@@ -404,9 +404,11 @@ class MessageQueues:
         if not chosen:
             return PacketData(dest=request.dest if request.match_dest else 0)
         packet_codec = chosen[0].queue.packet_codec
+        # an authenticated codec (acomms_core.security) binds the packet's dest into its tag
+        bound = {"dest": chosen[0].dest} if hasattr(packet_codec, "sealer") else {}
         mini, data = packet_codec.pack(
             [(m.queue.codec_id, m.bits) for m in chosen],
-            request.num_miniframe_bytes, request.num_dataframe_bytes)
+            request.num_miniframe_bytes, request.num_dataframe_bytes, **bound)
         queued = [m for m in chosen if isinstance(m, QueuedMessage)]
         for message in queued:
             message.queue.remove(message)
