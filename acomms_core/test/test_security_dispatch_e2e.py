@@ -39,7 +39,8 @@ def test_forged_and_replayed_packets_are_counted_never_published(tmp_path):
     config = _config(tmp_path, key_file)
     state = str(tmp_path / "state")
     with RosHarness() as ros:
-        sender = helpers.queue_node(ros, "/auv1", config, src=1, security_state_dir=state)
+        sender = helpers.queue_node(ros, "/auv1", config, src=1, security_state_dir=state,
+                                    security_fresh_key_ids=[1], default_dest=9)
         helpers.dispatch_node(ros, "/auv2", config, security_state_dir=state)
         commands = helpers.collector(ros, String, "/auv2/command")
         depth = helpers.collector(ros, UInt8, "/auv2/depth_cm")
@@ -51,21 +52,25 @@ def test_forged_and_replayed_packets_are_counted_never_published(tmp_path):
         response = helpers.request(client, ros, mini=40, data=0)
         assert response.num_messages == 1 and response.miniframe_bytes[0] == 0xA5
         packet_rx = helpers.received_packet
-        valid = packet_rx(1, 2, response.miniframe_bytes, response.dataframe_bytes)
+        assert response.dest == 9
+        valid = packet_rx(1, 9, response.miniframe_bytes, response.dataframe_bytes)
+        readdressed = packet_rx(1, 12, response.miniframe_bytes, response.dataframe_bytes)
 
         # the rogue knows the format and the key id, not the key
         rogue_keys = write_key_file(tmp_path / "rogue.keys", [(1, ROGUE_KEY, None)])
         rogue, _ = secured_codec(rogue_keys, src=3, state_dir=tmp_path / "rogue")
         forged = packet_rx(3, 2, *seal(rogue, [(5, String(data=ABORT))]))
-        relabelled = packet_rx(3, 2, response.miniframe_bytes, response.dataframe_bytes)
-        sent = [forged, relabelled, valid, valid,
+        relabelled = packet_rx(3, 9, response.miniframe_bytes, response.dataframe_bytes)
+        sent = [forged, relabelled, readdressed, valid, valid,
                 packet_rx(3, 2, [0xAC, 20, 7], []), packet_rx(1, 2, [0xAC, 20, 8], [])]
         for count, packet in enumerate(sent, start=1):
             rx.publish(packet)
             assert ros.spin_until(lambda n=count: len(status) >= n, 10.0)
         last = status[-1]
-        assert (last.auth_failed, last.packets_authenticated, last.auth_replayed) == (2, 1, 1)
-        assert last.source_refused == 1 and last.packets_received == 6
+        # forged, relabelled and re-addressed (dest 9 -> 12) fail; the valid one is accepted
+        # once (its counter was not marked seen by the re-addressed copy)
+        assert (last.auth_failed, last.packets_authenticated, last.auth_replayed) == (3, 1, 1)
+        assert last.source_refused == 1 and last.packets_received == 7
         assert ros.spin_until(lambda: commands and depth, 5.0)
         ros.spin_for(0.3)
         assert [m.data for m in commands] == [ABORT]   # published once: not forged, not replayed
