@@ -62,3 +62,13 @@ def open_packet(packet, mini, data, src, dest=0, **valid):
                                         **valid)
     (outcome,) = result.counters
     return result.messages, outcome
+
+
+def unwritable_dir(tmp_path) -> str:
+    """A directory this process cannot create files in (root ignores modes: /sys refuses)."""
+    if os.geteuid() == 0:
+        return "/sys"
+    path = tmp_path / "read_only"
+    path.mkdir(exist_ok=True)
+    path.chmod(0o500)
+    return str(path)

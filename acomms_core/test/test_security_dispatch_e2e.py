@@ -12,7 +12,15 @@ import yaml
 from lifecycle_msgs.msg import State
 from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.parameter import Parameter
-from security_support import KEY_1, ROGUE_KEY, seal, secured_codec, secured_entry, write_key_file
+from security_support import (
+    KEY_1,
+    ROGUE_KEY,
+    seal,
+    secured_codec,
+    secured_entry,
+    unwritable_dir,
+    write_key_file,
+)
 from std_msgs.msg import String, UInt8
 
 from acomms_core.nodes.message_queue_node import MessageQueueNode
@@ -87,3 +95,28 @@ def test_queue_refuses_to_configure_an_authenticated_codec_without_its_src(tmp_p
                 Parameter("security_state_dir", value=str(tmp_path / "s"))]))
         assert node.trigger_configure() == TransitionCallbackReturn.FAILURE
         assert node._state_machine.current_state[0] == State.PRIMARY_STATE_UNCONFIGURED
+
+
+def test_nodes_refuse_an_unwritable_state_dir_and_a_lost_counter_state_with_the_reason(
+        tmp_path):
+    """main accepted both at configure; the queue then failed every get_next_packet_data."""
+    from acomms_core.nodes.packet_dispatch_node import PacketDispatchNode
+
+    forget_sender_counters()
+    config = _config(tmp_path, write_key_file(tmp_path / "fleet.keys", [(1, KEY_1, None)]))
+    cases = [(MessageQueueNode, {"src": 1, "security_fresh_key_ids": [1],
+                                 "security_state_dir": unwritable_dir(tmp_path)}, "not writable"),
+             (PacketDispatchNode, {"security_state_dir": unwritable_dir(tmp_path)},
+              "not writable"),
+             (MessageQueueNode, {"src": 1, "security_state_dir": str(tmp_path / "lost")},
+              "security_fresh_key_ids")]
+    with RosHarness() as ros:
+        for index, (cls, values, reason) in enumerate(cases):
+            node = ros.add(cls(context=ros.context, namespace=f"/v{index}", parameter_overrides=[
+                Parameter("codec_config_file", value=config)]
+                + [Parameter(k, value=v) for k, v in values.items()]))
+            logged = []
+            node.get_logger().error = logged.append
+            assert node.trigger_configure() == TransitionCallbackReturn.FAILURE
+            assert len(logged) == 1 and "configure refused" in logged[0], logged
+            assert reason in logged[0], logged

@@ -200,7 +200,7 @@ def test_the_queue_fills_authenticated_packets_within_the_budget(keys, tmp_path)
         m.pop("subscribe_topic", None)
     config = parse_codec_config([entry, plain], "cfg.yaml")
     secured, plaintext = config.packet_codecs
-    secured.packet_codec.bind_sender(1, str(tmp_path))
+    secured.packet_codec.bind_sender(1, str(tmp_path), allow_fresh=True)
     assert (plaintext.packet_codec.payload_capacity_bits(32, 0)
             - secured.packet_codec.payload_capacity_bits(32, 0)) == 8 * 8
     queues = MessageQueues(config, max_packet_bytes=32)

@@ -15,6 +15,7 @@ from security_support import (
     seal,
     secured_codec,
     secured_entry,
+    unwritable_dir,
     write_key_file,
 )
 from std_msgs.msg import String, UInt8
@@ -34,16 +35,6 @@ from acomms_core.security.state import (
     mark_key_new,
 )
 from acomms_core.tools.security_key import main as security_key_main
-
-
-def unwritable_dir(tmp_path) -> str:
-    """A directory this process cannot create files in (root ignores modes: /sys refuses)."""
-    if os.geteuid() == 0:
-        return "/sys"
-    path = tmp_path / "read_only"
-    path.mkdir()
-    path.chmod(0o500)
-    return str(path)
 
 
 @pytest.fixture

@@ -3,7 +3,8 @@
 - Sending: the `send_file` service (SendFile: dest, path) reads the file (at most
   `max_file_bytes`; only a regular, not hidden file inside `send_directories`, see
   `store.sendable_path`; otherwise refused with the reason and counted in files_failed),
-  publishes it as a FileTransfer on `send_topic` (the codec config's subscribe topic: a message codec with `allow_fragmentation: true` and `fragment_always: true`,
+  publishes it as a FileTransfer on `send_topic` (the codec config's subscribe topic: a message
+  codec with `allow_fragmentation: true` and `fragment_always: true`,
   fields dest (codec dest), name, data, sha256) and answers when the queue node's
   `fragmentation_status` shows the file's session COMPLETED (every block acknowledged: success)
   or EXPIRED, or after `send_timeout_s` (node clock). Which session is the file's is told without
