@@ -44,7 +44,6 @@ SECURITY_COUNTERS = ("packets_authenticated", "auth_failed", "auth_replayed", "a
                      "auth_state_failed", "source_refused")
 
 
-
 def state_dir_or_default(state_dir: str) -> str:
     return os.path.abspath(os.path.expanduser(state_dir)) if state_dir else default_state_dir()
 

@@ -142,11 +142,17 @@ class SenderCounter:
         """0 for a (key, src) without counter state if that is known safe; else refuse."""
         if self._end or allow_fresh:
             return 0
-        started = self._started_srcs()
-        if started is not None and self.src not in started:
-            started.append(self.src)
-            _write_atomically(self.new_marker, json.dumps({"started_src": sorted(started)}))
-            return 0
+        if self.new_marker is not None and os.path.exists(self.new_marker):
+            with open(f"{self.new_marker}.lock", "a", encoding="utf-8") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)    # other srcs' processes update it too
+                try:
+                    started = self._started_srcs()
+                    if started is not None and self.src not in started:
+                        _write_atomically(self.new_marker, json.dumps(
+                            {"started_src": sorted(started + [self.src])}))
+                        return 0
+                finally:
+                    fcntl.flock(lock, fcntl.LOCK_UN)
         raise CounterStateMissing(
             f"no nonce counter state {self.path} for this key and src {self.src}: if the state "
             "directory was lost, starting again at counter 0 would reuse nonces; use a new key "
