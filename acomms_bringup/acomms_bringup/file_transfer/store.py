@@ -90,7 +90,8 @@ def read_for_sending(path: str, max_bytes: int, send_directories) -> tuple[str, 
     except FileRefused as exc:
         raise FileRefused("files_failed", str(exc)) from None
     try:
-        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        # O_NONBLOCK: a FIFO put there must not block the node; fstat then refuses it
+        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
         with os.fdopen(fd, "rb") as handle:
             info = os.fstat(handle.fileno())
             if not stat.S_ISREG(info.st_mode):
