@@ -30,12 +30,12 @@ SECURITY_PARAMETERS = (
 )
 
 SENDER_SECURITY_PARAMETERS = (
-    ParameterSpec("security_fresh_key_ids", [], "Key ids (0..255) that this vehicle may start at "
+    ParameterSpec("security_fresh_key_ids", None, "Key ids (0..255) that this vehicle may start at "
                   "nonce counter 0 when security_state_dir holds no counter state for them: the "
                   "operator's acknowledgement that the key was never used by this src (after a "
                   "lost state directory, restarting a used key at 0 reuses nonces: add a new key "
                   "id instead); remove it after the first start; a key made by "
-                  "acomms_security_key needs no entry; read at configure",
+                  "acomms_security_key needs no entry; unset: none; read at configure",
                   parameter_type="integer_array"),
 )
 
@@ -61,7 +61,7 @@ def bind_senders(codec_config, src: int, state_dir: str, clock=None,
     for codec in codecs:
         codec.clock = clock or codec.clock
         codec.bind_sender(src, state_dir_or_default(state_dir),
-                          allow_fresh=codec.keyring.send_key_id in set(fresh_key_ids))
+                          allow_fresh=codec.keyring.send_key_id in set(fresh_key_ids or ()))
     return len(codecs)
 
 
