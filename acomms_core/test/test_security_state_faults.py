@@ -175,3 +175,16 @@ def test_a_packet_re_addressed_to_another_dest_does_not_verify(keys, tmp_path):
     assert other.packet_codecs[0].packet_codec.decode(
         bytes([0xA6]) + bytes(mini[1:]), data, other.packet_codecs[0].codecs_by_id(),
         rx(1, 9)).counters == {"auth_failed": 1}
+
+
+def test_a_packet_of_the_format_before_the_dest_binding_does_not_verify(keys, tmp_path,
+                                                                        monkeypatch):
+    from acomms_core.security import aead
+
+    assert aead.VERSION == 2
+    sender, _ = secured_codec(keys, src=1, state_dir=tmp_path / "state")
+    receiver, _ = secured_codec(keys)
+    monkeypatch.setattr(aead, "VERSION", 1)         # a peer of the version 1 format
+    old_peer = seal(sender, [(5, String(data="hello"))], dest=9)
+    monkeypatch.setattr(aead, "VERSION", 2)
+    assert open_packet(receiver, *old_peer, src=1, dest=9)[1] == "auth_failed"
