@@ -188,3 +188,13 @@ def test_a_packet_of_the_format_before_the_dest_binding_does_not_verify(keys, tm
     old_peer = seal(sender, [(5, String(data="hello"))], dest=9)
     monkeypatch.setattr(aead, "VERSION", 2)
     assert open_packet(receiver, *old_peer, src=1, dest=9)[1] == "auth_failed"
+
+
+def test_a_counter_state_that_cannot_be_saved_at_run_time_sends_nothing_with_one_reason(
+        keys, tmp_path):
+    sender, codec = secured_codec(keys, src=1, state_dir=tmp_path / "state")
+    counter = codec._counter
+    counter._next = counter._end                             # the reserved block is used up
+    counter.path = os.path.join(unwritable_dir(tmp_path), "tx.counter")   # and the disk fails
+    with pytest.raises(ValueError, match="cannot be saved .*authenticated packet not sent"):
+        seal(sender, [(6, UInt8(data=1))])
