@@ -33,6 +33,7 @@ setup(
             "message_queue_node = acomms_core.nodes.message_queue_node:main",
             "packet_dispatch_node = acomms_core.nodes.packet_dispatch_node:main",
             "acomms_codec_check = acomms_core.tools.codec_check:main",
+            "acomms_security_key = acomms_core.tools.security_key:main",
         ],
     },
 )

@@ -27,6 +27,7 @@ from std_msgs.msg import UInt8  # noqa: E402
 
 from acomms_core.codecs import parse_codec_config  # noqa: E402
 from acomms_core.security import ReplayGuard, forgery_probability  # noqa: E402
+from acomms_core.security.aead import VERSION  # noqa: E402
 from acomms_core.security.state import forget_sender_counters  # noqa: E402
 
 SIZES = ((32, 0), (32, 192))
@@ -53,7 +54,7 @@ def measure(key_file: str, state: str, mode: str, tag_bytes: int, size, count: i
     entry = secured_entry(key_file, mode=mode, tag_bytes=tag_bytes)
     plain_entry = {k: v for k, v in entry.items() if k != "security"}
     sender = parse_codec_config([entry], "cfg.yaml").packet_codecs[0]
-    sender.packet_codec.bind_sender(1, state)
+    sender.packet_codec.bind_sender(1, state, allow_fresh=True)   # a new key per run
     receiver = parse_codec_config([entry], "cfg.yaml").packet_codecs[0]
     plain = parse_codec_config([plain_entry], "cfg.yaml").packet_codecs[0]
     secured, codecs, source = receiver.packet_codec, receiver.codecs_by_id(), rx(1)
@@ -64,7 +65,7 @@ def measure(key_file: str, state: str, mode: str, tag_bytes: int, size, count: i
                                 count)}
     body = bytes(sender.packet_codec.inner.pack(messages, sum(size), 0)[0])
     key = sender.packet_codec.keyring.send_key
-    row["seal"] = _us_per_call(lambda: sender.packet_codec.sealer.seal(key, 1, 5, body), count)
+    row["seal"] = _us_per_call(lambda: sender.packet_codec.sealer.seal(key, 1, 0, 5, body), count)
     queue = iter(packets)
     row["open"] = _us_per_call(lambda: secured.open(*next(queue), 1), count)
     secured.bind_replay_guard(ReplayGuard(os.path.join(state, f"rx_{mode}{tag_bytes}.json")))
@@ -88,7 +89,8 @@ def main(argv=None) -> int:
     columns = ("seal", "open", "open_persist", "pack", "plain_pack", "decode", "plain_decode")
     with tempfile.TemporaryDirectory() as tmp:
         key_file = write_key_file(pathlib.Path(tmp) / "fleet.keys", [(1, KEY_1, None)])
-        print("median microseconds per packet; open = verify tag + replay check")
+        print(f"format version {VERSION} (src, dest, codec headers, key id and counter "
+              "authenticated); median microseconds per packet; open = verify tag + replay check")
         print(f"{'mode':<13}{'tag':>4}{'+bytes':>7}{'P(forge)':>10}{'packet':>8}{'msgs':>5}"
               + "".join(f"{c:>13}" for c in columns))
         for mode in ("authenticate", "encrypt"):

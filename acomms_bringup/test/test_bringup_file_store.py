@@ -60,10 +60,11 @@ def test_a_symlink_in_the_directory_is_replaced_not_followed(tmp_path):
 def test_reading_for_sending(tmp_path):
     path = tmp_path / "plan.txt"
     path.write_bytes(DATA)
-    assert read_for_sending(str(path), 1000) == ("plan.txt", DATA, SHA)
+    sendable = [str(tmp_path)]
+    assert read_for_sending(str(path), 1000, sendable) == ("plan.txt", DATA, SHA)
     with pytest.raises(FileRefused, match="more than max_file_bytes"):
-        read_for_sending(str(path), 10)
+        read_for_sending(str(path), 10, sendable)
     with pytest.raises(FileRefused, match="No such file"):
-        read_for_sending(str(tmp_path / "missing"), 10)
+        read_for_sending(str(tmp_path / "missing"), 10, sendable)
     assert checked_name("plan.txt") == "plan.txt"
     assert progress_line(3, 12).endswith("3/12 blocks acknowledged")

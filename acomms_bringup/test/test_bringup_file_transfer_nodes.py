@@ -68,7 +68,7 @@ def test_send_file_succeeds_when_acknowledged_and_receiver_stays_in_its_director
             common = {"codec_config_file": str(config), "src": index}
             _add(ros, MessageQueueNode, ns, update_rate=10.0, **common)
             _add(ros, PacketDispatchNode, ns, **common)
-        _add(ros, FileTransferNode, "/auv1")
+        _add(ros, FileTransferNode, "/auv1", send_directories=[str(tmp_path)])
         receiver = _add(ros, FileTransferNode, "/auv2", receive_directory=str(inbox))
         clients = [ros.helper.create_client(GetNextPacketData, f"/auv{i}/get_next_packet_data")
                    for i in (1, 2)]
@@ -146,7 +146,7 @@ def _sim_stack(ros, config, inbox):
         _add(ros, PacketDispatchNode, ns, **common)
     for _ in range(10):
         clock.step()
-    sender = _add(ros, FileTransferNode, "/auv1")
+    sender = _add(ros, FileTransferNode, "/auv1", send_directories=[str(inbox.parent)])
     receiver = _add(ros, FileTransferNode, "/auv2", receive_directory=str(inbox))
     return clock, sender, receiver
 

@@ -35,28 +35,40 @@ def secured_entry(key_file: str, mode: str = "authenticate", tag_bytes: int = 4,
                 {"id": 6, "ros_type": "std_msgs/UInt8", "fields": {"data": {"codec": "uint8"}}}]}
 
 
-def secured_codec(key_file: str, src: int | None = None, state_dir=None, **kwargs):
-    """(the secured PacketCodecConfig, its SecuredPacketCodec), bound as sender when src given."""
+def secured_codec(key_file: str, src: int | None = None, state_dir=None, fresh=True, **kwargs):
+    """(the secured PacketCodecConfig, its SecuredPacketCodec), bound as sender when src given
+    (fresh: the test's key is new, a missing counter state may start at 0)."""
     config = parse_codec_config([secured_entry(key_file, **kwargs)], "cfg.yaml")
     packet = config.packet_codecs[0]
     if src is not None:
-        packet.packet_codec.bind_sender(src, str(state_dir))
+        packet.packet_codec.bind_sender(src, str(state_dir), allow_fresh=fresh)
     return packet, packet.packet_codec
 
 
-def seal(packet, messages, mini=40, data=0):
+def seal(packet, messages, mini=40, data=0, dest=0):
     codecs = packet.codecs_by_id()
     encoded = [(i, codecs[i].encode(m)[0]) for i, m in messages]
-    return packet.packet_codec.pack(encoded, mini, data)
+    return packet.packet_codec.pack(encoded, mini, data, dest=dest)
 
 
-def rx(src: int):
-    """The part of a ReceivedPacket a packet codec reads (its SRC)."""
-    return types.SimpleNamespace(packet=types.SimpleNamespace(src=src))
+def rx(src: int, dest: int = 0):
+    """The part of a ReceivedPacket a packet codec reads (its SRC and dest)."""
+    return types.SimpleNamespace(packet=types.SimpleNamespace(src=src, dest=dest))
 
 
-def open_packet(packet, mini, data, src, **valid):
+def open_packet(packet, mini, data, src, dest=0, **valid):
     """(messages, the outcome counter) of one received packet."""
-    result = packet.packet_codec.decode(mini, data, packet.codecs_by_id(), rx(src), **valid)
+    result = packet.packet_codec.decode(mini, data, packet.codecs_by_id(), rx(src, dest),
+                                        **valid)
     (outcome,) = result.counters
     return result.messages, outcome
+
+
+def unwritable_dir(tmp_path) -> str:
+    """A directory this process cannot create files in (root ignores modes: /sys refuses)."""
+    if os.geteuid() == 0:
+        return "/sys"
+    path = tmp_path / "read_only"
+    path.mkdir(exist_ok=True)
+    path.chmod(0o500)
+    return str(path)

@@ -38,7 +38,8 @@ def test_the_old_key_is_accepted_until_accept_until_on_the_bound_clock(tmp_path)
 def test_a_sender_bound_on_a_clock_past_its_key_is_refused_before_any_packet(tmp_path):
     ring = write_key_file(tmp_path / "ring.keys", [(1, KEY_1, UNTIL)], send_key=1)
     config = parse_codec_config([secured_entry(ring)], "cfg.yaml")
-    assert bind_senders(config, 1, str(tmp_path), clock=lambda: SIM_START) == 1
+    assert bind_senders(config, 1, str(tmp_path), clock=lambda: SIM_START,
+                        fresh_key_ids=[1]) == 1
     late = parse_codec_config([secured_entry(ring)], "cfg.yaml")
     with pytest.raises(SecurityConfigError, match="past its accept_until"):
         bind_senders(late, 1, str(tmp_path), clock=lambda: UNTIL + 1.0)

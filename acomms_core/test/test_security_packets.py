@@ -108,6 +108,7 @@ def test_restarting_the_sender_never_reuses_a_counter(keys, tmp_path):
     (state,) = [p for p in os.listdir(tmp_path) if p.endswith(".counter")]
     assert int((tmp_path / state).read_text()) > seen[-1]
     # two allocators on one file (two processes of one vehicle) never hand out the same counter
+    (tmp_path / "shared.counter").write_text("0\n")     # a new key's state (no refusal)
     a, b = SenderCounter(str(tmp_path / "shared.counter"), 3), SenderCounter(
         str(tmp_path / "shared.counter"), 3)
     values = [c.next() for _ in range(5) for c in (a, b)]
@@ -125,7 +126,8 @@ def test_receiver_restart_keeps_rejecting_recorded_packets(keys, tmp_path):
     codec.bind_replay_guard(ReplayGuard(state))
     assert open_packet(receiver, *old, src=1)[1] == "packets_authenticated"
     saved = json.loads((tmp_path / "rx.json").read_text())
-    assert list(saved.values()) == [_counter(*old)] and KEY_1 not in json.dumps(saved)
+    # [highest counter, bitmap of the window below it (bit 0: the highest itself)]
+    assert list(saved.values()) == [[_counter(*old), 1]] and KEY_1 not in json.dumps(saved)
     receiver, codec = secured_codec(keys)                  # restarted receiver
     codec.bind_replay_guard(ReplayGuard(state))
     assert open_packet(receiver, *old, src=1)[1] == "auth_replayed"
@@ -201,7 +203,7 @@ def test_the_queue_fills_authenticated_packets_within_the_budget(keys, tmp_path)
         m.pop("subscribe_topic", None)
     config = parse_codec_config([entry, plain], "cfg.yaml")
     secured, plaintext = config.packet_codecs
-    secured.packet_codec.bind_sender(1, str(tmp_path))
+    secured.packet_codec.bind_sender(1, str(tmp_path), allow_fresh=True)
     assert (plaintext.packet_codec.payload_capacity_bits(32, 0)
             - secured.packet_codec.payload_capacity_bits(32, 0)) == 8 * 8
     queues = MessageQueues(config, max_packet_bytes=32)

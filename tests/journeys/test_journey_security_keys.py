@@ -1,7 +1,8 @@
-"""Journey: README "Authenticated acoustic packets": make the fleet key file with the README's
-shell block (HOME pointed at a temporary directory), put the README's codec YAML next to it and
-check it with `acomms_codec_check`: accepted with mode 600, 8 bytes per packet of overhead;
-refused with a one-line reason once the key file is readable by others."""
+"""Journey: README "Authenticated acoustic packets": make the fleet key file with the documented
+`acomms_security_key add` line (HOME pointed at a temporary directory; its key is marked new in
+the default state directory, so the first start needs nothing else), put the README's codec YAML
+next to it and check it with `acomms_codec_check`: accepted with mode 600, 8 bytes per packet of
+overhead; refused with a one-line reason once the key file is readable by others."""
 
 from __future__ import annotations
 
@@ -14,8 +15,12 @@ from journey_support import shell
 
 
 def _key_file(home):
-    result = shell(doc_block("mkdir -p ~/.acomms"), timeout_s=30, env={"HOME": str(home)})
+    block = doc_block("acomms_security_key add ~/.acomms/fleet.keys")
+    add = next(line for line in block.splitlines() if line.startswith("acomms_security_key add"))
+    result = shell(add, timeout_s=30, env={"HOME": str(home), "ROS_HOME": str(home / ".ros")})
     assert result.returncode == 0 and result.stderr == "", result
+    state = home / ".ros" / "acomms_security"
+    assert [p.name.endswith(".new") for p in state.iterdir()] == [True], result.stdout
     path = home / ".acomms" / "fleet.keys"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     keys = yaml.safe_load(path.read_text())["keys"]

@@ -1,8 +1,10 @@
 """file_transfer_node: files over acoustics as fragmented messages (issue 15).
 
 - Sending: the `send_file` service (SendFile: dest, path) reads the file (at most
-  `max_file_bytes`), publishes it as a FileTransfer on `send_topic` (the codec config's
-  subscribe topic: a message codec with `allow_fragmentation: true` and `fragment_always: true`,
+  `max_file_bytes`; only a regular, not hidden file inside `send_directories`, see
+  `store.sendable_path`; otherwise refused with the reason and counted in files_failed),
+  publishes it as a FileTransfer on `send_topic` (the codec config's subscribe topic: a message
+  codec with `allow_fragmentation: true` and `fragment_always: true`,
   fields dest (codec dest), name, data, sha256) and answers when the queue node's
   `fragmentation_status` shows the file's session COMPLETED (every block acknowledged: success)
   or EXPIRED, or after `send_timeout_s` (node clock). Which session is the file's is told without
@@ -51,6 +53,11 @@ PARAMETERS = (
     ParameterSpec("receive_directory", "", "Directory received files are written into, made at "
                   "configure; relative: to the node's working directory (empty: files are not "
                   "received)", parameter_type="string"),
+    ParameterSpec("send_directories", ["."], "Directories send_file may read files from "
+                  "(subdirectories included; hidden files and directories and paths that "
+                  "resolve outside, e.g. by a symlink, are refused); relative: to the node's "
+                  "working directory (where acomms_run started); empty list: no file is sent",
+                  parameter_type="string_array"),
     ParameterSpec("send_topic", "to_acomms/file", "Topic the queue node takes files from",
                   parameter_type="string"),
     ParameterSpec("receive_topic", "from_acomms/file", "Topic the dispatch node publishes "
@@ -98,6 +105,8 @@ class FileTransferNode(ManagedNode):
                                         f"{exc.strerror or exc}")
                 return TransitionCallbackReturn.FAILURE
             self.values["receive_directory"] = os.path.abspath(directory)
+        self.values["send_directories"] = [os.path.realpath(d) for d in
+                                           self.values["send_directories"] if d]
         self._file_pub = self.configured.publisher(FileTransfer, self.values["send_topic"], 10)
         self._progress_pub = self.configured.publisher(FragmentationStatus, PROGRESS_TOPIC, 50)
         from diagnostic_msgs.msg import DiagnosticArray
@@ -132,9 +141,11 @@ class FileTransferNode(ManagedNode):
             response.message = "another file is being sent; try again when it is done"
             return response
         try:
-            name, data, digest = read_for_sending(request.path, self.values["max_file_bytes"])
+            name, data, digest = read_for_sending(request.path, self.values["max_file_bytes"],
+                                                  self.values["send_directories"])
         except FileRefused as exc:
             self._count("files_failed", str(exc))
+            self.get_logger().warning(f"send_file refused: {exc}")
             response.message = str(exc)
             return response
         expected = self._sessions.expect(int(request.dest), len(data))

@@ -7,7 +7,9 @@ acknowledged every block; 1 when the transfer failed or was refused; 2 when the 
 there or did not answer within --timeout. The timeouts are wall-clock seconds (how long to wait
 for an answer); the tool never reads ROS time, so it works the same against a simulation at any
 warp and any simulated date. A short-lived client (a plain rclpy node, like other command-line
-tools), not part of a vehicle's stack.
+tools), not part of a vehicle's stack. The node reads the file itself, so PATH (made absolute
+here) must lie inside the node's `send_directories` (default: the node's working directory);
+otherwise the refusal names the reason and the exit status is 1.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ class Progress:
 def parse(argv):
     parser = argparse.ArgumentParser(prog="acomms_send_file", description=__doc__.splitlines()[0])
     parser.add_argument("dest", type=int, help="destination modem address (0..255)")
-    parser.add_argument("path", help="file to send")
+    parser.add_argument("path", help="file to send (inside the node's send_directories)")
     parser.add_argument("--namespace", default="", help="the sending vehicle's namespace")
     parser.add_argument("--timeout", type=float, default=7200.0,
                         help="wall-clock seconds to wait for the answer (default 7200), "

@@ -67,7 +67,12 @@ from acomms_core.ros.ros_support import (
     parameter_values,
     run_node,
 )
-from acomms_core.security import SECURITY_PARAMETERS, SecurityConfigError, bind_senders
+from acomms_core.security import (
+    SECURITY_PARAMETERS,
+    SENDER_SECURITY_PARAMETERS,
+    SecurityConfigError,
+    bind_senders,
+)
 from acomms_interfaces.msg import (
     NeighborReachability,
     QueueEnable,
@@ -98,7 +103,7 @@ PARAMETERS = CODEC_CONFIG_PARAMETERS + (
                   "service may take to answer before it counts as no offer (wall clock; a "
                   "deterministic run waits for the answer instead), s",
                   minimum=0.01, maximum=600.0),
-) + SECURITY_PARAMETERS
+) + SECURITY_PARAMETERS + SENDER_SECURITY_PARAMETERS
 
 # Every parameter the node declares (its own table, then fragmentation's): what scenarios check.
 DECLARED_PARAMETERS = PARAMETERS + FRAGMENTATION_PARAMETERS
@@ -157,7 +162,8 @@ class MessageQueueNode(ManagedNode):
         try:
             self.codec_config = codec_config_from_parameters(values)
             bind_senders(self.codec_config, values["src"], values["security_state_dir"],
-                         clock=lambda: now_s(self))
+                         clock=lambda: now_s(self),
+                         fresh_key_ids=values["security_fresh_key_ids"])
         except (CodecConfigError, SecurityConfigError) as exc:
             self.get_logger().error(f"configure refused: {exc}")
             return TransitionCallbackReturn.FAILURE

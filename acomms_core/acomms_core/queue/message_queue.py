@@ -207,6 +207,15 @@ def queue_may_send(queue: TopicQueue, request: PacketRequest) -> bool:
     return not (exclude and (queue.tags & exclude))
 
 
+def _pack_frames(chosen: list, request: PacketRequest) -> tuple:
+    """The packet codec's frames of the chosen messages (one packet codec and dest)."""
+    packet_codec = chosen[0].queue.packet_codec
+    # an authenticated codec (acomms_core.security) binds the packet's dest into its tag
+    bound = {"dest": chosen[0].dest} if hasattr(packet_codec, "sealer") else {}
+    return packet_codec.pack([(m.queue.codec_id, m.bits) for m in chosen],
+                             request.num_miniframe_bytes, request.num_dataframe_bytes, **bound)
+
+
 class MessageQueues:
     """All queues of one node, their counters and the packet filler."""
 
@@ -403,10 +412,7 @@ class MessageQueues:
         anything that is not a QueuedMessage, with `queue`, `bits`, `dest` and `key`)."""
         if not chosen:
             return PacketData(dest=request.dest if request.match_dest else 0)
-        packet_codec = chosen[0].queue.packet_codec
-        mini, data = packet_codec.pack(
-            [(m.queue.codec_id, m.bits) for m in chosen],
-            request.num_miniframe_bytes, request.num_dataframe_bytes)
+        mini, data = _pack_frames(chosen, request)
         queued = [m for m in chosen if isinstance(m, QueuedMessage)]
         for message in queued:
             message.queue.remove(message)

@@ -12,6 +12,7 @@ from acomms_core.security.keys import KeyRing, PacketKey, SecurityConfigError, l
 from acomms_core.security.node_hooks import (
     SECURITY_COUNTERS,
     SECURITY_PARAMETERS,
+    SENDER_SECURITY_PARAMETERS,
     bind_receivers,
     bind_senders,
     source_accepted,
@@ -25,7 +26,8 @@ from acomms_core.security.secured_codec import (
 from acomms_core.security.state import ReplayGuard, SenderCounter
 
 __all__ = [
-    "SECURITY_COUNTERS", "SECURITY_PARAMETERS", "KeyRing", "PacketKey", "PacketSealer",
+    "SECURITY_COUNTERS", "SECURITY_PARAMETERS", "SENDER_SECURITY_PARAMETERS", "KeyRing",
+    "PacketKey", "PacketSealer",
     "ReplayGuard", "SecuredPacketCodec", "SecurityConfigError", "SecuritySettings",
     "SenderCounter", "bind_receivers", "bind_senders", "forgery_probability", "load_key_file",
     "parse_security", "secure_packet_codec", "source_accepted",

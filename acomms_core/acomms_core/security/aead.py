@@ -17,10 +17,16 @@ One authenticated packet, both frames joined ("X" follows the clear codec header
 Overhead per packet: 4 + tag_bytes (4 by default: 8 bytes). The nonce (13 bytes) is
 (version, mode, src, key id, counter) and never repeats for a key: the counter is unique per
 (key, src) (`state.SenderCounter`) and src is the modem's SRC of the packet, so a packet
-claiming another SRC does not verify. The associated data binds version, mode, src, both codec
-headers and the key id + counter; mode `authenticate` leaves the body in clear and puts it in
-the associated data too (integrity without secrecy). The packet's dest is not authenticated
-(PacketCodec.pack does not know it).
+claiming another SRC does not verify. The associated data binds version, mode, src, the packet's
+dest (one byte, dest mod 256), both codec headers and the key id + counter, so a packet
+re-addressed to another dest, or moved under another codec header, does not verify; mode
+`authenticate` leaves the body in clear and puts it in the associated data too (integrity
+without secrecy).
+
+Format versions: 2 (this one) binds the dest; version 1 (acomms before it) did not. The version
+byte is in the nonce and the associated data, so packets of a version 1 peer fail to
+authenticate (counted as auth_failed) and the other way round: update every vehicle of a fleet
+together. ros_acomms has no packet security, so there is nothing to interoperate with there.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from __future__ import annotations
 from acomms_core.security.keys import PacketKey
 from acomms_core.security.state import COUNTER_BITS
 
-VERSION = 1
+VERSION = 2
 MODES = {"authenticate": 1, "encrypt": 2}
 TAG_BYTES = (4, 6, 8, 10, 12, 14, 16)     # what AES-CCM allows
 KEY_ID_BYTES = 1
@@ -68,12 +74,12 @@ class PacketSealer:
         head = bytes([VERSION, self.mode_byte, src]) + prefix
         return head + bytes(NONCE_BYTES - len(head))
 
-    def _associated(self, src: int, prefix: bytes) -> bytes:
-        return bytes([VERSION, self.mode_byte, src]) + self._headers + prefix
+    def _associated(self, src: int, dest: int, prefix: bytes) -> bytes:
+        return bytes([VERSION, self.mode_byte, src, dest % 256]) + self._headers + prefix
 
-    def seal(self, key: PacketKey, src: int, counter: int, body: bytes) -> bytes:
+    def seal(self, key: PacketKey, src: int, dest: int, counter: int, body: bytes) -> bytes:
         prefix = bytes([key.key_id]) + counter.to_bytes(COUNTER_BYTES, "big")
-        nonce, associated = self._nonce(src, prefix), self._associated(src, prefix)
+        nonce, associated = self._nonce(src, prefix), self._associated(src, dest, prefix)
         cipher = self._cipher(key)
         if self.mode == "encrypt":
             return prefix + cipher.encrypt(nonce, bytes(body), associated)
@@ -83,10 +89,10 @@ class PacketSealer:
     def key_and_counter(sealed: bytes) -> tuple[int, int]:
         return sealed[0], int.from_bytes(sealed[KEY_ID_BYTES:PREFIX_BYTES], "big")
 
-    def open(self, key: PacketKey, src: int, sealed: bytes) -> bytes | None:
-        """The body, or None when the tag does not verify (forged or tampered)."""
+    def open(self, key: PacketKey, src: int, dest: int, sealed: bytes) -> bytes | None:
+        """The body, or None when the tag does not verify (forged, tampered, re-addressed)."""
         prefix, rest = bytes(sealed[:PREFIX_BYTES]), bytes(sealed[PREFIX_BYTES:])
-        nonce, associated = self._nonce(src, prefix), self._associated(src, prefix)
+        nonce, associated = self._nonce(src, prefix), self._associated(src, dest, prefix)
         cipher = self._cipher(key)
         from cryptography.exceptions import InvalidTag
 

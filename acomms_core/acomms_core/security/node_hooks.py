@@ -1,7 +1,7 @@
 """What the queue and dispatch nodes call for authenticated packet codecs (ROS-free).
 
 - `SECURITY_PARAMETERS`: `security_state_dir`, declared by message_queue_node and
-  packet_dispatch_node.
+  packet_dispatch_node; `SENDER_SECURITY_PARAMETERS`: `security_fresh_key_ids`, the queue's.
 - `bind_senders(codec_config, src, state_dir, clock)`: message_queue_node's configure; every
   secured packet codec seals as this SRC with counters persisted in state_dir.
 - `bind_receivers(codec_config, receiver_name, state_dir, clock)`: packet_dispatch_node's
@@ -29,9 +29,19 @@ SECURITY_PARAMETERS = (
                   parameter_type="string"),
 )
 
+SENDER_SECURITY_PARAMETERS = (
+    ParameterSpec("security_fresh_key_ids", None, "Key ids (0..255) that this vehicle may start at "
+                  "nonce counter 0 when security_state_dir holds no counter state for them: the "
+                  "operator's acknowledgement that the key was never used by this src (after a "
+                  "lost state directory, restarting a used key at 0 reuses nonces: add a new key "
+                  "id instead); remove it after the first start; a key made by "
+                  "acomms_security_key needs no entry; unset: none; read at configure",
+                  parameter_type="integer_array"),
+)
+
 SECURITY_COUNTERS = ("packets_authenticated", "auth_failed", "auth_replayed", "auth_too_old",
                      "auth_unknown_key", "auth_key_expired", "auth_truncated", "auth_partial",
-                     "source_refused")
+                     "auth_state_failed", "source_refused")
 
 
 def state_dir_or_default(state_dir: str) -> str:
@@ -43,12 +53,15 @@ def secured_codecs(codec_config) -> list[SecuredPacketCodec]:
             if isinstance(p.packet_codec, SecuredPacketCodec)]
 
 
-def bind_senders(codec_config, src: int, state_dir: str, clock=None) -> int:
-    """Bind every secured codec for sending; how many; SecurityConfigError with the reason."""
+def bind_senders(codec_config, src: int, state_dir: str, clock=None,
+                 fresh_key_ids=()) -> int:
+    """Bind every secured codec for sending; how many; SecurityConfigError with the reason.
+    fresh_key_ids: the security_fresh_key_ids parameter (state.py explains it)."""
     codecs = secured_codecs(codec_config)
     for codec in codecs:
         codec.clock = clock or codec.clock
-        codec.bind_sender(src, state_dir_or_default(state_dir))
+        codec.bind_sender(src, state_dir_or_default(state_dir),
+                          allow_fresh=codec.keyring.send_key_id in set(fresh_key_ids or ()))
     return len(codecs)
 
 
@@ -62,8 +75,8 @@ def bind_receivers(codec_config, receiver_name: str, state_dir: str, clock=None)
         codec.load_keys()  # the key file is read here (configure), not when parsing
     directory = state_dir_or_default(state_dir)
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", receiver_name.strip("/").replace("/", "."))
+    path = os.path.join(ensure_state_dir(directory), f"rx_{name}.json")
     try:
-        path = os.path.join(ensure_state_dir(directory), f"rx_{name}.json")
         guard = ReplayGuard(path, window=min(c.settings.replay_window for c in codecs))
     except OSError as exc:
         raise SecurityConfigError(f"security state directory {directory}: "

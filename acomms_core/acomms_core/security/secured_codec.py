@@ -113,8 +113,9 @@ class SecuredPacketCodec:
     def keyring(self) -> KeyRing:
         return self.load_keys()
 
-    def bind_sender(self, src: int, state_dir: str) -> None:
-        """Seal as `src`, counters persisted in state_dir; SecurityConfigError if impossible."""
+    def bind_sender(self, src: int, state_dir: str, allow_fresh: bool = False) -> None:
+        """Seal as `src`, counters persisted in state_dir; SecurityConfigError if impossible.
+        allow_fresh: the operator says the send key was never used by src (state.py)."""
         if not isinstance(src, int) or not 0 <= src <= 255:
             raise SecurityConfigError(f"authenticated packets need this vehicle's SRC 0..255 "
                                       f"(message_queue_node parameter src), got {src!r}")
@@ -124,7 +125,7 @@ class SecuredPacketCodec:
                                       "is past its accept_until; rotate to a new key")
         try:
             self._counter = sender_counter(state_dir, key.fingerprint, src)
-            self._counter.check()
+            self._counter.check(allow_fresh)
         except OSError as exc:
             raise SecurityConfigError(f"security state directory {state_dir}: "
                                       f"{exc.strerror}") from None
@@ -158,7 +159,9 @@ class SecuredPacketCodec:
         return self.inner.message_cost_bits(message_bits)
 
     # -- sending ----------------------------------------------------------------------------------
-    def pack(self, messages, num_miniframe_bytes: int, num_dataframe_bytes: int):
+    def pack(self, messages, num_miniframe_bytes: int, num_dataframe_bytes: int,
+             dest: int = 0):
+        """The sealed frames; `dest` (the packet's destination) is authenticated with them."""
         if self._counter is None:
             raise ValueError("authenticated packet codec has no sender binding (SRC and state "
                              "directory); message_queue_node binds it at configure")
@@ -167,7 +170,12 @@ class SecuredPacketCodec:
             raise ValueError(f"a {num_miniframe_bytes}+{num_dataframe_bytes}-byte packet has no "
                              f"room after headers and {self.overhead_bytes} security bytes")
         first, second = self.inner.pack(messages, body_bytes, 0)
-        sealed = self.sealer.seal(self.keyring.send_key, self.src, self._counter.next(),
+        try:
+            counter = self._counter.next()
+        except OSError as exc:
+            raise ValueError(f"nonce counter state {self._counter.path} cannot be saved "
+                             f"({exc.strerror}); authenticated packet not sent") from None
+        sealed = self.sealer.seal(self.keyring.send_key, self.src, dest, counter,
                                   bytes(first) + bytes(second))
         room = num_miniframe_bytes - len(self.miniframe_header)
         dataframe = (self.dataframe_header + sealed[room:]) if num_dataframe_bytes else b""
@@ -179,7 +187,7 @@ class SecuredPacketCodec:
 
     # -- receiving --------------------------------------------------------------------------------
     def open(self, miniframe: bytes, dataframe: bytes, src: int, minibytes_valid=(),
-             databytes_valid=()) -> tuple[str, bytes | None, str]:
+             databytes_valid=(), dest: int = 0) -> tuple[str, bytes | None, str]:
         """(outcome, body, reason): outcome 'packets_authenticated' with the body, or the
         dispatch_status counter that names the rejection."""
         if not self.headers_match(miniframe, dataframe):
@@ -199,24 +207,27 @@ class SecuredPacketCodec:
             return "auth_unknown_key", None, f"key id {key_id} is not in the key file"
         if not key.accepted_at(self.clock()):
             return "auth_key_expired", None, f"key id {key_id} is past its accept_until"
-        body = self.sealer.open(key, src, sealed) if 0 <= src <= 255 else None
+        body = self.sealer.open(key, src, dest, sealed) if 0 <= src <= 255 else None
         if body is None:
             return "auth_failed", None, (f"authentication failed (forged or tampered; key id "
                                          f"{key_id}, counter {counter})")
         verdict = self.replay_guard.check(key.fingerprint, src, counter)
+        if verdict == "state_failed":
+            return "auth_state_failed", None, (f"replay state {self.replay_guard.path} cannot "
+                                               f"be saved; packet (counter {counter}) refused")
         if verdict != "ok":
             return f"auth_{verdict}", None, f"counter {counter} (key id {key_id}) {verdict}"
         return "packets_authenticated", body, ""
 
     def decode(self, miniframe: bytes, dataframe: bytes, message_codecs, received_packet=None,
                minibytes_valid=(), databytes_valid=()) -> PacketDecodeResult:
-        src = _packet_src(received_packet)
+        src, dest = _packet_src(received_packet), _packet_dest(received_packet)
         if src is None:
             result = PacketDecodeResult(errors=["authenticated packet without its SRC"])
             result.counters["auth_failed"] = 1
             return result
         outcome, body, reason = self.open(miniframe, dataframe, src, minibytes_valid,
-                                          databytes_valid)
+                                          databytes_valid, dest)
         if body is None:
             result = PacketDecodeResult(errors=[reason])
         else:
@@ -233,3 +244,8 @@ def _packet_src(received_packet) -> int | None:
     packet = getattr(received_packet, "packet", None)
     src = getattr(packet, "src", None)
     return int(src) if src is not None else None
+
+
+def _packet_dest(received_packet) -> int:
+    packet = getattr(received_packet, "packet", None)
+    return int(getattr(packet, "dest", 0) or 0)
