@@ -15,7 +15,8 @@ the caller turns into messages:
 Events: `TransmissionStarted` (announce on the channel, report with its XST), `ReceptionStarted`
 (the receiver locked onto an arriving packet: its first sound plus the detection window has
 arrived; a Micromodem's $CARXP), `ReceptionEvent` (every in-band arrival, once it ended),
-`CstReport` (every detected packet), `PacketReceived` (data with valid bytes), `PingReplied` / `PingTimedOut` (the answer to `ping`), `ModemProblem` (log it).
+`CstReport` (every detected packet), `PacketReceived` (data with valid bytes), `PingReplied` /
+`PingTimedOut` (the answer to `ping`), `ModemProblem` (log it).
 
 Rules (as before in the node): a packet starts once the modem is free and not before it was queued
 (a queued-behind packet starts exactly when the previous one ends, whenever `advance` notices);
