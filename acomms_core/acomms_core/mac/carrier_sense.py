@@ -200,7 +200,7 @@ class CarrierSensePolicy(SoftwareMute, TdmaPolicy):
             self.heard_until = self.receiving_until = self.latest_event_s = None
         elif self.receiving_until is not None and now >= self.receiving_until:
             self.counters["reception_start_timeouts"] += 1  # no end report came
-            self.heard_until = max(self.heard_until or now, self.receiving_until)
+            self.heard_until = max(self.heard_until or self.receiving_until, self.receiving_until)
             self.receiving_until = None
         super().begin_tick(now)
 
