@@ -13,12 +13,20 @@ From timeline.csv (every transmission and reception) and messages.csv of each ru
   with sigma = sqrt(S (1 - S) / slots);
 - collided: transmissions of which some reception was collided;
 - mean and p95 latency of the delivered messages (per destination).
+- lost: transmissions no vehicle received whole without collision (collided, half duplex, busy).
 For slotted ALOHA (no backoff) S is checked against the analytic S = G_att exp(-G_att) (the
 infinite-population Poisson model; 8 vehicles give G (1 - G/8)^7, also printed): "ok" when within
 2 sigma. One PNG, one curve per MAC, with the analytic curve.
 
+`--layout pair`: two saturated vehicles PAIR_RANGE_M (300 m) apart instead (every MAC always has a
+packet: `always_send_test_data`; the load is ignored): how often they destroy each other's packets.
+`carrier_sense` hears reception starts (`reception_start`: the channel is busy while a detected
+packet arrives); `carrier_sense_end_only` hears a packet only once it ended (before issue 29).
+
     source env.sh && python bench/mac_comparison.py                        # 1 simulated hour/point
     python bench/mac_comparison.py --duration 900 --loads 0.25 0.5 1 2 --macs aloha tdma
+    python bench/mac_comparison.py --layout pair --duration 1800 \
+        --macs aloha carrier_sense carrier_sense_end_only
 """
 
 from __future__ import annotations
@@ -48,6 +56,7 @@ RADIUS_M = 100.0
 ORIGIN = (41.52, -70.67)
 START_S = 10.0        # traffic starts (after start-up); measured from here
 TICK_S = 0.5
+PAIR_RANGE_M = 300.0
 
 MACS = {
     "tdma": lambda k: {"kind": "tdma", "num_slots": VEHICLES, "active_slots": k},
@@ -61,6 +70,10 @@ MACS = {
     "carrier_sense": lambda k: {"kind": "carrier_sense", "sense_quiet_seconds": 0.5,
                                 "backoff_max_seconds": 6.0, "random_seed": 3,
                                 "sense_source": "reception_events"},
+    "carrier_sense_end_only": lambda k: {"kind": "carrier_sense", "sense_quiet_seconds": 0.5,
+                                         "backoff_max_seconds": 6.0, "random_seed": 3,
+                                         "sense_source": "reception_events",
+                                         "sense_reception_start": False},
 }
 SLOTTED = {"tdma", "aloha", "aloha_backoff"}
 
@@ -75,22 +88,28 @@ def mac_section(mac: str, k: int) -> dict:
     return section
 
 
-def scenario(mac: str, load: float, duration_s: float, seed: int) -> dict:
+def scenario(mac: str, load: float, duration_s: float, seed: int, layout: str = "ring") -> dict:
     mean_interval_s = VEHICLES * SLOT_S / load
     vehicles = []
-    for k in range(VEHICLES):
+    count = 2 if layout == "pair" else VEHICLES
+    for k in range(count):
         angle = 2 * math.pi * k / VEHICLES
-        lat, lon = offset_position(*ORIGIN, RADIUS_M * math.cos(angle),
-                                   RADIUS_M * math.sin(angle))
-        vehicles.append({
+        north, east = (PAIR_RANGE_M * k, 0.0) if layout == "pair" else (
+            RADIUS_M * math.cos(angle), RADIUS_M * math.sin(angle))
+        lat, lon = offset_position(*ORIGIN, north, east)
+        vehicle = {
             "name": f"v{k + 1}", "src": k + 1, "modem": {"kind": "sim"},
             "position": {"latitude": round(lat, 7), "longitude": round(lon, 7), "depth": 20.0},
             "mac": mac_section(mac, k), "codec_config": str(CODECS),
             "traffic": [{"topic": "to_acomms/nav_status", "period_seconds": mean_interval_s,
                          "start_seconds": START_S, "arrivals": "poisson",
                          "fields": {"latitude": round(lat, 5), "longitude": round(lon, 5),
-                                    "altitude": -20.0}}]})
-    return {"name": f"mac_{mac}_{load:g}".replace(".", "p"),
+                                    "altitude": -20.0}}]}
+        if layout == "pair":  # saturated: a test packet whenever the MAC may send
+            vehicle["mac"]["always_send_test_data"] = True
+            del vehicle["traffic"]
+        vehicles.append(vehicle)
+    return {"name": f"mac_{layout}_{mac}_{load:g}".replace(".", "p"),
             "duration_seconds": START_S + duration_s,
             "seed": seed, "clock": {"use_sim_time": True, "warp_factor": 10.0},
             "channel": {"sound_speed_mps": 1500.0, "water_depth_m": 100.0,
@@ -102,7 +121,7 @@ def scenario(mac: str, load: float, duration_s: float, seed: int) -> dict:
 def run(mac: str, load: float, args, tmp: pathlib.Path) -> dict:
     out = tmp / f"{mac}_{load:g}"
     path = tmp / f"{mac}_{load:g}.yaml"
-    path.write_text(yaml.safe_dump(scenario(mac, load, args.duration, args.seed),
+    path.write_text(yaml.safe_dump(scenario(mac, load, args.duration, args.seed, args.layout),
                                    sort_keys=False))
     env = dict(os.environ, ROS_DOMAIN_ID=str(args.domain),
                ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
@@ -142,7 +161,8 @@ def measure(out: pathlib.Path, duration_s: float) -> dict:
     summary = json.loads((out / "summary.json").read_text())
     return {"slots": slots, "g_att": len(tx) / slots, "s": s,
             "sigma": math.sqrt(max(s * (1 - s), 1e-12) / slots), "collided": collided,
-            "tx": len(tx), "latency_mean_s": sum(latencies) / len(latencies) if latencies else None,
+            "lost": len(tx) - good, "tx": len(tx),
+            "latency_mean_s": sum(latencies) / len(latencies) if latencies else None,
             "latency_p95_s": latencies[int(0.95 * (len(latencies) - 1))] if latencies else None,
             "ratio": summary.get("sim_wall_ratio")}
 
@@ -196,13 +216,18 @@ def main() -> int:
                         default=[0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0])
     parser.add_argument("--duration", type=float, default=3600.0, help="simulated s per point")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--layout", choices=("ring", "pair"), default="ring",
+                        help="ring: 8 vehicles 100 m around a centre, Poisson traffic; pair: two "
+                             "saturated vehicles 300 m apart (one point per MAC)")
     parser.add_argument("--domain", type=int, default=201, help="ROS_DOMAIN_ID of the runs")
     parser.add_argument("--step-timeout", type=float, default=300.0,
                         help="acomms_run --step-timeout, wall s (a loaded machine is slow)")
     parser.add_argument("--png", default="acomms_demo_out/mac_comparison.png")
     parser.add_argument("--json", default=None, help="also write the numbers here")
     args = parser.parse_args()
-    header = ("MAC", "G", "G_att", "S", "2sigma", "collided", "tx", "lat mean", "lat p95",
+    if args.layout == "pair":
+        args.loads = args.loads[:1]
+    header = ("MAC", "G", "G_att", "S", "2sigma", "collided", "lost", "tx", "lat mean", "lat p95",
               "wall s", "S_analytic", "S_8", "check")
     print("  ".join(f"{h:>13}" for h in header), flush=True)
     results: dict[str, dict[float, dict]] = {}
@@ -217,10 +242,10 @@ def main() -> int:
                 results.setdefault(mac, {})[load] = row
                 expected = analytic(row["g_att"])
                 check = "-"
-                if mac == "aloha":
+                if mac == "aloha" and args.layout == "ring":
                     check = "ok" if abs(row["s"] - expected) <= 2 * row["sigma"] else "OUTSIDE"
                 values = (mac, load, f"{row['g_att']:.3f}", f"{row['s']:.3f}",
-                          f"{2 * row['sigma']:.3f}", row["collided"], row["tx"],
+                          f"{2 * row['sigma']:.3f}", row["collided"], row["lost"], row["tx"],
                           _fmt(row["latency_mean_s"]), _fmt(row["latency_p95_s"]),
                           f"{row['wall_s']:.0f}", f"{expected:.3f}",
                           f"{finite(row['g_att']):.3f}", check)

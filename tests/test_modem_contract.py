@@ -9,13 +9,15 @@ hands the suite a `ModemPair`; the suite then checks, through ROS only:
 - the other modem publishes `packet_rx` with the same bytes, from the sender's SRC;
 - the sender publishes `transmit` (TransmittedPacket: the packet, XST to the dest);
 - the receiver publishes `cst` for the reception (src, dest, good mode, finite SNR, data rate);
+- the receiver publishes `reception_start` (ReceptionStart) while the packet still arrives, before
+  its `packet_rx` (a Micromodem's `$CARXP`; the simulator adds the sender and the expected end);
 - `ping_modem` is answered with a one-way travel time of range / sound speed;
 - the modem node publishes its health on `/diagnostics` (a status named after the node).
 
 Implementations: `modem_sim_node` pairs on the simulated channel with sim time (/clock from the
 test), and `acomms_driver_node`s each connected over TCP to a `micromodem_emulator` modem, the
 two served by one `EmulatorNetwork` on the simulated channel (`SimChannelBackend`, wall clock),
-and two `udp_link_driver`s over localhost UDP.
+and two `udp_link_driver`s over localhost UDP (a UDP datagram arrives whole: no reception start).
 A new driver joins by adding one entry to IMPLEMENTATIONS: a function of (ros, tmp_path) that
 returns a ModemPair. Where an implementation does not provide a check yet, its pair names the
 check in `known_gaps`: the check must then fail (xfail), and passing it fails the test until
@@ -38,7 +40,7 @@ from acomms_core.ros.ros_support import seconds_to_time_msg, stamp_seconds
 from acomms_core.ros.testing import RosHarness
 from acomms_driver.nodes.acomms_driver_node import AcommsDriverNode
 from acomms_driver.udp.udp_link_driver import UdpLinkDriver
-from acomms_interfaces.msg import CST, Packet, ReceivedPacket, TransmittedPacket
+from acomms_interfaces.msg import CST, Packet, ReceivedPacket, ReceptionStart, TransmittedPacket
 from acomms_interfaces.srv import PingModem, QueueTxPacket
 from acomms_sim.emulator.micromodem_emulator import EmulatorNetwork
 from acomms_sim.nodes.modem_sim_node import ModemSimNode
@@ -69,6 +71,7 @@ class ModemPair:
         self.rx = {n: [] for n in SRCS}
         self.tx = {n: [] for n in SRCS}
         self.cst = {n: [] for n in SRCS}
+        self.starts = {n: [] for n in SRCS}
         self.diagnostics: list = []
         self.rosout: list = []
         helper = ros.helper
@@ -78,6 +81,8 @@ class ModemPair:
             helper.create_subscription(TransmittedPacket, f"/{name}/transmit",
                                        self.tx[name].append, 10)
             helper.create_subscription(CST, f"/{name}/cst", self.cst[name].append, 10)
+            helper.create_subscription(ReceptionStart, f"/{name}/reception_start",
+                                       self.starts[name].append, 10)
         helper.create_subscription(DiagnosticArray, "/diagnostics", self.diagnostics.append, 50)
         # /rosout publishers keep their history (transient local): a log written before the
         # match with this subscription completes still arrives.
@@ -177,6 +182,7 @@ class UdpPair(ModemPair):
     measures the same travel time as over the acoustic channel."""
 
     name = "udp_link_driver"
+    known_gaps = frozenset({"reception_start"})  # a datagram arrives whole, nothing announces it
 
     def __init__(self, ros: RosHarness):
         super().__init__(ros)
@@ -235,7 +241,8 @@ def exchange(modems):
                              and any(map(delivered, modems.tx["a"])) and modems.cst["b"])
     return {"response": response, "done": done,
             "rx": [m for m in modems.rx["b"] if delivered(m)],
-            "tx": [m for m in modems.tx["a"] if delivered(m)], "cst": list(modems.cst["b"])}
+            "tx": [m for m in modems.tx["a"] if delivered(m)], "cst": list(modems.cst["b"]),
+            "starts": list(modems.starts["b"])}
 
 
 def test_queue_tx_packet_accepts_a_valid_packet(exchange):
@@ -308,3 +315,21 @@ def test_diagnostics_are_published(modems):
             pytest.fail(f"{modems.name} publishes /diagnostics now: drop it from known_gaps")
         pytest.xfail(f"{modems.name} publishes no /diagnostics yet")
     assert ok, f"{modems.name}: no /diagnostics status named after {name}"
+
+
+def test_reception_start_comes_before_the_packet_ends(modems, exchange):
+    starts = exchange["starts"]
+    ok = bool(starts and exchange["rx"]) and (
+        stamp_seconds(starts[0].header.stamp) < stamp_seconds(exchange["rx"][0].header.stamp))
+    if "reception_start" in modems.known_gaps:
+        if ok:
+            pytest.fail(f"{modems.name} publishes reception_start now: drop it from known_gaps")
+        pytest.xfail(f"{modems.name} cannot announce a reception start")
+    assert ok, f"{modems.name}: no reception_start at b before its packet_rx: {starts}"
+    start = starts[0]
+    assert start.src in (SRCS["a"], -1) and start.packet_type in (5, -1)
+    if start.src == SRCS["a"]:  # the simulator knows when the packet arrived and how long it is
+        tx_time = stamp_seconds(exchange["tx"][0].xst.time)
+        assert stamp_seconds(start.arrival_time) - tx_time == pytest.approx(
+            RANGE_M / SOUND_SPEED_MPS, abs=0.01)
+        assert stamp_seconds(start.expected_duration) > 1.0 and start.carrier > 0

@@ -8,8 +8,15 @@ from tdma_test_support import SIM_TIME, SimClock, TestModem, TestQueue, param_cl
 from acomms_core.nodes.carrier_sense_node import CarrierSenseNode
 from acomms_core.nodes.mac_node import MacNode
 from acomms_core.nodes.tdma_slotted_aloha_node import TdmaSlottedAlohaNode
+from acomms_core.ros.ros_support import seconds_to_duration_msg, seconds_to_time_msg
 from acomms_core.ros.testing import RosHarness
-from acomms_interfaces.msg import CST, CarrierSenseStatus, PolledStatus, TdmaSlottedAlohaStatus
+from acomms_interfaces.msg import (
+    CST,
+    CarrierSenseStatus,
+    PolledStatus,
+    ReceptionStart,
+    TdmaSlottedAlohaStatus,
+)
 
 START = 1000.0  # a multiple of every cycle below
 
@@ -128,6 +135,34 @@ def test_carrier_sense_waits_for_a_quiet_channel_and_retunes():
     status = statuses[-1]
     assert status.last_heard_src == 3 and status.arrivals_heard == 1
     assert status.sense_quiet_seconds == 3.0
+
+
+def test_carrier_sense_holds_while_a_detected_packet_arrives():
+    channel, statuses = [], []
+    with RosHarness() as ros:
+        clock = SimClock(ros, START)
+        vehicle(ros, clock, channel, "/a")
+        mac = add_mac(ros, clock, CarrierSenseNode, "/a", sense_quiet_seconds=1.0,
+                      backoff_max_seconds=0.0)
+        start = ros.helper.create_publisher(ReceptionStart, "/a/reception_start", 10)
+        ros.helper.create_subscription(CarrierSenseStatus, "/a/carrier_sense_status",
+                                       statuses.append, 10)
+        clock.start()
+        ros.configure_and_activate(mac)
+        assert ros.spin_until(lambda: start.get_subscription_count() > 0, 5.0)
+        # The modem detected a 4 s packet from SRC 3 whose first sound arrived at t=0.
+        start.publish(ReceptionStart(arrival_time=seconds_to_time_msg(START),
+                                     expected_duration=seconds_to_duration_msg(4.0), src=3,
+                                     packet_type=5, rate=1, carrier=10000))
+        assert ros.spin_until(lambda: mac.counters["reception_starts"] == 1, 5.0)
+        clock.run_until(START + 10.0, dt=0.5)
+        assert ros.spin_until(lambda: statuses, 5.0)
+
+    # Busy until the packet's end (4 s) plus the quiet time (1 s); then packet 2 s + guard 0.5 s.
+    assert starts(channel, "/a")[:3] == [5.0, 7.5, 10.0]
+    receiving = [s for s in statuses if s.receiving]
+    assert receiving and receiving[0].reception_starts == 1 and not receiving[0].channel_clear
+    assert receiving[0].last_heard_src == 3
 
 
 def test_polled_transmits_in_its_entries_and_poll_list_changes_at_runtime():

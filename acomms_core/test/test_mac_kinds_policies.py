@@ -122,3 +122,42 @@ def test_polled_entries_rates_and_refusals():
     for bad in ("", "1", "1:x", "300:5", "1:0.5", "1:10:9"):
         reason = kind.check({"poll_list": bad})
         assert reason is not None and reason.startswith("poll_list: "), (bad, reason)
+
+
+def test_carrier_sense_is_busy_from_a_reception_start_until_its_end():
+    p = make(CarrierSensePolicy, sense_quiet_seconds=1.0, backoff_max_seconds=0.0)
+    assert p.may_send(100.0, 3.0)
+    assert p.reception_started(7, 100.0, 104.0)  # detected at 100.05, ends at 104
+    assert not p.may_send(100.1, 3.0) and not p.may_send(104.9, 3.0)
+    assert p.status(102.0)["receiving"] and not p.status(102.0)["channel_clear"]
+    assert p.may_send(105.0, 3.0)  # end + quiet
+    assert p.status(105.0)["reception_starts"] == 1 and p.last_heard_src == 7
+    # The end report of that packet (CST at 104) changes nothing.
+    p.channel_heard(7, 104.0)
+    assert p.ready_at() == pytest.approx(105.0)
+
+
+def test_carrier_sense_reception_start_without_an_end_waits_for_the_report_or_timeout():
+    p = make(CarrierSensePolicy, sense_quiet_seconds=1.0, backoff_max_seconds=0.0,
+             reception_start_timeout_seconds=8.0)
+    p.reception_started(-1, 200.0, None)  # $CARXP: sender and length unknown
+    assert not p.may_send(206.0, 3.0)
+    p.channel_heard(3, 203.5)  # its CST: the packet ended at 203.5
+    assert p.ready_at() == pytest.approx(204.5) and p.may_send(204.5, 3.0)
+    # No report: busy until start + timeout (+ quiet), then counted.
+    p.reception_started(-1, 300.0, None)
+    p.begin_tick(305.0)
+    assert not p.may_send(305.0, 3.0)
+    p.begin_tick(308.0)
+    assert p.counters["reception_start_timeouts"] == 1
+    assert not p.may_send(308.5, 3.0) and p.may_send(309.0, 3.0)
+
+
+def test_carrier_sense_can_ignore_reception_starts_and_forgets_them_when_time_restarts():
+    off = make(CarrierSensePolicy, sense_reception_start=False, backoff_max_seconds=0.0)
+    assert not off.reception_started(7, 100.0, 104.0)
+    assert off.may_send(101.0, 3.0) and off.counters["reception_starts_ignored"] == 1
+    p = make(CarrierSensePolicy, backoff_max_seconds=0.0)
+    p.reception_started(7, 100.0, 104.0)
+    p.begin_tick(10.0)  # sim time restarted: the old packet says nothing about the channel
+    assert p.may_send(10.0, 3.0)

@@ -219,3 +219,9 @@ def test_fuzz_100k_lines_counters_match():
     assert got == valid_types
     assert expected.valid > 30_000 and expected.bad_checksum > 15_000
     assert expected.malformed > 30_000 and expected.overlong > 10
+
+
+@pytest.mark.parametrize("fields, packet_type", [
+    (["5"], 5), (["1", "extra"], 1), ([], -1), (["9"], -1), (["x"], -1), ([""], -1)])
+def test_carxp_gives_the_packet_type_when_it_has_one(fields, packet_type):
+    assert nmea.parse_rxp(fields) == {"packet_type": packet_type}

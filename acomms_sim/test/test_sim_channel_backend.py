@@ -11,6 +11,7 @@ from acomms_sim.emulator.channel_backend import SimChannelBackend
 from acomms_sim.emulator.micromodem_model import MicromodemModel
 from acomms_sim.physics.absorption import thorp_db_per_km
 from acomms_sim.physics.ambient_noise import AmbientNoise
+from acomms_sim.physics.channel import DETECTION_WINDOW_S
 from acomms_sim.physics.geodesy import offset_position
 from acomms_sim.physics.sound_speed import SoundSpeedProfile
 from acomms_sim.physics.transmission_loss import Propagation, SpreadingModel
@@ -161,3 +162,29 @@ def test_network_file_errors_name_the_key(tmp_path, content, message):
     with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
         load_network(str(path))
     assert main(["--network", str(path)]) == 1
+
+
+def test_a_detected_packet_is_announced_by_carxp_while_it_arrives(channel):
+    backend, add = channel
+    a, out_a = add(1, 0.0)
+    b, out_b = add(2, 1500.0)  # first sound 1.0 s after a starts; on air 0.02 x the packet
+    _send_fdp(a, 2)
+    xst = nmea.parse_xst(out_a.wait_for("CAXST").fields)
+    rxp = out_b.wait_for("CARXP", timeout=5.0)
+    announced = time.time()
+    assert nmea.parse_rxp(rxp.fields) == {"packet_type": 5}  # FDP
+    # At the end of the detection window after the first sound: before the packet has arrived.
+    assert announced - xst["time"] == pytest.approx(1.0 + DETECTION_WINDOW_S, abs=0.15)
+    cst = nmea.parse_cst(out_b.wait_for("CACST").fields)
+    assert cst["src"] == 1 and b.counters["rx_detected"] == 1
+    assert "CARXP" not in out_a.types()  # a modem does not detect itself
+
+
+def test_rxp_zero_silences_carxp(channel):
+    backend, add = channel
+    a, _ = add(1, 0.0)
+    b, out_b = add(2, 300.0)
+    b.handle_line(nmea.format_sentence("CCCFG", ["RXP", 0]))
+    _send_fdp(a, 2)
+    out_b.wait_for("CACST", timeout=5.0)
+    assert b.counters["rx_detected"] == 1 and b.counters["silenced_output"] >= 1

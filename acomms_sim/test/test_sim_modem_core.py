@@ -20,10 +20,12 @@ from acomms_sim.modem.fields import (
     PingReplied,
     PingTimedOut,
     ReceptionEvent,
+    ReceptionStarted,
     TransmissionStarted,
 )
 from acomms_sim.modem.sim_modem import SimModem, SimModemConfig
 from acomms_sim.physics.ambient_noise import AmbientNoise
+from acomms_sim.physics.channel import DETECTION_WINDOW_S
 from acomms_sim.physics.geodesy import offset_position
 from acomms_sim.physics.sound_speed import SoundSpeedProfile
 from acomms_sim.physics.transmission_loss import Propagation, SpreadingModel
@@ -90,7 +92,13 @@ def test_packet_arrives_range_over_speed_plus_duration_after_transmit():
     assert (started.xst.num_frames_expected, started.xst.packet_type, started.xst.nbytes) == (
         2, 5, 110)
     net.route(a, result.events)
-    # b knows when the packet will have fully arrived: 1 s travel + on-air time
+    # b knows when it detects the packet (1 s travel + the detection window), then when the
+    # packet will have fully arrived (+ on-air time)
+    assert b.next_event_time_s() == pytest.approx(101.0 + DETECTION_WINDOW_S, abs=1e-3)
+    assert b.advance(101.0 + DETECTION_WINDOW_S - 0.01) == []
+    [detected] = b.advance(101.0 + DETECTION_WINDOW_S)
+    assert detected == ReceptionStarted(1, pytest.approx(101.0, abs=1e-3),
+                                        pytest.approx(FDP_DURATION_S, abs=1e-3), 5, 1, 10000)
     assert b.next_event_time_s() == pytest.approx(101.0 + FDP_DURATION_S, abs=1e-3)
     assert b.advance(101.0 + FDP_DURATION_S - 0.01) == []
     net.run_until(200.0)

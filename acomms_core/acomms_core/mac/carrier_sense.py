@@ -3,6 +3,10 @@
 No slots: a packet may start when the modem has heard nothing for `sense_quiet_seconds` (the end
 of the latest arrival it detected: simulator reception events, or CST reports of a real modem),
 this vehicle's previous packet plus `guard_time_seconds` is over, and a random backoff has passed.
+With `sense_reception_start` the channel is also busy while a packet is still arriving: from a
+reception start (the modem detected a packet: simulator `reception_start`, a Micromodem's $CARXP)
+until its expected end, or, when the end is not known, until its end report (the CST / reception
+event) or `reception_start_timeout_seconds` after its start, whichever comes first.
 The backoff, uniform in [0, `backoff_max_seconds`], is drawn anew after every arrival heard and
 every own transmission, from `seeded_uniform(random_seed, node name, "backoff", attempt)`, so a run
 on the deterministic clock repeats exactly and vehicles waiting for the same quiet channel spread
@@ -46,6 +50,12 @@ CARRIER_SENSE_PARAMETERS = COMMON_PARAMETERS + (
     ParameterSpec("backoff_max_seconds", 4.0,
                   "Largest random backoff added after each arrival heard or packet sent, s",
                   0.0, 3600.0),
+    ParameterSpec("sense_reception_start", True,
+                  "Also hear packets while they arrive (the modem's reception_start, $CARXP): "
+                  "the channel is busy from their detection until their expected end"),
+    ParameterSpec("reception_start_timeout_seconds", 10.0,
+                  "A reception start without a known end keeps the channel busy until its end "
+                  "report (CST) or this long after its start, s", 0.1, 3600.0),
     SOFTWARE_MUTE_PARAMETER,
     ParameterSpec("sense_source", "cst",
                   "What the node hears the channel from: 'cst' (the modem's detections, real "
@@ -63,6 +73,8 @@ class CarrierSenseConfig:
     sense_quiet_seconds: float
     backoff_max_seconds: float
     random_seed: int
+    sense_reception_start: bool = True
+    reception_start_timeout_seconds: float = 10.0
 
 
 def build_frames(values: Mapping[str, Any]) -> tuple[FrameBudget, ModemProfile]:
@@ -79,7 +91,9 @@ def build_carrier_sense_config(values: Mapping[str, Any]) -> CarrierSenseConfig:
                             f"{', '.join(SENSE_SOURCES)}")
     return CarrierSenseConfig(frames, profile, float(values["guard_time_seconds"]),
                               float(values["sense_quiet_seconds"]),
-                              float(values["backoff_max_seconds"]), int(values["random_seed"]))
+                              float(values["backoff_max_seconds"]), int(values["random_seed"]),
+                              bool(values["sense_reception_start"]),
+                              float(values["reception_start_timeout_seconds"]))
 
 
 class CarrierSensePolicy(SoftwareMute, TdmaPolicy):
@@ -94,6 +108,8 @@ class CarrierSensePolicy(SoftwareMute, TdmaPolicy):
     def reset(self) -> None:
         super().reset()
         self.heard_until: float | None = None  # end of the latest arrival heard
+        self.receiving_until: float | None = None  # a reception start whose end is not known
+        self.latest_event_s: float | None = None  # newest channel time an event told of
         self.last_heard_src = -1
         self.attempt = 0
         self.backoff_s = 0.0
@@ -123,21 +139,48 @@ class CarrierSensePolicy(SoftwareMute, TdmaPolicy):
         self.backoff_s = self.config.backoff_max_seconds * seeded_uniform(
             self.config.random_seed, self.identity, "backoff", self.attempt)
 
-    def channel_heard(self, src: int, end_s: float) -> None:
-        """An arrival from `src` was detected; it occupied the channel until `end_s`."""
-        self.counters["arrivals_heard"] += 1
-        self.last_heard_src = src
+    def _heard(self, end_s: float, event_s: float) -> None:
         if self.heard_until is None or end_s > self.heard_until:
             self.heard_until = end_s
+        if self.latest_event_s is None or event_s > self.latest_event_s:
+            self.latest_event_s = event_s
+
+    def channel_heard(self, src: int, end_s: float) -> None:
+        """An arrival from `src` was detected; it occupied the channel until `end_s` (its end
+        report: the end of any reception start still open)."""
+        self.counters["arrivals_heard"] += 1
+        self.last_heard_src = src
+        self.receiving_until = None
+        self._heard(end_s, end_s)
         if self.config is not None:
             self._redraw()
+
+    def reception_started(self, src: int, start_s: float, end_s: float | None) -> bool:
+        """The modem detected a packet (from `src`, -1: unknown) whose first sound arrived at
+        `start_s`, ending at `end_s` (None: unknown). False when not listened to."""
+        config: CarrierSenseConfig | None = self.config
+        if config is None or not config.sense_reception_start:
+            self.counters["reception_starts_ignored"] += 1
+            return False
+        self.counters["reception_starts"] += 1
+        if src >= 0:
+            self.last_heard_src = src
+        if end_s is None:
+            until = start_s + config.reception_start_timeout_seconds
+            self.receiving_until = max(until, self.receiving_until or until)
+            self._heard(start_s, start_s)
+        else:
+            self._heard(end_s, start_s)
+        self._redraw()
+        return True
 
     def ready_at(self) -> float | None:
         """Earliest start of the next packet (None: at once)."""
         config: CarrierSenseConfig = self.config
         times = []
-        if self.heard_until is not None:
-            times.append(self.heard_until + config.sense_quiet_seconds)
+        for until in (self.heard_until, self.receiving_until):
+            if until is not None:
+                times.append(until + config.sense_quiet_seconds)
         if self.last_tx_start is not None:
             times.append(self.last_tx_start + self.last_tx_length + config.guard_time_seconds)
         if not times:
@@ -151,10 +194,14 @@ class CarrierSensePolicy(SoftwareMute, TdmaPolicy):
         return ready is None or now + TIME_EPSILON >= ready
 
     def begin_tick(self, now: float) -> None:
-        if self.heard_until is not None and self.heard_until > now + 1.0:
-            # Arrivals are reported once they ended: one "in the future" means the clock
+        if self.latest_event_s is not None and self.latest_event_s > now + 1.0:
+            # Arrivals are reported once they started: one "in the future" means the clock
             # jumped back (sim time restarted), and old arrivals say nothing about the channel.
-            self.heard_until = None
+            self.heard_until = self.receiving_until = self.latest_event_s = None
+        elif self.receiving_until is not None and now >= self.receiving_until:
+            self.counters["reception_start_timeouts"] += 1  # no end report came
+            self.heard_until = max(self.heard_until or self.receiving_until, self.receiving_until)
+            self.receiving_until = None
         super().begin_tick(now)
 
     # ----- decisions ----------------------------------------------------------------------
@@ -177,9 +224,11 @@ class CarrierSensePolicy(SoftwareMute, TdmaPolicy):
         """CarrierSenseStatus fields."""
         config: CarrierSenseConfig = self.config
         ready = self.ready_at()
+        busy_until = max((t for t in (self.heard_until, self.receiving_until) if t is not None),
+                         default=None)
         return {
-            "channel_clear": (self.heard_until is None
-                              or now >= self.heard_until + config.sense_quiet_seconds),
+            "channel_clear": (busy_until is None
+                              or now >= busy_until + config.sense_quiet_seconds),
             "we_are_active": self.may_send(now, config.frames.packet_duration_s),
             "software_mute": self.software_mute,
             "time_since_heard_seconds": (-1.0 if self.heard_until is None
@@ -190,5 +239,7 @@ class CarrierSensePolicy(SoftwareMute, TdmaPolicy):
             "backoff_max_seconds": config.backoff_max_seconds,
             "last_heard_src": self.last_heard_src,
             "arrivals_heard": self.counters["arrivals_heard"],
+            "receiving": busy_until is not None and now < busy_until,
+            "reception_starts": self.counters["reception_starts"],
         }
 

@@ -23,7 +23,8 @@ from acomms_core.ros.parameter_spec import ParameterSpec, check_values, defaults
 # Names a MAC node uses that belong to its vehicle, not to the MAC: a MAC in a sub-namespace of
 # the vehicle (one of several managed by mac_switcher_node) has them remapped to the vehicle's.
 MAC_VEHICLE_INTERFACES = ("get_next_packet_data", "queue_tx_packet", "ping_modem",
-                          "ping_transponders", "cst", "reception_events", "nmea_to_modem")
+                          "ping_transponders", "cst", "reception_events", "reception_start",
+                          "nmea_to_modem")
 
 
 def ros_parameter_values(specs, values: Mapping[str, Any]) -> dict[str, Any]:

@@ -87,6 +87,7 @@ class ClientCallbacks:
     on_ack: Callable[[dict], None] | None = None        # $CAACK: src, dest, frame_num, ack
     on_tx_failed: Callable[[ModemPacket, str], None] | None = None  # refused by the modem
     on_txf: Callable[[], None] | None = None            # $CATXF: a transmission ended
+    on_reception_start: Callable[[dict], None] | None = None  # $CARXP: packet_type
 
 
 class Notifier:

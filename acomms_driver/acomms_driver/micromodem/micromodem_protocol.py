@@ -154,7 +154,7 @@ class MicromodemProtocol:
             "CATMS": self._handle_clock_reply, "CATMQ": self._handle_clock_query,
             "CAACK": self._handle_ack, "CACDR": self._handle_ack,
             "CATMG": self._handle_clock_sources, "CAJRX": self._handle_janus_reception,
-            "SNTTA": self.transponders.on_sntta}
+            "CARXP": self._handle_rxp, "SNTTA": self.transponders.on_sntta}
 
     @property
     def unconfirmed_config(self) -> list[str]:
@@ -306,6 +306,10 @@ class MicromodemProtocol:
         reception, self._janus_rx = self._janus_rx, None
         if reception is not None:
             self._publish_reception(convert_janus(reception, cst))
+
+    def _handle_rxp(self, sentence: nmea.Sentence) -> None:
+        self.counters["rxp"] += 1
+        self.notifier.call("on_reception_start", nmea.parse_rxp(sentence.fields))
 
     def _handle_janus_reception(self, sentence: nmea.Sentence) -> None:
         reception = janus.parse_jrx(sentence.fields)

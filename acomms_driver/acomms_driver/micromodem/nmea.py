@@ -297,6 +297,21 @@ def _convert(name: str, text: str, kind):
     return int(value) if kind is int else kind(value)
 
 
+def parse_rxp(fields: Sequence[str]) -> dict:
+    """`$CARXP` (the modem detected a packet still arriving; sent while its `RXP` setting is 1):
+    the packet type of its first field when it has one (CST codes 1-5), else -1 (unknown). The
+    Micromodem software interface guide names the sentence, not a stable field list: anything
+    else in it is ignored."""
+    packet_type = -1
+    if fields:
+        try:
+            value = int(fields[0])
+        except ValueError:
+            value = -1
+        packet_type = value if 1 <= value <= 5 else -1
+    return {"packet_type": packet_type}
+
+
 def parse_cst(fields: Sequence[str]) -> dict:
     """CACST fields to a dict keyed by CST message field names (toa in Unix seconds).
 

@@ -15,6 +15,8 @@ acknowledgement flag), ping_modem, ping_transponders, query_modem_src, query_mod
 instead of timing the caller out).
 Publishes: packet_rx (with the sender's ack flag), cst, xst, transmit, ping_reply, ack ($CAACK /
 $CACDR, ros_acomms' ModemAck fields), txf (a Header at every $CATXF, as ros_acomms),
+reception_start (ReceptionStart at every $CARXP: a packet detected while it arrives, stamped when
+the sentence came; src and expected duration unknown; sent by the modem while its RXP is 1),
 nmea_from_modem, /diagnostics (link, firmware, errors, clock offset and sources, counts per
 sentence type).
 Subscribes: nmea_to_modem (raw sentences, checksum added if missing).
@@ -55,6 +57,7 @@ from acomms_interfaces.msg import (
     ModemAck,
     PingReply,
     ReceivedPacket,
+    ReceptionStart,
     TransmittedPacket,
 )
 from acomms_interfaces.srv import (
@@ -71,7 +74,7 @@ __all__ = ["AcommsDriverNode", "PARAMETERS", "main", "parse_modem_config"]
 TOPICS = (("packet_rx", ReceivedPacket, 10), ("cst", CST, 10), ("xst", XST, 10),
           ("transmit", TransmittedPacket, 10), ("ping_reply", PingReply, 10),
           ("nmea_from_modem", String, 100), ("/diagnostics", DiagnosticArray, 10),
-          ("ack", ModemAck, 10), ("txf", Header, 10))
+          ("ack", ModemAck, 10), ("txf", Header, 10), ("reception_start", ReceptionStart, 10))
 
 
 class AcommsDriverNode(ManagedNode):
@@ -108,7 +111,7 @@ class AcommsDriverNode(ManagedNode):
                 on_packet_rx=self._on_packet_rx, on_cst=self._on_cst, on_xst=self._on_xst,
                 on_transmit=self._on_transmit, on_nmea=self._on_nmea,
                 on_connection=self._on_connection, on_log=self._on_log, on_ack=self._on_ack,
-                on_txf=self._on_txf)
+                on_txf=self._on_txf, on_reception_start=self._on_reception_start)
             self.client = MicromodemClient(settings, callbacks)
         except (ValueError, OSError) as exc:
             self.get_logger().error(f"configure failed: {exc}")
@@ -199,6 +202,13 @@ class AcommsDriverNode(ManagedNode):
 
     def _on_txf(self) -> None:
         self._publish("txf", messages.txf_msg(self._stamp()))
+
+    def _on_reception_start(self, values: dict) -> None:
+        stamp = self._stamp()
+        msg = ReceptionStart(arrival_time=stamp, src=-1, rate=-1,
+                             packet_type=int(values["packet_type"]))
+        msg.header.stamp = stamp
+        self._publish("reception_start", msg)
 
     def _on_packet_rx(self, received: ReceivedModemPacket) -> None:
         self._publish("packet_rx", messages.received_packet_msg(received, self._stamp()))

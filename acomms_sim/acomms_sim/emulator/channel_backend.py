@@ -5,7 +5,9 @@ emulated modem hears.
 position and a `ReceiverChannel` (the same receiver model `modem_sim_node` uses), so propagation
 delay, transmission loss, ambient noise, collisions, half duplex and per-frame errors all come
 from acomms_sim's physics. Emulators run on the wall clock, so receptions are scheduled with
-timers at the arrival's end (transmit time + slant range / c + on-air time). ROS-free.
+timers at the arrival's end (transmit time + slant range / c + on-air time), and the receiver's
+lock decision with one at the end of the arrival's detection window: a packet it locks onto is
+announced (`$CARXP`) while it is still arriving. ROS-free.
 
 Source level: each transmission's level is the modem profile's for the sender's
 `pwramp.txlevel` in its band (185/181/179/167 dB at 25 kHz for levels 0-3), unless the backend
@@ -28,7 +30,7 @@ from acomms_sim.emulator.micromodem_model import (
     Reception,
 )
 from acomms_sim.physics.ambient_noise import AmbientNoise
-from acomms_sim.physics.channel import ReceiverChannel, Transmission
+from acomms_sim.physics.channel import DETECTION_WINDOW_S, ReceiverChannel, Transmission
 from acomms_sim.physics.fading import FadingModel
 from acomms_sim.physics.geodesy import check_position
 from acomms_sim.physics.packet_performance import PacketPerformance
@@ -98,16 +100,31 @@ class SimChannelBackend(AcousticBackend):
                 if src == sender.src or src not in self._positions:
                     continue
                 arrival = channel.add_transmission(tx, self._positions[src])
-                if arrival is not None:
-                    planned.append((src, arrival.end_s))
-        for src, end_s in planned:
-            timer = threading.Timer(max(0.0, end_s - self.clock()) + 1e-3, self._evaluate,
-                                    (src, end_s))
-            timer.daemon = True
-            with self._lock:
-                self._timers = {t for t in self._timers if t.is_alive()}
-                self._timers.add(timer)
-            timer.start()
+                if arrival is None:
+                    continue
+                planned.append((self._evaluate, src, arrival.end_s))
+                if arrival.decodable:
+                    detect_s = min(arrival.start_s + DETECTION_WINDOW_S, arrival.end_s)
+                    planned.append((self._detect, src, detect_s))
+        for func, src, at_s in planned:
+            self._at(at_s, func, src)
+
+    def _at(self, at_s: float, func, src: int) -> None:
+        timer = threading.Timer(max(0.0, at_s - self.clock()) + 1e-3, func, (src, at_s))
+        timer.daemon = True
+        with self._lock:
+            self._timers = {t for t in self._timers if t.is_alive()}
+            self._timers.add(timer)
+        timer.start()
+
+    def _detect(self, src: int, at_s: float) -> None:
+        with self._lock:
+            channel, modem = self._channels.get(src), self._modems.get(src)
+            if channel is None or modem is None:
+                return
+            detected = channel.pop_detected(max(at_s, self.clock()))
+        for arrival in detected:
+            modem.detected(arrival.transmission.payload)
 
     def _source_level_db(self, sender: MicromodemModel,
                          transmission: AcousticTransmission) -> float:

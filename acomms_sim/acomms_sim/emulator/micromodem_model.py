@@ -10,8 +10,9 @@ callback), like the modem on the far end of its serial port:
 - legacy transmit: `$CCCYC` -> `$CACYC` echo, then `$CADRQ` / `$CCTXD` per frame -> `$CATXF`,
   `$CAXST`
   (rate 0/FSK first reports the cycle-init `$CATXF`)
-- receptions: `$CARFP` (FDP), `$CARDP` (TDP), `$CACYC` + `$CARXD` (legacy; `$CAMSG,BAD_CRC` for a
-  bad frame), each followed by `$CACST`
+- receptions: `$CARXP,<packet type>` when the backend detects a packet that is still arriving
+  (the simulated channel does: `detected`; off with `RXP` 0), then `$CARFP` (FDP), `$CARDP` (TDP),
+  `$CACYC` + `$CARXD` (legacy; `$CAMSG,BAD_CRC` for a bad frame), each followed by `$CACST`
 - pings: `$CCCMD,PNG,...` -> `$CACMD` echo; the remote model reports `$CACMA,PNG` and answers after
   its turn-around time (TAT); the pinger reports `$CACMR,PNR` with the one-way travel time, then
   `$CACST`
@@ -45,6 +46,13 @@ from acomms_sim.emulator.transmit_options import _TransmitOptions
 from acomms_sim.modem.fields import CST_TYPE_FDP, CST_TYPE_FSK, CST_TYPE_PSK
 
 DEFAULT_FIRMWARE_VERSION = "v3.0.4-emulator"
+
+
+def cst_packet_type(transmission: AcousticTransmission) -> int:
+    """The CST / XST / $CARXP packet type of a transmission (-1: JANUS, unknown here)."""
+    if transmission.kind == "legacy":
+        return CST_TYPE_FSK if transmission.dataframe_rate == 0 else CST_TYPE_PSK
+    return -1 if transmission.kind == "janus" else CST_TYPE_FDP
 
 
 class AcousticBackend(abc.ABC):
@@ -208,7 +216,7 @@ class MicromodemModel(_SessionSentences, _ReceptionSentences, _TransmitOptions):
             "info.firmware_version": firmware_version, "info.modem_type": "uModem2 emulator",
             "hwd.batt_v": "24.10", "hwd.temp": "21.50", "pwramp.temperature_degC": "25.00",
             "pwramp.vbat": "24.00", "pwramp.vtransmit": "48.00", "CST": "1", "XST": "1",
-            "REV": "1",
+            "REV": "1", "RXP": "1",
         }
         self.config.update({str(k): str(v) for k, v in (config or {}).items()})
         self._init_session()
@@ -422,8 +430,7 @@ class MicromodemModel(_SessionSentences, _ReceptionSentences, _TransmitOptions):
     def _transmit_done(self, transmission: AcousticTransmission) -> None:
         self.emit("CATXF", [len(transmission.dataframe_bytes) + len(transmission.miniframe_bytes)])
         frames = transmission.dataframes()
-        packet_type = {"legacy": CST_TYPE_FSK if transmission.dataframe_rate == 0
-                       else CST_TYPE_PSK, "janus": -1}.get(transmission.kind, CST_TYPE_FDP)
+        packet_type = cst_packet_type(transmission)
         self.emit("CAXST", nmea.format_xst({
             "time": transmission.start_time, "toa_mode": self.clock_status(), "mode": 0,
             "probe_length": 20,
@@ -436,6 +443,14 @@ class MicromodemModel(_SessionSentences, _ReceptionSentences, _TransmitOptions):
             "actual_carrier": transmission.carrier_hz}))
 
     # ------------------------------------------------------------------ receive
+    def detected(self, transmission: AcousticTransmission) -> None:
+        """Called by the backend when the receiver detected (locked onto) a packet that is
+        still arriving: `$CARXP` with its packet type."""
+        if self.muted:
+            return
+        self.counters["rx_detected"] += 1
+        self.emit("CARXP", [cst_packet_type(transmission)])
+
     def deliver(self, reception: Reception) -> None:
         """Called by the backend when a transmission has fully arrived here."""
         if self.muted:

@@ -24,7 +24,7 @@ from acomms_driver.micromodem import nmea
 from acomms_driver.micromodem.modem_status import parse_clock_time
 
 # Which configuration switch silences which report.
-STATISTICS_SWITCHES = {"CACST": "CST", "CAXST": "XST", "CAREV": "REV"}
+STATISTICS_SWITCHES = {"CACST": "CST", "CAXST": "XST", "CAREV": "REV", "CARXP": "RXP"}
 PPS_WAIT_S = 3.0
 TRANSPONDER_NAMES = ("A", "B", "C", "D")
 

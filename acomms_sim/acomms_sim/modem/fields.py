@@ -1,7 +1,7 @@
 """Plain data of the simulated modem: packets, channel packets, CST/XST fields and events.
 
 These mirror the acomms_interfaces messages field for field (Packet, SimPacket, PingReply, CST,
-XST, SimReceptionEvent) with times as float seconds, so `SimModem` stays ROS-free;
+XST, SimReceptionEvent, ReceptionStart) with times as float seconds, so `SimModem` stays ROS-free;
 `acomms_sim.nodes.sim_modem_messages` converts them to and from the messages.
 """
 
@@ -163,6 +163,19 @@ class ReceptionEvent:
 
 
 @dataclasses.dataclass
+class ReceptionStarted:
+    """acomms_interfaces/ReceptionStart: the receiver detected (locked onto) a packet that is
+    still arriving; what a Micromodem announces with $CARXP."""
+
+    src: int
+    arrival_time_s: float   # its first sound at this receiver
+    duration_s: float       # on the water here: it ends at arrival_time_s + duration_s
+    packet_type: int        # CST packet type
+    rate: int               # miniframe rate
+    carrier_hz: int
+
+
+@dataclasses.dataclass
 class CstReport:
     """The CST of a detected packet (data or ping)."""
 
@@ -202,5 +215,5 @@ class ModemProblem:
     message: str
 
 
-ModemEvent = (TransmissionStarted | ReceptionEvent | CstReport | PacketReceived | PingReplied
-              | PingTimedOut | ModemProblem)
+ModemEvent = (TransmissionStarted | ReceptionStarted | ReceptionEvent | CstReport
+              | PacketReceived | PingReplied | PingTimedOut | ModemProblem)

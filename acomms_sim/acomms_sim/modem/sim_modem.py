@@ -12,9 +12,11 @@ the caller turns into messages:
     events = modem.advance(now_s)                     # everything due by now_s, in order
     modem.next_event_time_s()                         # when advance() next has work (or None)
 
-Events: `TransmissionStarted` (announce on the channel, report with its XST), `ReceptionEvent`
-(every in-band arrival), `CstReport` (every detected packet), `PacketReceived` (data with valid
-bytes), `PingReplied` / `PingTimedOut` (the answer to `ping`), `ModemProblem` (log it).
+Events: `TransmissionStarted` (announce on the channel, report with its XST), `ReceptionStarted`
+(the receiver locked onto an arriving packet: its first sound plus the detection window has
+arrived; a Micromodem's $CARXP), `ReceptionEvent` (every in-band arrival, once it ended),
+`CstReport` (every detected packet), `PacketReceived` (data with valid bytes), `PingReplied` /
+`PingTimedOut` (the answer to `ping`), `ModemProblem` (log it).
 
 Rules (as before in the node): a packet starts once the modem is free and not before it was queued
 (a queued-behind packet starts exactly when the previous one ends, whenever `advance` notices);
@@ -48,6 +50,7 @@ from acomms_sim.modem.fields import (
     PingReplyFields,
     PingTimedOut,
     ReceptionEvent,
+    ReceptionStarted,
     TransmissionStarted,
     XstFields,
     cst_packet_type,
@@ -301,8 +304,12 @@ class SimModem:
             raise
 
     def advance(self, now_s: float) -> list[ModemEvent]:
-        """Everything due by now_s: queued transmissions, completed receptions, ping timeouts."""
+        """Everything due by now_s: queued transmissions, detected packets, completed receptions,
+        ping timeouts."""
         events = self._start_queued(now_s)
+        for arrival in self.channel.pop_detected(now_s):
+            self.counters["rx_detected"] += 1
+            events.append(reception_started(arrival))
         for reception in self.channel.pop_due(now_s):
             try:
                 events += self._report(reception)
@@ -318,7 +325,7 @@ class SimModem:
 
     def next_event_time_s(self) -> float | None:
         """The earliest time at which advance() has something to do; None when idle."""
-        times = [self.channel.next_due_s()]
+        times = [self.channel.next_due_s(), self.channel.next_detection_s()]
         if self._queue:
             times.append(max(self._busy_until_s, self._queue[0].not_before_s))
         times += [ping.deadline_s for ping in self._pings.values()]
@@ -405,6 +412,17 @@ def cst_fields(reception: Reception) -> CstFields:
         bandwidth=int(arrival.transmission.bandwidth_hz), data_rate=packet.dataframe_rate,
         num_data_frames=len(data_ok), num_bad_data_frames=bad_data,
         dop=float(arrival.doppler_mps))
+
+
+def reception_started(arrival) -> ReceptionStarted:
+    """The start of a detected arrival (physics.channel.Arrival), as $CARXP announces it."""
+    tx = arrival.transmission
+    packet = tx.payload.packet
+    return ReceptionStarted(
+        src=int(packet.src), arrival_time_s=arrival.start_s,
+        duration_s=arrival.end_s - arrival.start_s,
+        packet_type=cst_packet_type(packet.packet_type, tx.fdp), rate=int(packet.miniframe_rate),
+        carrier_hz=int(tx.center_frequency_hz))
 
 
 def reception_event(reception: Reception, receiver_src: int) -> ReceptionEvent:

@@ -1,10 +1,12 @@
 """modem_sim_node: one simulated acoustic modem with the driver's ROS interface.
 
 Serves `queue_tx_packet` and `ping_modem`; publishes `packet_rx` (ReceivedPacket), `transmit`
-(TransmittedPacket with XST), `cst` and `reception_events` (SimReceptionEvent: one per in-band
-arrival with its outcome — received, partial, frame_errors, undetected, half_duplex — SNR and
-whether it collided, so losses can be accounted for); shares the global `/acoustic_channel`
-(SimPacket) with every other simulated modem.
+(TransmittedPacket with XST), `cst`, `reception_start` (ReceptionStart: the receiver detected a
+packet that is still arriving, as a Micromodem's $CARXP; with its expected end) and
+`reception_events` (SimReceptionEvent: one per in-band arrival with its outcome — received,
+partial, frame_errors, undetected, half_duplex — SNR and whether it collided, so losses can be
+accounted for); shares the global `/acoustic_channel` (SimPacket) with every other simulated
+modem.
 
 The modem itself is the ROS-free `acomms_sim.modem.sim_modem.SimModem` (transmit queue, half
 duplex, pings, receptions through the channel library, CST/XST synthesis, counters); this node
@@ -13,13 +15,13 @@ it returns (`acomms_sim.nodes.sim_modem_messages` converts). Packet kinds, sizes
 come from the modem profile named by `modem_profile`. With `use_sim_time` a network runs as fast
 as the sim clock goes.
 
-Events (queued transmissions, completed receptions, ping timeouts) are processed at the times a
-poll every `event_period_s` of node-clock time would handle them, but the node's event timer only
-wakes at the poll time that follows `SimModem.next_event_time_s()` (rescheduled after every
-request, channel packet and event; cancelled while the modem is idle), so a deterministic clock
-jumps straight to it. The physics uses exact event times (CST.toa is the exact arrival time),
-only the publication can lag by up to one period. SRC must be unique per channel:
-a modem ignores SimPackets carrying its own SRC.
+Events (queued transmissions, detected packets, completed receptions, ping timeouts) are
+processed at the times a poll every `event_period_s` of node-clock time would handle them, but the
+node's event timer only wakes at the poll time that follows `SimModem.next_event_time_s()`
+(rescheduled after every request, channel packet and event; cancelled while the modem is idle),
+so a deterministic clock jumps straight to it. The physics uses exact event times (CST.toa is the
+exact arrival time), only the publication can lag by up to one period. SRC must be unique per
+channel: a modem ignores SimPackets carrying its own SRC.
 
 Noise: the channel parameters' model (Wenz or fixed) until a level arrives on `ambient_noise`
 (std_msgs/Float32, dB re 1 uPa in the receiver band, as ros_acomms' modem_sim_node takes it);
@@ -68,6 +70,7 @@ from acomms_core.time_grid import grid_deadline_ns
 from acomms_interfaces.msg import (
     CST,
     ReceivedPacket,
+    ReceptionStart,
     SimPacket,
     SimReceptionEvent,
     SoundSpeedProfile,
@@ -82,6 +85,7 @@ from acomms_sim.modem.fields import (
     PingReplied,
     PingTimedOut,
     ReceptionEvent,
+    ReceptionStarted,
     TransmissionStarted,
 )
 from acomms_sim.modem.location_topic import (
@@ -274,6 +278,7 @@ class ModemSimNode(ManagedNode):
         self._tx_pub = r.publisher(TransmittedPacket, "transmit", 10)
         self._cst_pub = r.publisher(CST, "cst", 10)
         self._event_pub = r.publisher(SimReceptionEvent, "reception_events", 50)
+        self._start_pub = r.publisher(ReceptionStart, "reception_start", 50)
         self._channel_pub = r.publisher(SimPacket, "/acoustic_channel", 50)
         self.status_cadence.forget_publishers()
         self._diagnostics_pub = self.status_cadence.publisher(r, DiagnosticArray, "/diagnostics")
@@ -359,6 +364,8 @@ class ModemSimNode(ManagedNode):
             if isinstance(event, TransmissionStarted):
                 self._channel_pub.publish(messages.sim_packet_to_msg(event.channel_packet))
                 self._tx_pub.publish(messages.transmitted_msg(event, stamp))
+            elif isinstance(event, ReceptionStarted):
+                self._start_pub.publish(messages.reception_start_msg(event, stamp))
             elif isinstance(event, ReceptionEvent):
                 self._event_pub.publish(messages.reception_event_msg(event, stamp))
             elif isinstance(event, CstReport):

@@ -16,6 +16,7 @@ from acomms_interfaces.msg import (
     Packet,
     PingReply,
     ReceivedPacket,
+    ReceptionStart,
     SimPacket,
     SimReceptionEvent,
     TransmittedPacket,
@@ -27,6 +28,7 @@ from acomms_sim.modem.fields import (
     PacketReceived,
     PingReplyFields,
     ReceptionEvent,
+    ReceptionStarted,
     TransmissionStarted,
     XstFields,
 )
@@ -123,5 +125,14 @@ def reception_event_msg(event: ReceptionEvent, stamp) -> SimReceptionEvent:
              "arrival_time": seconds_to_time_msg(values.pop("arrival_time_s")),
              "duration": seconds_to_duration_msg(values.pop("duration_s"))}
     msg = SimReceptionEvent(**values, **times)
+    msg.header.stamp = stamp
+    return msg
+
+
+def reception_start_msg(event: ReceptionStarted, stamp) -> ReceptionStart:
+    msg = ReceptionStart(arrival_time=seconds_to_time_msg(event.arrival_time_s),
+                         expected_duration=seconds_to_duration_msg(event.duration_s),
+                         src=event.src, packet_type=event.packet_type, rate=event.rate,
+                         carrier=event.carrier_hz)
     msg.header.stamp = stamp
     return msg

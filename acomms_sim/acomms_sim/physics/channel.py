@@ -259,6 +259,7 @@ class ReceiverChannel:
         self.own_transmissions: list[tuple[float, float]] = []
         self.counters = ChannelCounters()
         self._lock: Arrival | None = None
+        self._detected: list[Arrival] = []  # locked since the last pop_detected()
 
     def in_band(self, center_frequency_hz: float, bandwidth_hz: float) -> bool:
         half_sum = (self.bandwidth_hz + bandwidth_hz) / 2.0
@@ -324,6 +325,19 @@ class ReceiverChannel:
         pending = [a.end_s for a in self.arrivals if not a.evaluated and a.decodable]
         return min(pending) if pending else None
 
+    def next_detection_s(self) -> float | None:
+        """When the earliest unresolved arrival's lock is decided (its detection window ends)."""
+        pending = [a.start_s + _window(a) for a in self.arrivals if not a.status]
+        return min(pending) if pending else None
+
+    def pop_detected(self, now_s: float) -> list[Arrival]:
+        """The arrivals the receiver locked onto (detected) since the last call, deciding every
+        lock due by now_s; in order of their first sound. A later capture or own transmission
+        can still lose them (their reception then reports it)."""
+        self._resolve_locks(now_s)
+        detected, self._detected = self._detected, []
+        return detected
+
     def pop_due(self, now_s: float) -> list[Reception]:
         """Evaluate every arrival that has ended by now_s, in order of end time."""
         self._resolve_locks(now_s)
@@ -371,11 +385,13 @@ class ReceiverChannel:
                 self._lock.status = "busy"
                 self.counters.captured += 1
                 arrival.status, self._lock = "locked", arrival
+                self._detected.append(arrival)
             else:
                 arrival.status = "busy"
             return
         if self._detection_snr(arrival) >= self.detection_threshold_db:
             arrival.status, self._lock = "locked", arrival
+            self._detected.append(arrival)
         else:
             arrival.status = "undetected"
 
