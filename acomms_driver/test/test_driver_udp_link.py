@@ -286,6 +286,7 @@ class _FailingSocket:
         return getattr(self.sock, name)
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
 def test_a_stopped_receive_thread_is_restarted_and_health_says_why_receiving_fails():
     received = []
 

@@ -42,7 +42,7 @@ from rclpy.executors import (
 )
 from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.parameter import Parameter
-from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_policy_name_from_kind
 
 from acomms_core.codecs import CodecConfigError
 from acomms_core.codecs.config import (
@@ -94,6 +94,11 @@ PARAMETERS = CODEC_CONFIG_PARAMETERS + (
     ParameterSpec("max_packet_bytes", LARGEST_PACKET_BYTES, "Largest packet (miniframe + "
                   "dataframe bytes) any MAC will ask for; messages that can never fit are refused "
                   "on arrival", minimum=1, maximum=65535),
+    ParameterSpec("subscription_reliability", "best_effort", "Reliability of the subscribe_topic "
+                  "subscriptions (KEEP_ALL history either way), read at activate: best_effort "
+                  "receives reliable and best-effort publishers alike; reliable also has lost "
+                  "samples resent by reliable publishers in other processes, but never matches a "
+                  "best-effort publisher (counted as incompatible_qos)"),
     ParameterSpec("dynamic_queue_timeout_seconds", 2.0, "Time a dynamic queue's get-next "
                   "service may take to answer before it counts as no offer (wall clock; a "
                   "deterministic run waits for the answer instead), s",
@@ -107,8 +112,25 @@ DECLARED_PARAMETERS = PARAMETERS + FRAGMENTATION_PARAMETERS
 SRC_QUERY_PERIOD_S = 1.0  # src unknown: query_modem_src is asked this often (node clock)
 
 # Every subscribe_topic (module doc): nothing is overwritten before the node takes it.
-SUBSCRIPTION_QOS = QoSProfile(history=HistoryPolicy.KEEP_ALL,
-                              reliability=ReliabilityPolicy.RELIABLE)
+SUBSCRIPTION_RELIABILITY = {"best_effort": ReliabilityPolicy.BEST_EFFORT,
+                            "reliable": ReliabilityPolicy.RELIABLE}
+
+
+def check_queue_parameters(values: dict) -> str | None:
+    """Pure validator over the merged candidate values."""
+    reliability = values.get("subscription_reliability", "best_effort")
+    if reliability not in SUBSCRIPTION_RELIABILITY:
+        return (f"subscription_reliability {reliability!r}: use one of "
+                f"{', '.join(SUBSCRIPTION_RELIABILITY)}")
+    return check_codec_config_parameters(values)
+
+
+def subscription_qos(reliability: str) -> QoSProfile:
+    return QoSProfile(history=HistoryPolicy.KEEP_ALL,
+                      reliability=SUBSCRIPTION_RELIABILITY[reliability])
+
+
+SUBSCRIPTION_QOS = subscription_qos("best_effort")
 
 
 class MessageQueueNode(ManagedNode):
@@ -118,7 +140,7 @@ class MessageQueueNode(ManagedNode):
 
     def __init__(self, node_name: str = "message_queue_node", **kwargs):
         super().__init__(node_name, **kwargs)
-        declare_parameters(self, PARAMETERS, check_codec_config_parameters, self._apply)
+        declare_parameters(self, PARAMETERS, check_queue_parameters, self._apply)
         self.fragmentation = QueueFragmentation(self)   # issue 15
         declare_fragmentation(self, FRAGMENTATION_PARAMETERS)
         self.queues: MessageQueues | None = None
@@ -247,12 +269,27 @@ class MessageQueueNode(ManagedNode):
                 queues.counts.last_error = (f"{info.total_count_change} messages lost before "
                                             "the queue took them")
 
+    def _on_incompatible_qos(self, topic: str, info) -> None:
+        queues = self.queues
+        if queues is None or info.total_count_change <= 0:
+            return
+        policy = qos_policy_name_from_kind(info.last_policy_kind)
+        text = (f"{topic}: a publisher's QoS cannot match the queue's subscription "
+                f"({policy}); its messages are not received")
+        with queues.lock:
+            queues.counts.incompatible_qos += info.total_count_change
+            queues.counts.last_error = text
+        self.get_logger().warning(f"{text} (counted as incompatible_qos)")
+
     def _create_activated(self) -> None:
-        lost = SubscriptionEventCallbacks(message_lost=self._on_message_lost)
+        qos = subscription_qos(self.get_parameter("subscription_reliability").value)
         for topic, queue in self.queues.queues.items():
+            events = SubscriptionEventCallbacks(
+                message_lost=self._on_message_lost,
+                incompatible_qos=lambda info, t=topic: self._on_incompatible_qos(t, info))
             self.activated.subscription(
                 queue.codec.msg_class, topic, lambda msg, t=topic: self._on_message(t, msg),
-                SUBSCRIPTION_QOS, callback_group=self._subscription_group, event_callbacks=lost)
+                qos, callback_group=self._subscription_group, event_callbacks=events)
         self.activated.subscription(NeighborReachability, "neighbor_reachability",
                                      self._on_reachability, 10,
                                      callback_group=self._subscription_group)

@@ -266,7 +266,8 @@ class UdpLink:
                 return
             try:
                 data = sock.recv(MAX_DATAGRAM_BYTES + 1)
-            except TimeoutError:
+            except TimeoutError:  # the socket works; nothing arrived
+                self._rx_error = None
                 continue
             except OSError as exc:
                 if self._stop.is_set() or self._sock is None:
