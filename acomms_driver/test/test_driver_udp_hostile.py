@@ -47,7 +47,6 @@ def test_oversized_datagrams_are_refused_counted_and_the_driver_keeps_receiving(
                                        parameter_overrides=[Parameter(k, value=v)
                                                             for k, v in values.items()]))
         ros.configure_and_activate(driver)
-        assert driver.link.settings.max_reply_queue_length == 5
         received, diagnostics = [], []
         ros.helper.create_subscription(ReceivedPacket, "/hostile/packet_rx", received.append, 10)
         ros.helper.create_subscription(DiagnosticArray, "/diagnostics", diagnostics.append, 10)
@@ -77,6 +76,7 @@ def test_oversized_datagrams_are_refused_counted_and_the_driver_keeps_receiving(
         assert ros.spin_until(lambda: _status(diagnostics)[0] == DiagnosticStatus.OK, WAIT_S)
         peer.sendto(_raw(3, 2, data=b"again"), ("127.0.0.1", port))
         assert ros.spin_until(lambda: len(received) == 2, WAIT_S)
+        assert driver.link.settings.max_reply_queue_length == 5
     peer.close()
 
 
