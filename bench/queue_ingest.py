@@ -10,9 +10,6 @@ took in and over what time. Target: queue rate >= 2/3 of bare rate, and every me
 
     source env.sh && python bench/queue_ingest.py [--per-topic 300]
 
-`--subscription-reliability best_effort|reliable` sets the queue node's parameter (issue 28:
-does a best-effort subscription lose what reliable publishers in another process send?).
-
 Overload (issue 12): `--overload [--rates 1000,10000] [--duration 10] [--executor single|multi]`
 offers each rate (msg/s summed over OVERLOAD_TOPICS topics, paced every 10 ms) to the real
 MessageQueueNode while a MAC-like client calls get_next_packet_data every 50 ms; reports the
@@ -63,19 +60,14 @@ def _qos():
 
 
 def _start_queue_node(config: str, executor_name: str):
-    """(the real MessageQueueNode, active, spinning in a thread; its executor); its
-    subscription_reliability from ACOMMS_BENCH_RELIABILITY when set (--subscription-reliability)."""
+    """(the real MessageQueueNode, active, spinning in a thread; its executor)."""
     import rclpy
     from rclpy.parameter import Parameter
 
     from acomms_core.nodes.message_queue_node import MessageQueueNode, make_executor
 
     rclpy.init()
-    overrides = [Parameter("codec_config_file", value=config)]
-    if os.environ.get("ACOMMS_BENCH_RELIABILITY"):
-        overrides.append(Parameter("subscription_reliability",
-                                   value=os.environ["ACOMMS_BENCH_RELIABILITY"]))
-    node = MessageQueueNode(parameter_overrides=overrides)
+    node = MessageQueueNode(parameter_overrides=[Parameter("codec_config_file", value=config)])
     node.trigger_configure()
     node.trigger_activate()
     executor = make_executor(executor_name)
@@ -300,11 +292,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=60.0)
     parser.add_argument("--executor", default="single", choices=["multi", "single"],
                         help="executor spinning the queue node (its main uses 'single')")
-    parser.add_argument("--subscription-reliability", choices=["best_effort", "reliable"],
-                        help="the queue node's subscription_reliability (default: its default)")
     args = parser.parse_args()
-    if args.subscription_reliability:  # inherited by the queue process
-        os.environ["ACOMMS_BENCH_RELIABILITY"] = args.subscription_reliability
     if args.role == "overload_queue":
         role_overload_queue(args.config, args.executor)
         return

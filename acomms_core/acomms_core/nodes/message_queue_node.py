@@ -27,7 +27,10 @@ middleware until the node takes it, so every message reaches the queue, which co
 cannot keep (dropped_queue_full, ...). With KEEP_LAST, Fast DDS overwrote unread messages
 without any event (measured: 1,000 published at once, 100 received, 0 reported lost). What the
 middleware does report lost (message_lost event: best-effort gaps, a writer that dropped samples
-before delivering them) is counted as `dropped_on_arrival` on queue_counters.
+before delivering them) is counted as `dropped_on_arrival` on queue_counters. A best-effort
+publisher (which a reliable subscription never matches) is counted as `incompatible_qos` and
+then received by a second, best-effort subscription on its topic
+(acomms_core.nodes.best_effort_intake).
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from rclpy.executors import (
 )
 from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.parameter import Parameter
-from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_policy_name_from_kind
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from acomms_core.codecs import CodecConfigError
 from acomms_core.codecs.config import (
@@ -52,6 +55,7 @@ from acomms_core.codecs.config import (
 )
 from acomms_core.fragmentation.settings import fragmenting_packet_codecs
 from acomms_core.modems.registry import DEFAULT_MODEM_PROFILE, modem_profile
+from acomms_core.nodes.best_effort_intake import BestEffortIntake
 from acomms_core.nodes.dynamic_queue_link import DynamicQueueLink, fill_response, packet_request
 from acomms_core.nodes.fragmentation_ros import QUEUE_PARAMETERS as FRAGMENTATION_PARAMETERS
 from acomms_core.nodes.fragmentation_ros import QueueFragmentation
@@ -94,11 +98,6 @@ PARAMETERS = CODEC_CONFIG_PARAMETERS + (
     ParameterSpec("max_packet_bytes", LARGEST_PACKET_BYTES, "Largest packet (miniframe + "
                   "dataframe bytes) any MAC will ask for; messages that can never fit are refused "
                   "on arrival", minimum=1, maximum=65535),
-    ParameterSpec("subscription_reliability", "best_effort", "Reliability of the subscribe_topic "
-                  "subscriptions (KEEP_ALL history either way), read at activate: best_effort "
-                  "receives reliable and best-effort publishers alike; reliable also has lost "
-                  "samples resent by reliable publishers in other processes, but never matches a "
-                  "best-effort publisher (counted as incompatible_qos)"),
     ParameterSpec("dynamic_queue_timeout_seconds", 2.0, "Time a dynamic queue's get-next "
                   "service may take to answer before it counts as no offer (wall clock; a "
                   "deterministic run waits for the answer instead), s",
@@ -112,25 +111,8 @@ DECLARED_PARAMETERS = PARAMETERS + FRAGMENTATION_PARAMETERS
 SRC_QUERY_PERIOD_S = 1.0  # src unknown: query_modem_src is asked this often (node clock)
 
 # Every subscribe_topic (module doc): nothing is overwritten before the node takes it.
-SUBSCRIPTION_RELIABILITY = {"best_effort": ReliabilityPolicy.BEST_EFFORT,
-                            "reliable": ReliabilityPolicy.RELIABLE}
-
-
-def check_queue_parameters(values: dict) -> str | None:
-    """Pure validator over the merged candidate values."""
-    reliability = values.get("subscription_reliability", "best_effort")
-    if reliability not in SUBSCRIPTION_RELIABILITY:
-        return (f"subscription_reliability {reliability!r}: use one of "
-                f"{', '.join(SUBSCRIPTION_RELIABILITY)}")
-    return check_codec_config_parameters(values)
-
-
-def subscription_qos(reliability: str) -> QoSProfile:
-    return QoSProfile(history=HistoryPolicy.KEEP_ALL,
-                      reliability=SUBSCRIPTION_RELIABILITY[reliability])
-
-
-SUBSCRIPTION_QOS = subscription_qos("best_effort")
+SUBSCRIPTION_QOS = QoSProfile(history=HistoryPolicy.KEEP_ALL,
+                              reliability=ReliabilityPolicy.RELIABLE)
 
 
 class MessageQueueNode(ManagedNode):
@@ -140,13 +122,14 @@ class MessageQueueNode(ManagedNode):
 
     def __init__(self, node_name: str = "message_queue_node", **kwargs):
         super().__init__(node_name, **kwargs)
-        declare_parameters(self, PARAMETERS, check_queue_parameters, self._apply)
+        declare_parameters(self, PARAMETERS, check_codec_config_parameters, self._apply)
         self.fragmentation = QueueFragmentation(self)   # issue 15
         declare_fragmentation(self, FRAGMENTATION_PARAMETERS)
         self.queues: MessageQueues | None = None
         self.codec_config = None
         self._service_group = ReentrantCallbackGroup()
         self._subscription_group = MutuallyExclusiveCallbackGroup()
+        self.best_effort = BestEffortIntake(self, self._on_message)  # issue 28
         self.status_report = QueueStatusReport(self)
         self.control_errors = 0  # queue_priority / queue_enable for unknown queue ids
         self._src_client = self._src_timer = self._src_future = None  # src from the modem
@@ -269,27 +252,16 @@ class MessageQueueNode(ManagedNode):
                 queues.counts.last_error = (f"{info.total_count_change} messages lost before "
                                             "the queue took them")
 
-    def _on_incompatible_qos(self, topic: str, info) -> None:
-        queues = self.queues
-        if queues is None or info.total_count_change <= 0:
-            return
-        policy = qos_policy_name_from_kind(info.last_policy_kind)
-        text = (f"{topic}: a publisher's QoS cannot match the queue's subscription "
-                f"({policy}); its messages are not received")
-        with queues.lock:
-            queues.counts.incompatible_qos += info.total_count_change
-            queues.counts.last_error = text
-        self.get_logger().warning(f"{text} (counted as incompatible_qos)")
-
     def _create_activated(self) -> None:
-        qos = subscription_qos(self.get_parameter("subscription_reliability").value)
+        self.best_effort.reset()
         for topic, queue in self.queues.queues.items():
             events = SubscriptionEventCallbacks(
                 message_lost=self._on_message_lost,
-                incompatible_qos=lambda info, t=topic: self._on_incompatible_qos(t, info))
+                incompatible_qos=lambda info, t=topic, c=queue.codec.msg_class:
+                    self.best_effort.on_incompatible_qos(t, c, info, self._subscription_group))
             self.activated.subscription(
                 queue.codec.msg_class, topic, lambda msg, t=topic: self._on_message(t, msg),
-                qos, callback_group=self._subscription_group, event_callbacks=events)
+                SUBSCRIPTION_QOS, callback_group=self._subscription_group, event_callbacks=events)
         self.activated.subscription(NeighborReachability, "neighbor_reachability",
                                      self._on_reachability, 10,
                                      callback_group=self._subscription_group)

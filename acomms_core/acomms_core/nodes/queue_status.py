@@ -1,5 +1,5 @@
 """message_queue_node's periodic status: queue_status, queue_counters, /diagnostics (the queue
-counters, WARN while a publisher's QoS cannot match a subscription; the dynamic queues' status
+counters, WARN once a publisher's QoS did not match a subscription; the dynamic queues' status
 beside it when there are any), and the housekeeping that goes with them (TTL expiry,
 fragment-session expiry, overdue dynamic-queue queries).
 
@@ -87,7 +87,8 @@ class QueueStatusReport:
         level, message = DiagnosticStatus.OK, "ok"
         if incompatible:
             level, message = DiagnosticStatus.WARN, (
-                f"{incompatible} publishers with a QoS the queue cannot match: not received")
+                f"{incompatible} publishers whose QoS the reliable subscriptions cannot match "
+                "(best-effort ones are received without resends; last_error names the policy)")
         diagnostics = counters_diagnostics(f"{name}: message_queue", message, counts,
                                            header.stamp, level)
         if link is not None:
