@@ -341,3 +341,21 @@ def test_a_ping_flood_is_bounded_and_user_packets_alternate_with_the_replies():
     finally:
         link.close()
         far_end.sock.close()
+
+
+def test_reply_queue_bound_keeps_our_pings_ahead_and_counts_what_it_drops():
+    import collections
+
+    from acomms_driver.udp.udp_link import queue_reply
+    replies, counters = collections.deque(), collections.Counter()
+    reply = [ModemPacket(2, 9, 0, 1, 1, bytes([i]) * 4) for i in range(4)]
+    assert all(queue_reply(replies, datagram.KIND_PING_REPLY, p, 3, counters) for p in reply[:3])
+    assert not queue_reply(replies, datagram.KIND_PING_REPLY, reply[3], 3, counters)
+    ping = ModemPacket(2, 3, 0, 1, 1, b"ping")
+    assert queue_reply(replies, datagram.KIND_PING, ping, 3, counters)  # evicts the newest reply
+    assert [p for _, p in replies] == [ping, reply[0], reply[1]]
+    assert counters["ping_replies_dropped"] == 2
+    for _ in range(2):
+        assert queue_reply(replies, datagram.KIND_PING, ping, 3, counters)
+    assert not queue_reply(replies, datagram.KIND_PING, ping, 3, counters)  # all ours: refused
+    assert counters["pings_dropped"] == 1 and len(replies) == 3

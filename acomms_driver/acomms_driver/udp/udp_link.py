@@ -61,6 +61,29 @@ class UdpLinkSettings:
     max_reply_queue_length: int = 8   # pings and ping replies waiting to be sent
 
 
+def queue_reply(replies: collections.deque, kind: int, packet: ModemPacket, limit: int,
+                counters: collections.Counter) -> bool:
+    """Queue a ping (ours: ahead of replies, evicting the newest reply when `limit` are waiting)
+    or a ping reply (dropped at the limit); False when it was not queued (counted)."""
+    full = len(replies) >= limit
+    if kind == datagram.KIND_PING:
+        if full:
+            evicted = next((item for item in reversed(replies)
+                            if item[0] == datagram.KIND_PING_REPLY), None)
+            if evicted is None:
+                counters["pings_dropped"] += 1
+                return False
+            replies.remove(evicted)
+            counters["ping_replies_dropped"] += 1
+        replies.appendleft((kind, packet))
+    elif full:
+        counters["ping_replies_dropped"] += 1
+        return False
+    else:
+        replies.append((kind, packet))
+    return True
+
+
 @dataclasses.dataclass
 class UdpLinkCallbacks:
     on_packet: Callable[[ModemPacket, float], None] = lambda packet, arrival_s: None
@@ -186,27 +209,11 @@ class UdpLink:
             return 0 if at_head else len(self._queue) - 1
 
     def _queue_reply(self, kind: int, packet: ModemPacket) -> bool:
-        """A ping (ours: ahead of replies, evicting the oldest reply when full) or a ping reply
-        (dropped when the reply queue is full); False when it was not queued."""
         with self._wake:
-            full = len(self._replies) >= self.settings.max_reply_queue_length
-            if kind == datagram.KIND_PING:
-                if full:
-                    evicted = next((item for item in reversed(self._replies)
-                                    if item[0] == datagram.KIND_PING_REPLY), None)
-                    if evicted is None:
-                        self.counters["pings_dropped"] += 1
-                        return False
-                    self._replies.remove(evicted)
-                    self.counters["ping_replies_dropped"] += 1
-                self._replies.appendleft((kind, packet))
-            elif full:
-                self.counters["ping_replies_dropped"] += 1
-                return False
-            else:
-                self._replies.append((kind, packet))
+            queued = queue_reply(self._replies, kind, packet,
+                                 self.settings.max_reply_queue_length, self.counters)
             self._wake.notify_all()
-            return True
+            return queued
 
     def _head(self) -> collections.deque | None:
         """The queue whose head leaves next: replies and packets alternate when both wait."""
