@@ -2,7 +2,7 @@
 
 The queue subscribes every subscribe_topic reliable with a KEEP_ALL history (`SUBSCRIPTION_QOS`):
 reliable publishers in other processes have lost samples resent, so nothing is lost (a
-best-effort subscription measured 102-761 of 6,000 messages lost from reliable publishers in
+best-effort subscription measured 102-758 of 6,000 messages lost from reliable publishers in
 another process, bench/queue_ingest.py). A reliable subscription never matches a best-effort
 publisher (e.g. `qos_profile_sensor_data`): the middleware reports an incompatible QoS instead.
 
