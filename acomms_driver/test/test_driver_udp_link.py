@@ -187,3 +187,175 @@ def test_streamer_to_receiver_on_localhost():
     assert messages == payloads
     assert sender.counters["packets_sent"] == 15
     assert receiver.reassembler.counters["sequences_complete"] == 3
+
+
+# -- issue 28: hostile datagrams, a failing receive path, ping floods -------------------------
+def _raw(kind: int, src: int, dest: int, mini: bytes = b"", data: bytes = b"") -> bytes:
+    return datagram.HEADER.pack(datagram.MAGIC, kind, src, dest, 3, 1, 5, len(mini)) + mini + data
+
+
+@pytest.mark.parametrize("data, reason", [
+    (b"\xac\x01", "short"),
+    (b"\x00" * 20, "bad_header"),
+    (_raw(1, 3, 2)[:-2] + b"\x00\x05", "truncated"),
+    (_raw(1, -3, 2), "address"),
+    (_raw(1, 3, 256), "address"),
+    (_raw(1, 3, 2, data=bytes(32768)), "oversize"),
+    (_raw(1, 3, 2, mini=bytes(65000)), "oversize"),
+    (_raw(2, 3, 2, mini=b"id"), "ping_size"),
+    (_raw(2, 3, 2, mini=bytes(4 + 33)), "ping_size"),
+    (_raw(3, 3, 2, mini=bytes(4), data=b"x"), "ping_size"),
+])
+def test_decode_refuses_what_cannot_become_a_message_with_a_reason(data, reason):
+    with pytest.raises(datagram.DatagramError) as info:
+        datagram.decode(data)
+    assert info.value.reason == reason
+    # the largest representable frames and ping pass
+    datagram.decode(_raw(1, 3, 2, mini=bytes(32767), data=bytes(32767)))
+    datagram.decode(_raw(2, 3, 2, mini=bytes(4 + 32)))
+
+
+class _Sink:
+    """A plain UDP socket standing in for a hostile peer / the far end."""
+
+    def __init__(self):
+        import socket
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.settimeout(0.05)
+        self.port = self.sock.getsockname()[1]
+
+    def send(self, port: int, data: bytes) -> None:
+        self.sock.sendto(data, ("127.0.0.1", port))
+
+    def receive(self, count: int, timeout_s: float) -> list[tuple[int, ModemPacket]]:
+        got, end = [], time.monotonic() + timeout_s
+        while len(got) < count and time.monotonic() < end:
+            try:
+                got.append(datagram.decode(self.sock.recv(70000)))
+            except TimeoutError:
+                continue
+        return got
+
+
+def _wait(predicate, timeout_s: float = 5.0) -> bool:
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end and not predicate():
+        time.sleep(0.01)
+    return predicate()
+
+
+def test_receiving_survives_a_failing_callback_and_a_profile_refusal():
+    received, logs = [], []
+
+    def on_packet(packet, arrival_s):
+        if packet.dataframe_bytes == b"boom":
+            raise OverflowError("int16 out of range")
+        received.append(packet)
+
+    link = UdpLink(UdpLinkSettings(2), UdpLinkCallbacks(
+        on_packet=on_packet, on_log=lambda level, text: logs.append(text),
+        check_packet=lambda p: "too big" if len(p.dataframe_bytes) > 100 else None))
+    link.open()
+    peer = _Sink()
+    try:
+        for _ in range(3):
+            peer.send(link.port, _raw(1, 3, 2, data=b"boom"))
+            peer.send(link.port, _raw(1, 3, 2, data=bytes(101)))
+        peer.send(link.port, _raw(1, 3, 2, data=b"fine"))
+        assert _wait(lambda: received), dict(link.counters)
+        assert received[0].dataframe_bytes == b"fine"
+        assert link.counters["rx_exceptions"] == 3 and link.counters["refused_profile"] == 3
+        assert link.health() is None
+        # logged once per kind, not once per datagram
+        assert sum("OverflowError" in text for text in logs) == 1
+        assert sum("refused_profile" in text for text in logs) == 1
+    finally:
+        link.close()
+        peer.sock.close()
+
+
+class _FailingSocket:
+    def __init__(self, sock):
+        self.sock = sock
+
+    def recv(self, size):
+        raise OSError(100, "network is down")
+
+    def __getattr__(self, name):
+        return getattr(self.sock, name)
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_a_stopped_receive_thread_is_restarted_and_health_says_why_receiving_fails():
+    received = []
+
+    def on_packet(packet, arrival_s):
+        if packet.dataframe_bytes == b"exit":
+            raise SystemExit  # not an Exception: the receive thread ends
+        received.append(packet)
+
+    link = UdpLink(UdpLinkSettings(2), UdpLinkCallbacks(on_packet=on_packet))
+    link.open()
+    peer = _Sink()
+    try:
+        peer.send(link.port, _raw(1, 3, 2, data=b"exit"))
+        assert _wait(lambda: link.health() == "a link thread has stopped")
+        link.supervise()
+        assert link.counters["thread_restarts"] == 1 and link.health() is None
+        peer.send(link.port, _raw(1, 3, 2, data=b"after"))
+        assert _wait(lambda: received) and received[0].dataframe_bytes == b"after"
+        real = link._sock
+        link._sock = _FailingSocket(real)
+        assert _wait(lambda: link.health() == "receive failing: [Errno 100] network is down")
+        assert link.counters["rx_socket_errors"] >= 1
+        link._sock = real
+        peer.send(link.port, _raw(1, 3, 2, data=b"again"))
+        assert _wait(lambda: len(received) == 2 and link.health() is None)
+    finally:
+        link.close()
+        peer.sock.close()
+
+
+def test_a_ping_flood_is_bounded_and_user_packets_alternate_with_the_replies():
+    far_end = _Sink()
+    # 500 bytes/s: a 43-byte reply on the wire every 86 ms, so the flood outruns the link
+    link = UdpLink(UdpLinkSettings(2, remote_port=far_end.port, rate_bps=4000.0,
+                                   burst_bytes=50))
+    link.open()
+    try:
+        pings = 3000
+        for i in range(pings):
+            far_end.send(link.port, _raw(2, 9, 2, mini=i.to_bytes(4, "big")))
+        assert _wait(lambda: sum(link.counters[k] for k in (
+            "pings_answered", "ping_replies_dropped")) >= pings * 0.95, 10.0), dict(link.counters)
+        assert link.reply_queue_length() <= 8
+        assert link.counters["ping_replies_dropped"] >= pings * 0.9
+        already_sent = link.counters["datagrams_sent"]
+        for i in range(3):
+            link.queue_packet(ModemPacket(-1, 9, 3, 1, 5, b"", bytes([i]) * 10))
+        sent = far_end.receive(already_sent + 7, 5.0)
+        kinds = [kind for kind, _ in sent[already_sent:]]
+        # at most one reply per user packet while both wait: all three within 7 datagrams
+        assert kinds.count(datagram.KIND_PACKET) == 3, (already_sent, kinds)
+    finally:
+        link.close()
+        far_end.sock.close()
+
+
+def test_reply_queue_bound_keeps_our_pings_ahead_and_counts_what_it_drops():
+    import collections
+
+    from acomms_driver.udp.udp_link import queue_reply
+    replies, counters = collections.deque(), collections.Counter()
+    reply = [ModemPacket(2, 9, 0, 1, 1, bytes([i]) * 4) for i in range(4)]
+    assert all(queue_reply(replies, datagram.KIND_PING_REPLY, p, 3, counters) for p in reply[:3])
+    assert not queue_reply(replies, datagram.KIND_PING_REPLY, reply[3], 3, counters)
+    ping = ModemPacket(2, 3, 0, 1, 1, b"ping")
+    assert queue_reply(replies, datagram.KIND_PING, ping, 3, counters)  # evicts the newest reply
+    assert [p for _, p in replies] == [ping, reply[0], reply[1]]
+    assert counters["ping_replies_dropped"] == 2
+    for _ in range(2):
+        assert queue_reply(replies, datagram.KIND_PING, ping, 3, counters)
+    assert not queue_reply(replies, datagram.KIND_PING, ping, 3, counters)  # all ours: refused
+    assert counters["pings_dropped"] == 1 and len(replies) == 3

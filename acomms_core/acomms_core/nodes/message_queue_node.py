@@ -27,7 +27,10 @@ middleware until the node takes it, so every message reaches the queue, which co
 cannot keep (dropped_queue_full, ...). With KEEP_LAST, Fast DDS overwrote unread messages
 without any event (measured: 1,000 published at once, 100 received, 0 reported lost). What the
 middleware does report lost (message_lost event: best-effort gaps, a writer that dropped samples
-before delivering them) is counted as `dropped_on_arrival` on queue_counters.
+before delivering them) is counted as `dropped_on_arrival` on queue_counters. A best-effort
+publisher (which a reliable subscription never matches) is counted as `incompatible_qos` and
+then received by a second, best-effort subscription on its topic
+(acomms_core.nodes.best_effort_intake).
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ from acomms_core.codecs.config import (
 )
 from acomms_core.fragmentation.settings import fragmenting_packet_codecs
 from acomms_core.modems.registry import DEFAULT_MODEM_PROFILE, modem_profile
+from acomms_core.nodes.best_effort_intake import BestEffortIntake
 from acomms_core.nodes.dynamic_queue_link import DynamicQueueLink, fill_response, packet_request
 from acomms_core.nodes.fragmentation_ros import QUEUE_PARAMETERS as FRAGMENTATION_PARAMETERS
 from acomms_core.nodes.fragmentation_ros import QueueFragmentation
@@ -130,6 +134,7 @@ class MessageQueueNode(ManagedNode):
         self.codec_config = None
         self._service_group = ReentrantCallbackGroup()
         self._subscription_group = MutuallyExclusiveCallbackGroup()
+        self.best_effort = BestEffortIntake(self, self._on_message)  # issue 28
         self.status_report = QueueStatusReport(self)
         self.control_errors = 0  # queue_priority / queue_enable for unknown queue ids
         self._src_client = self._src_timer = self._src_future = None  # src from the modem
@@ -254,11 +259,15 @@ class MessageQueueNode(ManagedNode):
                                             "the queue took them")
 
     def _create_activated(self) -> None:
-        lost = SubscriptionEventCallbacks(message_lost=self._on_message_lost)
+        self.best_effort.reset()
         for topic, queue in self.queues.queues.items():
+            events = SubscriptionEventCallbacks(
+                message_lost=self._on_message_lost,
+                incompatible_qos=lambda info, t=topic, c=queue.codec.msg_class:
+                    self.best_effort.on_incompatible_qos(t, c, info, self._subscription_group))
             self.activated.subscription(
                 queue.codec.msg_class, topic, lambda msg, t=topic: self._on_message(t, msg),
-                SUBSCRIPTION_QOS, callback_group=self._subscription_group, event_callbacks=lost)
+                SUBSCRIPTION_QOS, callback_group=self._subscription_group, event_callbacks=events)
         self.activated.subscription(NeighborReachability, "neighbor_reachability",
                                      self._on_reachability, 10,
                                      callback_group=self._subscription_group)

@@ -1,6 +1,7 @@
-"""message_queue_node's periodic status: queue_status, queue_counters, the dynamic queues'
-diagnostics, and the housekeeping that goes with them (TTL expiry, fragment-session expiry,
-overdue dynamic-queue queries).
+"""message_queue_node's periodic status: queue_status, queue_counters, /diagnostics (the queue
+counters, WARN once a publisher's QoS did not match a subscription; the dynamic queues' status
+beside it when there are any), and the housekeeping that goes with them (TTL expiry,
+fragment-session expiry, overdue dynamic-queue queries).
 
 A `StatusCadence` runs it every 1/update_rate s while anyone subscribes to one of these topics
 (or to the fragmentation status), and otherwise only when housekeeping is due, at the same grid
@@ -9,7 +10,9 @@ times (acomms_core.ros.status_cadence).
 
 from __future__ import annotations
 
-from diagnostic_msgs.msg import DiagnosticArray
+import dataclasses
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from std_msgs.msg import Header
 
 from acomms_core.ros.ros_support import (
@@ -32,13 +35,13 @@ class QueueStatusReport:
         self._status_pub = self._counters_pub = self._diagnostics_pub = None
 
     def configure(self, with_diagnostics: bool) -> None:
-        """Publishers (on_configure); `/diagnostics` only with dynamic queues. The cadence also
-        watches `fragmentation_status` (made earlier in on_configure): not forgotten here."""
+        """Publishers (on_configure); `/diagnostics` carries the dynamic queues' status too when
+        `with_diagnostics`. The cadence also watches `fragmentation_status` (made earlier in
+        on_configure): not forgotten here."""
         cadence, configured = self.cadence, self.node.configured
         self._status_pub = cadence.publisher(configured, QueueStatus, "queue_status")
         self._counters_pub = cadence.publisher(configured, QueueCounters, "queue_counters")
-        if with_diagnostics:
-            self._diagnostics_pub = cadence.publisher(configured, DiagnosticArray, "/diagnostics")
+        self._diagnostics_pub = cadence.publisher(configured, DiagnosticArray, "/diagnostics")
 
     def release(self) -> None:
         self.cadence.release()
@@ -70,15 +73,29 @@ class QueueStatusReport:
         link = node.dynamic_link
         if link is not None:
             link.check_overdue()
-            if listened(self._diagnostics_pub):
-                self._diagnostics_pub.publish(counters_diagnostics(
-                    f"{node.get_fully_qualified_name()}: dynamic_queues",
-                    f"{len(link.dynamic.queues)} dynamic queues", dict(link.dynamic.counts),
-                    header.stamp))
+        if listened(self._diagnostics_pub):
+            self._publish_diagnostics(queues, link, header)
         if listened(self._status_pub):
             self._publish_queue_status(queues, header, now)
         if listened(self._counters_pub):
             self._publish_counters(queues, header)
+
+    def _publish_diagnostics(self, queues, link, header: Header) -> None:
+        name = self.node.get_fully_qualified_name()
+        counts = dataclasses.asdict(queues.counts)
+        incompatible = counts["incompatible_qos"]
+        level, message = DiagnosticStatus.OK, "ok"
+        if incompatible:
+            level, message = DiagnosticStatus.WARN, (
+                f"{incompatible} publishers whose QoS the reliable subscriptions cannot match "
+                "(best-effort ones are received without resends; last_error names the policy)")
+        diagnostics = counters_diagnostics(f"{name}: message_queue", message, counts,
+                                           header.stamp, level)
+        if link is not None:
+            diagnostics.status.extend(counters_diagnostics(
+                f"{name}: dynamic_queues", f"{len(link.dynamic.queues)} dynamic queues",
+                dict(link.dynamic.counts), header.stamp).status)
+        self._diagnostics_pub.publish(diagnostics)
 
     def _publish_queue_status(self, queues, header: Header, now: float) -> None:
         snapshot = queues.status(now)
@@ -101,4 +118,5 @@ class QueueStatusReport:
             rejected_too_large=counts.rejected_too_large, encode_failures=counts.encode_failures,
             ignored_inactive=counts.ignored_inactive, packet_requests=counts.packet_requests,
             non_ascii_replaced=counts.non_ascii_replaced,
-            dropped_on_arrival=counts.dropped_on_arrival, last_error=counts.last_error))
+            dropped_on_arrival=counts.dropped_on_arrival, incompatible_qos=counts.incompatible_qos,
+            last_error=counts.last_error))

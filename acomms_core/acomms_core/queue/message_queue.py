@@ -121,6 +121,7 @@ class QueueCounts:
     packet_requests: int = 0
     non_ascii_replaced: int = 0     # characters sent as '?' by 7-bit string codecs
     dropped_on_arrival: int = 0     # messages lost before the node took them (middleware)
+    incompatible_qos: int = 0       # publishers the middleware could not match (QoS policy)
     last_error: str = ""
 
 

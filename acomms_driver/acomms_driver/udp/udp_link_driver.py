@@ -11,6 +11,11 @@ An IP link has no acoustics: the CST of a reception reports mode 0, the packet's
 arrival time and `reported_snr_db` (a configured nominal value, not a measurement).
 Socket opened at activate, closed at deactivate; destination, rate, loss and delay may change
 while active.
+
+Hostile datagrams (issue 28): received packets are checked against the modem profile as well
+as the datagram's own limits before a message is built; refusals are counted as
+`refused_<reason>` on /diagnostics. Each diagnostics period the link's threads are supervised
+(a stopped one is restarted) and /diagnostics turns ERROR while receiving is impossible.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from acomms_core.ros.ros_support import (
     seconds_to_time_msg,
 )
 from acomms_driver.micromodem.packet_rules import ModemPacket, PacketRules
+from acomms_driver.micromodem.pings import check_ping
 from acomms_driver.nodes import driver_messages as messages
 from acomms_driver.udp.udp_link import UdpLink, UdpLinkCallbacks, UdpLinkSettings
 from acomms_interfaces.msg import CST, XST, ReceivedPacket, TransmittedPacket
@@ -59,6 +65,9 @@ PARAMETERS = [
     ParameterSpec("link_delay_s", 0.0, "added one-way delay of received datagrams, s (tests)",
                   0.0, 60.0),
     ParameterSpec("max_queue_length", 100, "transmit queue limit, packets", 1, 100000),
+    ParameterSpec("max_reply_queue_length", 8, "pings and ping replies waiting to be sent, at "
+                  "most (a reply that finds it full is dropped and counted as "
+                  "ping_replies_dropped); they alternate with queued packets", 1, 1000),
     ParameterSpec("reported_snr_db", 30.0, "SNR reported in CST (an IP link has none), dB",
                   -50.0, 100.0),
     ParameterSpec("diagnostics_period_s", 1.0, "period of /diagnostics, s", 0.05, 3600.0),
@@ -78,7 +87,7 @@ def link_settings(values: dict) -> UdpLinkSettings:
         int(values["overhead_bytes"]), int(values["burst_bytes"]),
         float(values["loss_probability"]),
         int(values["loss_seed"]), float(values["link_delay_s"]),
-        int(values["max_queue_length"]))
+        int(values["max_queue_length"]), int(values["max_reply_queue_length"]))
 
 
 class UdpLinkDriver(ManagedNode):
@@ -111,7 +120,8 @@ class UdpLinkDriver(ManagedNode):
 
     def on_activate(self, state) -> TransitionCallbackReturn:
         link = UdpLink(link_settings(self.params), UdpLinkCallbacks(
-            on_packet=self._on_packet, on_sent=self._on_sent, on_log=self._on_log))
+            on_packet=self._on_packet, on_sent=self._on_sent, on_log=self._on_log,
+            check_packet=self.rules.check))
         try:
             link.open()
         except OSError as exc:
@@ -188,6 +198,10 @@ class UdpLinkDriver(ManagedNode):
         if link is None or not is_active(self):
             self.get_logger().warning("ping_modem refused: driver is not active")
             return response
+        reason = check_ping(request.dest, 0, bytes(request.hexdata))
+        if reason is not None:
+            self.get_logger().warning(f"ping_modem refused: {reason}")
+            return response
         owtt = link.ping(request.dest, request.rate, bytes(request.hexdata),
                          max(1.0, float(request.timeout_sec)))
         if owtt is not None:
@@ -199,10 +213,16 @@ class UdpLinkDriver(ManagedNode):
         link = self.link
         if link is None:
             return
+        link.supervise()
         counters = {**dataclasses.asdict(link.settings), **link.counters, **self.counters,
-                    "queue_length": link.queue_length(), "local_port": link.port}
-        level = DiagnosticStatus.OK if link.settings.remote_port else DiagnosticStatus.WARN
-        message = "up" if link.settings.remote_port else "remote_port not set: nothing is sent"
+                    "queue_length": link.queue_length(),
+                    "reply_queue_length": link.reply_queue_length(), "local_port": link.port}
+        level, message = DiagnosticStatus.OK, "up"
+        problem = link.health()
+        if problem is not None:
+            level, message = DiagnosticStatus.ERROR, f"cannot receive: {problem}"
+        elif not link.settings.remote_port:
+            level, message = DiagnosticStatus.WARN, "remote_port not set: nothing is sent"
         self._publish("/diagnostics", counters_diagnostics(
             f"{self.get_fully_qualified_name()}: udp link", message, counters,
             seconds_to_time_msg(now_s(self)), level))
