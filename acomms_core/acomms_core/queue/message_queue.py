@@ -20,7 +20,9 @@ Beyond ros_acomms:
 - an optional `observer(event, **facts)` hears what happens to each message, under the lock (a
   run's accounting): "queued" (topic, msg, seq, time_s), "refused" (topic, msg, reason: the
   counter's name), "dropped_queue_full" (seq), "expired" (seq), "packed" (seqs, payload: the
-  packet's bytes, time_s).
+  packet's bytes, time_s), "relayed" (payload, dest: the next hop, time_s);
+- with `relay` set (acomms_core.relay.relay_backlog.RelayBacklog), packets heard for another
+  destination are forwarded whole ahead of queued messages of a lower priority.
 """
 
 from __future__ import annotations
@@ -231,6 +233,8 @@ class MessageQueues:
         self.observer = None  # optional callable(event, **facts), see the module docstring
         # optional acomms_core.fragmentation.queue_hooks.FragmentationSender (issue 15)
         self.fragmentation = None
+        # optional acomms_core.relay.relay_backlog.RelayBacklog: packets this relay forwards
+        self.relay = None
 
     def _observe(self, event: str, **facts) -> None:
         if self.observer is not None:
@@ -392,6 +396,9 @@ class MessageQueues:
         with self.lock:
             self.counts.packet_requests += 1
             self._expire_locked(now)
+            relayed = self._take_relayed(request, now)
+            if relayed is not None:
+                return relayed
             packet, planned = self._fill(request, now)
             return self.pack_locked(packet.chosen, request, now, planned)
 
@@ -404,9 +411,10 @@ class MessageQueues:
         if not chosen:
             return PacketData(dest=request.dest if request.match_dest else 0)
         packet_codec = chosen[0].queue.packet_codec
+        extra = {"dest": chosen[0].dest} if getattr(packet_codec, "relayable", False) else {}
         mini, data = packet_codec.pack(
             [(m.queue.codec_id, m.bits) for m in chosen],
-            request.num_miniframe_bytes, request.num_dataframe_bytes)
+            request.num_miniframe_bytes, request.num_dataframe_bytes, **extra)
         queued = [m for m in chosen if isinstance(m, QueuedMessage)]
         for message in queued:
             message.queue.remove(message)
@@ -437,6 +445,18 @@ class MessageQueues:
             else []
         self._select(request, packet)
         return packet, planned + hooks.fill(packet, request, may_send, now)
+
+    def _take_relayed(self, request: PacketRequest, now: float) -> PacketData | None:
+        """A packet of the relay backlog (acomms_core.relay), if one goes before the queues."""
+        if self.relay is None or not self.relay.packets:
+            return None
+        top = max((queue.priority for queue in self._eligible_queues(request)), default=None)
+        taken = self.relay.take(request, top, self.is_reachable, now)
+        if taken is None:
+            return None
+        dest, mini, data = taken
+        self._observe("relayed", payload=mini + data, dest=dest, time_s=now)
+        return PacketData(dest=dest, miniframe_bytes=mini, dataframe_bytes=data)
 
     def _eligible_queues(self, request: PacketRequest) -> list[TopicQueue]:
         return [queue for queue in self.queues.values()
