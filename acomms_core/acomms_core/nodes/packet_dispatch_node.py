@@ -128,7 +128,8 @@ class PacketDispatchNode(ManagedNode):
                     message.msg_class, topic, qos)
         self._status_pub = self.configured.publisher(DispatchStatus, "dispatch_status", 10)
         self.relay_duplicates = 0
-        if any(getattr(p.packet_codec, "relayable", False) for p in self.codec_config.packet_codecs):
+        if any(getattr(p.packet_codec, "relayable", False)
+               for p in self.codec_config.packet_codecs):
             self._diagnostics_pub = self.configured.publisher(DiagnosticArray, "/diagnostics", 10)
         self.get_logger().info(f"configured {len(self.codec_config.message_codecs)} message "
                                f"codecs from {self.codec_config.path}")

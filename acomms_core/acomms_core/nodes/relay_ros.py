@@ -13,9 +13,14 @@ from __future__ import annotations
 from diagnostic_msgs.msg import DiagnosticArray
 
 from acomms_core.relay.relay_backlog import RelayBacklog
-from acomms_core.relay.relay_policy import RelayPolicy, RelaySettings, parse_routes, routes_problem
+from acomms_core.relay.relay_policy import (
+    RELAY_PARAMETERS,
+    RelayPolicy,
+    RelaySettings,
+    check_relay_values,
+    parse_routes,
+)
 from acomms_core.ros.ros_support import (
-    ParameterSpec,
     counters_diagnostics,
     declare_parameters,
     now_s,
@@ -23,33 +28,6 @@ from acomms_core.ros.ros_support import (
     seconds_to_time_msg,
 )
 from acomms_interfaces.msg import ReceivedPacket
-
-RELAY_PARAMETERS = (
-    ParameterSpec("relay_enabled", False, "Forward overheard packets of relayable packet codecs "
-                  "to destinations in relay_routes (issue 32)"),
-    ParameterSpec("relay_routes", [""], "Static routes of this relay, 'dest:next_hop' strings "
-                  "(e.g. '1:1': packets for SRC 1 go straight to 1); destinations not listed are "
-                  "not relayed", parameter_type="string_array"),
-    ParameterSpec("relay_priority", 20, "Priority of relayed packets against queued messages "
-                  "(higher is sent first; equal: relayed packets first)",
-                  minimum=0, maximum=32767),
-    ParameterSpec("relay_max_hops", 15, "Most hops a forwarded packet keeps left (its own "
-                  "hop count, set by the sender's relay_hop_limit, is decremented by one)",
-                  minimum=0, maximum=15),
-    ParameterSpec("relay_backlog_size", 16, "Packets waiting to be forwarded (the oldest is "
-                  "dropped beyond it, counted relay_backlog_full)", minimum=1, maximum=1000),
-    ParameterSpec("relay_ttl_seconds", 600.0, "A packet not forwarded within this time is "
-                  "dropped (relay_expired; node clock; 0: never), s", minimum=0.0,
-                  maximum=1e6),
-    ParameterSpec("relay_duplicate_memory", 256, "(origin, packet codec, sequence) keys "
-                  "remembered to drop duplicates", minimum=1, maximum=100000),
-)
-
-
-def check_relay_values(values: dict) -> str | None:
-    routes = [r for r in values.get("relay_routes", ()) if r]
-    problem = routes_problem(routes)
-    return f"relay_routes: {problem}" if problem else None
 
 
 def declare(node) -> None:

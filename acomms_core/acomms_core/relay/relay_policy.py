@@ -12,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 from collections import OrderedDict
 
+from acomms_core.ros.parameter_spec import ParameterSpec
+
 COUNTERS = ("relay_packets_heard", "relayed", "duplicates_dropped", "hop_limit_reached",
             "no_route", "addressed_to_self", "relay_backlog_full", "relay_expired")
 
@@ -60,6 +62,34 @@ def routes_problem(value) -> str | None:
     except ValueError as exc:
         return str(exc)
     return None
+
+
+RELAY_PARAMETERS = (
+    ParameterSpec("relay_enabled", False, "Forward overheard packets of relayable packet codecs "
+                  "to destinations in relay_routes (issue 32)"),
+    ParameterSpec("relay_routes", [""], "Static routes of this relay, 'dest:next_hop' strings "
+                  "(e.g. '1:1': packets for SRC 1 go straight to 1); destinations not listed are "
+                  "not relayed", parameter_type="string_array"),
+    ParameterSpec("relay_priority", 20, "Priority of relayed packets against queued messages "
+                  "(higher is sent first; equal: relayed packets first)",
+                  minimum=0, maximum=32767),
+    ParameterSpec("relay_max_hops", 15, "Most hops a forwarded packet keeps left (its own "
+                  "hop count, set by the sender's relay_hop_limit, is decremented by one)",
+                  minimum=0, maximum=15),
+    ParameterSpec("relay_backlog_size", 16, "Packets waiting to be forwarded (the oldest is "
+                  "dropped beyond it, counted relay_backlog_full)", minimum=1, maximum=1000),
+    ParameterSpec("relay_ttl_seconds", 600.0, "A packet not forwarded within this time is "
+                  "dropped (relay_expired; node clock; 0: never), s", minimum=0.0,
+                  maximum=1e6),
+    ParameterSpec("relay_duplicate_memory", 256, "(origin, packet codec, sequence) keys "
+                  "remembered to drop duplicates", minimum=1, maximum=100000),
+)
+
+
+def check_relay_values(values: dict) -> str | None:
+    routes = [r for r in values.get("relay_routes", ()) if r]
+    problem = routes_problem(routes)
+    return f"relay_routes: {problem}" if problem else None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,0 +1,102 @@
+"""Relay line (issue 32): topside→AUV commands with and without the gateway relaying.
+
+Runs `acomms_run acomms_bringup/config/relay_line.yaml --warp max` for each seed twice: as
+shipped (the gateway relays) and with the gateway's `relay:` section removed (direct only; the
+topside and the AUV are 10 km apart, out of range). From each run's messages.csv it counts the
+topside's commands to the AUV that were delivered (the first arrival, latency = arrival −
+publish time) and, from the AUV's from_acomms/command recording, how many commands the AUV
+published more than once (duplicates; must be 0).
+
+    source env.sh && python bench/relay_line.py                     # 3 seeds, 600 s each
+    python bench/relay_line.py --seeds 1 2 3 4 5 --duration 1200
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SCENARIO = ROOT / "acomms_bringup" / "config" / "relay_line.yaml"
+TOPIC = "to_acomms/command"
+
+
+def scenario(seed: int, relay: bool) -> dict:
+    data = yaml.safe_load(SCENARIO.read_text())
+    data["seed"] = seed
+    for vehicle in data["vehicles"]:
+        vehicle["codec_config"] = str(SCENARIO.parent / vehicle["codec_config"])
+        if not relay:
+            vehicle.pop("relay", None)
+    return data
+
+
+def commands(out: pathlib.Path) -> dict:
+    """Sent / delivered topside→AUV commands and their latencies, from messages.csv."""
+    with open(out / "messages.csv", newline="") as stream:
+        rows = [r for r in csv.DictReader(stream)
+                if r["source"] == "topside" and r["topic"].endswith(TOPIC)
+                and r["destination"] == "auv"]
+    delivered = [r for r in rows if r["fate"] == "delivered"]
+    return {"sent": len(rows), "delivered": len(delivered),
+            "latencies": [float(r["latency_s"]) for r in delivered]}
+
+
+def duplicates(out: pathlib.Path) -> int:
+    """Commands the AUV published more than once (its from_acomms/command texts)."""
+    summary = json.loads((out / "summary.json").read_text())
+    published = summary.get("published_texts", {}).get("/auv/from_acomms/command")
+    if published is None:
+        return -1
+    return len(published) - len(set(published))
+
+
+def run(seed: int, relay: bool, duration: float | None, tmp: pathlib.Path) -> dict:
+    name = f"{'relay' if relay else 'direct'}_{seed}"
+    path, out = tmp / f"{name}.yaml", tmp / name
+    path.write_text(yaml.safe_dump(scenario(seed, relay), sort_keys=False))
+    command = ["acomms_run", str(path), "--warp", "max", "--no-mcap", "--quiet", "--out",
+               str(out)]
+    if duration:
+        command += ["--duration", str(duration)]
+    result = subprocess.run(command, capture_output=True, text=True,
+                            env=dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST"))
+    if result.returncode != 0:
+        raise RuntimeError(f"{name}: acomms_run exited {result.returncode}:\n"
+                           f"{(result.stdout + result.stderr)[-2000:]}")
+    return commands(out)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--duration", type=float, default=None,
+                        help="simulated seconds per run (default: the scenario's)")
+    args = parser.parse_args(argv)
+    print(f"{'mode':8} {'seeds':>5} {'sent':>5} {'delivered':>9} {'ratio':>7} "
+          f"{'latency mean s':>14} {'p95 s':>7}")
+    with tempfile.TemporaryDirectory(prefix="relay_line_") as tmp:
+        for relay in (True, False):
+            runs = [run(seed, relay, args.duration, pathlib.Path(tmp)) for seed in args.seeds]
+            sent = sum(r["sent"] for r in runs)
+            delivered = sum(r["delivered"] for r in runs)
+            latencies = sorted(x for r in runs for x in r["latencies"])
+            mean = f"{statistics.fmean(latencies):.1f}" if latencies else "-"
+            p95 = f"{latencies[int(0.95 * (len(latencies) - 1))]:.1f}" if latencies else "-"
+            ratio = delivered / sent if sent else 0.0
+            print(f"{'relay' if relay else 'direct':8} {len(runs):>5} {sent:>5} {delivered:>9} "
+                  f"{ratio:>7.1%} {mean:>14} {p95:>7}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
