@@ -137,11 +137,12 @@ class PacketData:
     codec_ids: list = dataclasses.field(default_factory=list)
     # (dynamic queue service, message id) of each dynamic queue's message in the packet
     dynamic_messages: list = dataclasses.field(default_factory=list)
+    relayed: bool = False    # a packet this relay forwards whole (acomms_core.relay)
 
     @property
     def num_messages(self) -> int:
-        """Messages in the packet (fragment pieces and acks included)."""
-        return len(self.codec_ids)
+        """Messages in the packet (fragment pieces and acks included; a relayed packet: 1)."""
+        return len(self.codec_ids) + int(self.relayed)
 
 
 @dataclasses.dataclass
@@ -456,7 +457,7 @@ class MessageQueues:
             return None
         dest, mini, data = taken
         self._observe("relayed", payload=mini + data, dest=dest, time_s=now)
-        return PacketData(dest=dest, miniframe_bytes=mini, dataframe_bytes=data)
+        return PacketData(dest=dest, miniframe_bytes=mini, dataframe_bytes=data, relayed=True)
 
     def _eligible_queues(self, request: PacketRequest) -> list[TopicQueue]:
         return [queue for queue in self.queues.values()
