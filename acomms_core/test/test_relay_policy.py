@@ -131,7 +131,7 @@ def _policy(**extra):
     (RelayHeader(2, 1, 0, 3), 3, "addressed_to_self"),
     (RelayHeader(3, 9, 0, 3), 3, "no_route"),
     (RelayHeader(3, 1, 0, 3), 1, "no_route"),           # back to the transmitter
-    (RelayHeader(1, 3, 0, 0), 1, "no_route"),
+    (RelayHeader(3, 3, 0, 3), 1, "no_route"),           # back to the origin
     (RelayHeader(3, 1, 0, 0), 3, "hop_limit_reached"),
 ])
 def test_policy_outcomes(header, transmitter, outcome):
