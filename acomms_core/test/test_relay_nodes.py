@@ -60,10 +60,12 @@ def test_gateway_forwards_and_the_auv_publishes_each_command_once(tmp_path):
         assert any(s.name.endswith("relay") for d in diagnostics for s in d.status)
 
         gw_client = ros.helper.create_client(GetNextPacketData, "/gateway/get_next_packet_data")
+        own = helpers.request(gw_client, ros, mini=32, data=0)   # priority 10 > relay's 5
+        assert own.num_messages == 1 and bytes(own.miniframe_bytes)[0] == 0xAC
         forwarded = helpers.request(gw_client, ros, mini=32, data=0)
         assert forwarded.dest == 1 and forwarded.num_messages == 1
         assert bytes(forwarded.miniframe_bytes)[:5] == bytes([0xA7, 0x11, 3, 1, 0])
-        assert helpers.request(gw_client, ros, mini=32, data=0).num_messages == 1   # its own
+        assert bytes(forwarded.miniframe_bytes)[5:] == bytes(sent.miniframe_bytes)[5:]
 
         auv_rx.publish(heard)                                   # the direct copy
         auv_rx.publish(helpers.received_packet(2, 1, forwarded.miniframe_bytes,
