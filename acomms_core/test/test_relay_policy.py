@@ -86,6 +86,16 @@ def test_receiver_decodes_with_origin_and_publishes_each_sequence_once():
     assert again.src == 3
 
 
+def test_the_origin_does_not_publish_its_own_packet_relayed_back():
+    sender = _packet()
+    mini, data = _send(sender, "mine")
+    own = _packet().packet_codec
+    own.bind_sender(3)
+    echo = own.decode(*sender.packet_codec.forward_frames(mini, data, 1, 32, 0),
+                      sender.codecs_by_id(), _rx(2))
+    assert echo.messages == [] and echo.counters == {"relay_duplicates": 1}
+
+
 def test_forwarded_body_is_resplit_for_a_smaller_miniframe():
     sender, receiver = _packet(), _packet()
     mini, data = _send(sender, "a longer command text")

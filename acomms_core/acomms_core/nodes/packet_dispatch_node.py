@@ -128,8 +128,11 @@ class PacketDispatchNode(ManagedNode):
                     message.msg_class, topic, qos)
         self._status_pub = self.configured.publisher(DispatchStatus, "dispatch_status", 10)
         self.relay_duplicates = 0
-        if any(getattr(p.packet_codec, "relayable", False)
-               for p in self.codec_config.packet_codecs):
+        relayable = [p.packet_codec for p in self.codec_config.packet_codecs
+                     if getattr(p.packet_codec, "relayable", False)]
+        for codec in relayable:   # its own packets relayed back are not published (issue 32)
+            codec.bind_sender(self.get_parameter("src").value)
+        if relayable:
             self._diagnostics_pub = self.configured.publisher(DiagnosticArray, "/diagnostics", 10)
         self.get_logger().info(f"configured {len(self.codec_config.message_codecs)} message "
                                f"codecs from {self.codec_config.path}")

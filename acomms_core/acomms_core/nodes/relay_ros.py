@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from diagnostic_msgs.msg import DiagnosticArray
 
+from acomms_core.codecs.packet_codec import valid_byte_mask
 from acomms_core.relay.relay_backlog import RelayBacklog
 from acomms_core.relay.relay_policy import (
     RELAY_PARAMETERS,
@@ -28,6 +29,15 @@ from acomms_core.ros.ros_support import (
     seconds_to_time_msg,
 )
 from acomms_interfaces.msg import ReceivedPacket
+
+
+def _all_valid(received: ReceivedPacket, mini: bytes, data: bytes) -> bool:
+    """Whether every byte was received intact (validity not reported: yes)."""
+    mini_valid, data_valid = list(received.minibytes_valid), list(received.databytes_valid)
+    if not mini_valid and not data_valid:
+        return True
+    return (all(valid_byte_mask(len(mini), mini_valid))
+            and all(valid_byte_mask(len(data), data_valid)))
 
 
 def declare(node) -> None:
@@ -91,7 +101,7 @@ class QueueRelay:
             return
         packet = received.packet
         mini, data = bytes(packet.miniframe_bytes), bytes(packet.dataframe_bytes)
-        if len(received.minibytes_valid) or len(received.databytes_valid):
+        if not _all_valid(received, mini, data):
             return   # partially received: not forwarded (the body may be damaged)
         matching = [p for p in self._packets if p.matches(packet.src, packet.dest, mini, data)]
         if not matching:

@@ -192,7 +192,7 @@ class RelayPacketCodec:
         if header is None or not header_ok:
             return PacketDecodeResult(invalid_bytes=1, errors=["relay header unreadable"])
         key = (header.origin, self.name, header.seq)
-        if self.received.seen(key):
+        if self.received.seen(key) or header.origin == self.src:   # a copy, or our own echo
             result = PacketDecodeResult(counters={"relay_duplicates": 1})
             result.src = header.origin
             return result
