@@ -9,6 +9,7 @@ the target is 0).
 
     source env.sh && python bench/relay_line.py                     # 3 seeds, 600 s each
     python bench/relay_line.py --seeds 1 2 3 4 5 --duration 1200
+    python bench/relay_line.py --mac aloha      # or polled: every vehicle's MAC replaced
 """
 
 from __future__ import annotations
@@ -28,15 +29,30 @@ import yaml
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCENARIO = ROOT / "acomms_bringup" / "config" / "relay_line.yaml"
 TOPIC = "to_acomms/command"
+SLOT_S = 20.0
+# The MAC of every vehicle per --mac (the scenario's own TDMA: topside, gateway, AUV slots).
+MACS = {
+    "tdma": None,
+    "aloha": lambda src: {"kind": "tdma_slotted_aloha", "num_slots": 1, "active_slots": 0,
+                          "aloha_slots": 0, "allow_aloha_slots_only": True,
+                          "aloha_transmit_probability": 0.5, "random_seed": src,
+                          "slot_duration_seconds": SLOT_S},
+    "polled": lambda src: {"kind": "polled", "cycle_start_time": 0,
+                           "poll_list": ", ".join(f"{s}:{SLOT_S:g}" for s in (3, 2, 1))},
+}
 
 
-def scenario(seed: int, relay: bool) -> dict:
+def scenario(seed: int, relay: bool, mac: str = "tdma") -> dict:
     data = yaml.safe_load(SCENARIO.read_text())
     data["seed"] = seed
     for vehicle in data["vehicles"]:
         vehicle["codec_config"] = str(SCENARIO.parent / vehicle["codec_config"])
         if not relay:
             vehicle.pop("relay", None)
+        if MACS[mac] is not None:
+            vehicle["mac"] = {**MACS[mac](vehicle["src"]), "guard_time_seconds": 8.0,
+                              "packet_length_seconds": 5.0, "miniframe_rate": 1,
+                              "dataframe_rate": 1}
     return data
 
 
@@ -57,10 +73,11 @@ def duplicates(out: pathlib.Path) -> int:
     return sum(count for label, count in summary["duplicates"].items() if label.endswith(" auv"))
 
 
-def run(seed: int, relay: bool, duration: float | None, tmp: pathlib.Path) -> dict:
-    name = f"{'relay' if relay else 'direct'}_{seed}"
+def run(seed: int, relay: bool, args, tmp: pathlib.Path) -> dict:
+    name = f"{args.mac}_{'relay' if relay else 'direct'}_{seed}"
     path, out = tmp / f"{name}.yaml", tmp / name
-    path.write_text(yaml.safe_dump(scenario(seed, relay), sort_keys=False))
+    path.write_text(yaml.safe_dump(scenario(seed, relay, args.mac), sort_keys=False))
+    duration = args.duration
     command = ["acomms_run", str(path), "--warp", "max", "--no-mcap", "--quiet", "--out",
                str(out)]
     if duration:
@@ -78,12 +95,15 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--duration", type=float, default=None,
                         help="simulated seconds per run (default: the scenario's)")
+    parser.add_argument("--mac", choices=sorted(MACS), default="tdma",
+                        help="every vehicle's MAC (default: the scenario's TDMA)")
     args = parser.parse_args(argv)
+    print(f"relay_line, {args.mac}, seeds {args.seeds}")
     print(f"{'mode':8} {'seeds':>5} {'sent':>5} {'delivered':>9} {'ratio':>7} "
           f"{'latency mean s':>14} {'p95 s':>7} {'duplicates':>10}")
     with tempfile.TemporaryDirectory(prefix="relay_line_") as tmp:
         for relay in (True, False):
-            runs = [run(seed, relay, args.duration, pathlib.Path(tmp)) for seed in args.seeds]
+            runs = [run(seed, relay, args, pathlib.Path(tmp)) for seed in args.seeds]
             sent = sum(r["sent"] for r in runs)
             delivered = sum(r["delivered"] for r in runs)
             latencies = sorted(x for r in runs for x in r["latencies"])

@@ -16,7 +16,7 @@ from journey_support import ROOT, documented, shell
 CONFIG = ROOT / "acomms_bringup" / "config"
 # every scenario shipped in acomms_bringup/config/ (the rest are codec configs and params files)
 SCENARIOS = ("demo.yaml", "two_vehicles.yaml", "micromodem_pair.yaml", "external_positions.yaml",
-             "wec_buoy_demo.yaml", "cola2_compact.yaml", "file_transfer.yaml")
+             "wec_buoy_demo.yaml", "cola2_compact.yaml", "file_transfer.yaml", "relay_line.yaml")
 
 
 def test_demo_scenario_lists_its_nodes_in_start_order():
