@@ -210,6 +210,14 @@ def queue_may_send(queue: TopicQueue, request: PacketRequest) -> bool:
     return not (exclude and (queue.tags & exclude))
 
 
+def pack_frames(packet_codec, chosen: list, request: PacketRequest) -> tuple[bytes, bytes]:
+    """The packet codec's frames of the chosen messages (a relayable codec also takes the
+    packet's destination for its relay header: acomms_core.relay)."""
+    extra = {"dest": chosen[0].dest} if getattr(packet_codec, "relayable", False) else {}
+    return packet_codec.pack([(m.queue.codec_id, m.bits) for m in chosen],
+                             request.num_miniframe_bytes, request.num_dataframe_bytes, **extra)
+
+
 class MessageQueues:
     """All queues of one node, their counters and the packet filler."""
 
@@ -234,8 +242,7 @@ class MessageQueues:
         self.observer = None  # optional callable(event, **facts), see the module docstring
         # optional acomms_core.fragmentation.queue_hooks.FragmentationSender (issue 15)
         self.fragmentation = None
-        # optional acomms_core.relay.relay_backlog.RelayBacklog: packets this relay forwards
-        self.relay = None
+        self.relay = None   # optional acomms_core.relay.relay_backlog.RelayBacklog (issue 32)
 
     def _observe(self, event: str, **facts) -> None:
         if self.observer is not None:
@@ -397,8 +404,7 @@ class MessageQueues:
         with self.lock:
             self.counts.packet_requests += 1
             self._expire_locked(now)
-            relayed = self._take_relayed(request, now)
-            if relayed is not None:
+            if self.relay is not None and (relayed := self.relay.next_packet(self, request, now)):
                 return relayed
             packet, planned = self._fill(request, now)
             return self.pack_locked(packet.chosen, request, now, planned)
@@ -412,10 +418,7 @@ class MessageQueues:
         if not chosen:
             return PacketData(dest=request.dest if request.match_dest else 0)
         packet_codec = chosen[0].queue.packet_codec
-        extra = {"dest": chosen[0].dest} if getattr(packet_codec, "relayable", False) else {}
-        mini, data = packet_codec.pack(
-            [(m.queue.codec_id, m.bits) for m in chosen],
-            request.num_miniframe_bytes, request.num_dataframe_bytes, **extra)
+        mini, data = pack_frames(packet_codec, chosen, request)
         queued = [m for m in chosen if isinstance(m, QueuedMessage)]
         for message in queued:
             message.queue.remove(message)
@@ -446,18 +449,6 @@ class MessageQueues:
             else []
         self._select(request, packet)
         return packet, planned + hooks.fill(packet, request, may_send, now)
-
-    def _take_relayed(self, request: PacketRequest, now: float) -> PacketData | None:
-        """A packet of the relay backlog (acomms_core.relay), if one goes before the queues."""
-        if self.relay is None or not self.relay.packets:
-            return None
-        top = max((queue.priority for queue in self._eligible_queues(request)), default=None)
-        taken = self.relay.take(request, top, self.is_reachable, now)
-        if taken is None:
-            return None
-        dest, mini, data = taken
-        self._observe("relayed", payload=mini + data, dest=dest, time_s=now)
-        return PacketData(dest=dest, miniframe_bytes=mini, dataframe_bytes=data, relayed=True)
 
     def _eligible_queues(self, request: PacketRequest) -> list[TopicQueue]:
         return [queue for queue in self.queues.values()

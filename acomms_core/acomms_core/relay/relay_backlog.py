@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 from collections import deque
 
+from acomms_core.queue.message_queue import PacketData
+
 
 @dataclasses.dataclass
 class RelayedPacket:
@@ -74,3 +76,16 @@ class RelayBacklog:
             self.packets.remove(packet)
             return (packet.next_hop, *frames)
         return None
+
+    def next_packet(self, queues, request, now: float) -> PacketData | None:
+        """The packet for this request if a relayed one goes before the queues' messages (under
+        the queues' lock; tells the queues' observer "relayed")."""
+        if not self.packets:
+            return None
+        top = max((queue.priority for queue in queues._eligible_queues(request)), default=None)
+        taken = self.take(request, top, queues.is_reachable, now)
+        if taken is None:
+            return None
+        dest, mini, data = taken
+        queues._observe("relayed", payload=mini + data, dest=dest, time_s=now)
+        return PacketData(dest=dest, miniframe_bytes=mini, dataframe_bytes=data, relayed=True)
