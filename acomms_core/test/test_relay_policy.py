@@ -67,7 +67,12 @@ def test_non_relayable_codec_bits_are_unchanged():
 
 @pytest.mark.parametrize("extra, reason", [({"relayable": "yes"}, "relayable must be"),
                                            ({"relay_hop_limit": 0}, "relay_hop_limit must"),
-                                           ({"relay_hop_limit": 16}, "relay_hop_limit must")])
+                                           ({"relay_hop_limit": 16}, "relay_hop_limit must"),
+                                           ({"relayable": False, "relay_hop_limit": 2},
+                                            "needs relayable"),
+                                           ({"message_codecs": [{**MESSAGES[0],
+                                                                 "allow_fragmentation": True}]},
+                                            "allow_fragmentation is not supported")])
 def test_config_refuses_bad_relay_keys(extra, reason):
     with pytest.raises(CodecConfigError, match=reason):
         _packet(**extra)

@@ -418,6 +418,11 @@ def _relayable(entry: dict, where: str) -> bool:
                                f"{hop_limit!r}")
     if "relay_hop_limit" in entry and not relayable:
         raise CodecConfigError(f"{where}: relay_hop_limit needs relayable: true")
+    if relayable and any(isinstance(m, dict) and m.get("allow_fragmentation")
+                         for m in entry.get("message_codecs") or ()):
+        raise CodecConfigError(f"{where}: allow_fragmentation is not supported in a relayable "
+                               "packet codec (fragment sessions are kept per transmitter); put "
+                               "those message codecs in another packet codec")
     return relayable
 
 
