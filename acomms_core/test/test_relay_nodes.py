@@ -51,12 +51,15 @@ def test_gateway_forwards_and_the_auv_publishes_each_command_once(tmp_path):
         sent = helpers.request(top_client, ros, mini=32, data=0)
         assert sent.num_messages == 1 and sent.dest == 1
         heard = helpers.received_packet(3, 1, sent.miniframe_bytes, sent.dataframe_bytes)
+        n = len(sent.miniframe_bytes)
+        gateway_rx.publish(helpers.received_packet(3, 1, sent.miniframe_bytes,
+                                                   sent.dataframe_bytes, [0, n - 1]))
         gateway_rx.publish(heard)
         gateway_rx.publish(heard)        # heard twice (e.g. a multipath copy): one forward
-        assert ros.spin_until(lambda: len(relay_status) >= 2, 10.0)
+        assert ros.spin_until(lambda: len(relay_status) >= 3, 10.0)
         counts = _counters(relay_status[-1])
-        assert (counts["relayed"], counts["duplicates_dropped"], counts["relay_backlog"]) == (
-            1, 1, 1)
+        assert (counts["relayed"], counts["duplicates_dropped"], counts["relay_backlog"],
+                counts["partial_not_relayed"]) == (1, 1, 1, 1)
         assert any(s.name.endswith("relay") for d in diagnostics for s in d.status)
 
         gw_client = ros.helper.create_client(GetNextPacketData, "/gateway/get_next_packet_data")

@@ -101,18 +101,18 @@ class QueueRelay:
             return
         packet = received.packet
         mini, data = bytes(packet.miniframe_bytes), bytes(packet.dataframe_bytes)
-        if not _all_valid(received, mini, data):
-            return   # partially received: not forwarded (the body may be damaged)
         matching = [p for p in self._packets if p.matches(packet.src, packet.dest, mini, data)]
         if not matching:
             return
         with queues.lock:
-            outcome = backlog.offer(matching[0].packet_codec, mini, data, packet.src,
-                                    now_s(self.node))
+            if _all_valid(received, mini, data):
+                outcome = backlog.offer(matching[0].packet_codec, mini, data, packet.src,
+                                        now_s(self.node))
+            else:   # partially received: the body may be damaged
+                outcome = "partial_not_relayed"
+                backlog.policy.count(outcome)
         if outcome == "relayed":
-            self.node.get_logger().info(f"relaying a packet from {packet.src} to next hop "
-                                        f"{backlog.packets[-1].next_hop}"
-                                        if backlog.packets else "relaying a packet")
+            self.node.get_logger().info(f"relaying a packet heard from {packet.src}")
         self.publish()
 
     def publish(self) -> None:

@@ -153,8 +153,9 @@ class RelayPacketCodec:
                                                        self._front_bytes()])
 
     def body(self, miniframe: bytes, dataframe: bytes) -> bytes:
-        return bytes(miniframe)[self._front_bytes():] + bytes(dataframe)[
-            len(self.dataframe_header):] if dataframe else bytes(miniframe)[self._front_bytes():]
+        """The inner codec's bytes: both frames without headers (an empty dataframe: none)."""
+        rest = bytes(dataframe)[len(self.dataframe_header):] if dataframe else b""
+        return bytes(miniframe)[self._front_bytes():] + rest
 
     def forward_frames(self, miniframe: bytes, dataframe: bytes, hops_left: int,
                        num_miniframe_bytes: int, num_dataframe_bytes: int):

@@ -15,7 +15,8 @@ from collections import OrderedDict
 from acomms_core.ros.parameter_spec import ParameterSpec
 
 COUNTERS = ("relay_packets_heard", "relayed", "duplicates_dropped", "hop_limit_reached",
-            "no_route", "addressed_to_self", "relay_backlog_full", "relay_expired")
+            "no_route", "addressed_to_self", "relay_backlog_full", "relay_expired",
+            "partial_not_relayed")
 
 
 class DuplicateFilter:
