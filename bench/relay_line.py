@@ -10,6 +10,7 @@ the target is 0).
     source env.sh && python bench/relay_line.py                     # 3 seeds, 600 s each
     python bench/relay_line.py --seeds 1 2 3 4 5 --duration 1200
     python bench/relay_line.py --mac aloha      # or polled: every vehicle's MAC replaced
+    python bench/relay_line.py --fading         # Rayleigh fading on every link
 """
 
 from __future__ import annotations
@@ -42,9 +43,11 @@ MACS = {
 }
 
 
-def scenario(seed: int, relay: bool, mac: str = "tdma") -> dict:
+def scenario(seed: int, relay: bool, mac: str = "tdma", fading: bool = False) -> dict:
     data = yaml.safe_load(SCENARIO.read_text())
     data["seed"] = seed
+    if fading:
+        data["channel"]["fading"] = {"model": "rayleigh", "coherence_time_s": 1.5}
     for vehicle in data["vehicles"]:
         vehicle["codec_config"] = str(SCENARIO.parent / vehicle["codec_config"])
         if not relay:
@@ -76,7 +79,7 @@ def duplicates(out: pathlib.Path) -> int:
 def run(seed: int, relay: bool, args, tmp: pathlib.Path) -> dict:
     name = f"{args.mac}_{'relay' if relay else 'direct'}_{seed}"
     path, out = tmp / f"{name}.yaml", tmp / name
-    path.write_text(yaml.safe_dump(scenario(seed, relay, args.mac), sort_keys=False))
+    path.write_text(yaml.safe_dump(scenario(seed, relay, args.mac, args.fading), sort_keys=False))
     duration = args.duration
     command = ["acomms_run", str(path), "--warp", "max", "--no-mcap", "--quiet", "--out",
                str(out)]
@@ -97,8 +100,11 @@ def main(argv=None) -> int:
                         help="simulated seconds per run (default: the scenario's)")
     parser.add_argument("--mac", choices=sorted(MACS), default="tdma",
                         help="every vehicle's MAC (default: the scenario's TDMA)")
+    parser.add_argument("--fading", action="store_true",
+                        help="Rayleigh fading per frame (1.5 s coherence), as the demo's channel")
     args = parser.parse_args(argv)
-    print(f"relay_line, {args.mac}, seeds {args.seeds}")
+    print(f"relay_line, {args.mac}{', rayleigh fading' if args.fading else ''}, "
+          f"seeds {args.seeds}")
     print(f"{'mode':8} {'seeds':>5} {'sent':>5} {'delivered':>9} {'ratio':>7} "
           f"{'latency mean s':>14} {'p95 s':>7} {'duplicates':>10}")
     with tempfile.TemporaryDirectory(prefix="relay_line_") as tmp:
