@@ -47,6 +47,8 @@ def test_duplicates_count_once():
     assert matcher.arrived("auv", [CMD], "cmd 1", 45.0) is Outcome.DUPLICATE
     assert len(record.deliveries) == 1 and record.deliveries[0].received_s == 30.0
     assert not record.unmatched and not record.overheard
+    assert record.duplicates == {"cmd at auv": 1}
+    assert summarize(record)["duplicates"] == {"cmd at auv": 1}
 
 
 def test_identical_content_is_taken_in_order_per_destination():

@@ -17,7 +17,7 @@ CONFIG = ROOT / "acomms_bringup" / "config"
 # every scenario shipped in acomms_bringup/config/ (the rest are codec configs and params files)
 SCENARIOS = ("demo.yaml", "two_vehicles.yaml", "micromodem_pair.yaml", "external_positions.yaml",
              "wec_buoy_demo.yaml", "cola2_compact.yaml", "file_transfer.yaml",
-             "mac_switch_event.yaml", "ros_acomms_tdma_scenario.yaml")
+             "mac_switch_event.yaml", "ros_acomms_tdma_scenario.yaml", "relay_line.yaml")
 # Its ros_acomms TDMA parameter file is used as given: a warning per ros_acomms name in it.
 NOTED = "acomms_bringup/config/ros_acomms_tdma_scenario.yaml: warning: "
 

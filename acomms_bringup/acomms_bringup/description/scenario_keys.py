@@ -248,6 +248,10 @@ VEHICLE_KEYS = (
          keys=BRIDGE_KEYS),
     _key("file_transfer", dict, "start file_transfer_node with these parameters of its own "
          "({} sends only)", None),
+    _key("relay", dict, "relay overheard packets of relayable packet codecs (issue 32): routes "
+         "({dest: next_hop}, required), enabled (default true), priority, max_hops, "
+         "backlog_size, ttl_seconds, duplicate_memory: message_queue_node's relay_* "
+         "parameters", None),
     _key("parameters", dict, "{node: {parameter: value}} per-node overrides, applied last "
          f"(nodes: {', '.join(VEHICLE_NODE_NAMES)})", None),
 )

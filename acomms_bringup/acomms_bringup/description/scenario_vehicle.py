@@ -41,6 +41,7 @@ from acomms_bringup.description.scenario_types import (
     Waypoint,
 )
 from acomms_core.mac.registry import MAC_KINDS
+from acomms_core.relay.relay_policy import RELAY_PARAMETERS, routes_problem
 from acomms_core.ros.parameter_spec import check_values, spec_table
 from acomms_core.ros_acomms_names import did_you_mean
 from acomms_sim.modem.location_topic import (
@@ -113,13 +114,46 @@ def _parse_vehicle(ctx: _Context, path: str, data: Any, base_dir: pathlib.Path,
             ctx, file_section, executable_parameter_specs("file_transfer_node"),
             "file_transfer_node")
 
+    relay = _parse_relay(ctx, section.section("relay"))
     parameters = _parse_node_overrides(ctx, section.section("parameters"), modem, mac)
+    if relay:   # explicit message_queue_node parameters apply last
+        parameters["message_queue_node"] = {**relay, **parameters.get("message_queue_node", {})}
     section.finish()
     return Vehicle(name=name, namespace=namespace, src=src, modem=modem, position=position,
                    trajectory=trajectory, mac=mac, codec_config=codec_config.resolve(),
                    parameters=parameters, traffic=traffic, position_source=position_source,
                    bridges=bridges, mac_switcher=mac_switcher, file_transfer=file_transfer,
                    events=events)
+
+
+def _parse_relay(ctx: _Context, section: _Section | None) -> dict[str, Any]:
+    """`relay: {routes: {dest: next_hop}, enabled, priority, ...}` -> message_queue_node's
+    relay_* parameters, checked by the node's own ParameterSpecs (acomms_core.nodes.relay_ros)."""
+    if section is None:
+        return {}
+    specs = {spec.name.removeprefix("relay_"): spec for spec in RELAY_PARAMETERS}
+    routes = section.data.get("routes")
+    if not isinstance(routes, dict) or not routes:
+        raise ctx.error(section.key_path("routes"), "required: a mapping {dest: next_hop}")
+    problem = routes_problem(routes)
+    if problem:
+        raise ctx.error(section.key_path("routes"), problem)
+    values = {"relay_enabled": True,
+              "relay_routes": [f"{int(d)}:{int(h)}" for d, h in routes.items()]}
+    for key, value in section.data.items():
+        if key == "routes":
+            continue
+        spec = specs.get(str(key))
+        if spec is None:
+            raise ctx.error(section.key_path(str(key)), "unknown relay key; valid: routes, "
+                            + ", ".join(sorted(k for k in specs if k != "routes")))
+        reason = spec.check_value(value)
+        if reason:
+            raise ctx.error(section.key_path(str(key)), reason.partition(": ")[2] or reason)
+        values[spec.name] = value
+    section.used.update(section.data)
+    section.finish()
+    return values
 
 
 def node_parameter_specs(node_key: str, modem_kind: str, mac_kind: str) -> dict:

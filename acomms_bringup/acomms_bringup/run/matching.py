@@ -11,7 +11,7 @@ the run record (`acomms_bringup.run.records.RunRecord`):
 - `delivered`: the first arrival of a message at one of its destinations (latency = arrival time
   − publish time); a broadcast message is delivered once to each destination;
 - `duplicate`: an arrival at a destination that every message of its class already reached
-  (not counted again);
+  (not delivered again; counted in `RunRecord.duplicates`);
 - `overheard`: a message at a vehicle that is not one of its destinations;
 - `unmatched`: no sent message fits (unknown content, or no stamp within the stream's
   tolerance).
@@ -162,6 +162,7 @@ class DeliveryMatcher:
         match = next((m for m in messages[self._skip[position]:]
                       if self._identity(m, receiver) not in self._delivered), None)
         if match is None:
+            self.record.duplicates[f"{stream.topic} at {receiver}"] += 1
             return Outcome.DUPLICATE
         self._delivered.add(self._identity(match, receiver))
         self.record.deliveries.append(Delivery(match.topic, match.source, receiver, match.seq,

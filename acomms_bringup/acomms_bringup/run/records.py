@@ -129,6 +129,8 @@ class RunRecord:
     deliveries: list[Delivery] = dataclasses.field(default_factory=list)
     overheard: dict[str, int] = dataclasses.field(default_factory=lambda: defaultdict(int))
     unmatched: dict[str, int] = dataclasses.field(default_factory=lambda: defaultdict(int))
+    # arrivals of a message its destination had already published ('topic at receiver' -> count)
+    duplicates: dict[str, int] = dataclasses.field(default_factory=lambda: defaultdict(int))
     # `matching`: arrivals that fit messages of several traffic entries ('topic at receiver' ->
     # count), messages whose fates the evidence could not decide ('topic from a to b' -> count),
     # arrivals the middleware reported lost (resolved topic -> count)

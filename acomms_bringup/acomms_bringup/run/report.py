@@ -89,6 +89,7 @@ def summarize(record: RunRecord) -> dict:
         "messages_delivered": len(record.deliveries),
         "overheard": dict(record.overheard),
         "unmatched": dict(record.unmatched),
+        "duplicates": dict(record.duplicates),
         "topics": topics,
         "links": links,
         "bridges": dict(record.bridges),
@@ -257,7 +258,8 @@ def format_summary(summary: dict) -> str:
         lines.append("  (no traffic)")
     lines += _accounting_lines(summary["topics"])
     for label, counts in (("overheard by non-destinations", summary["overheard"]),
-                          ("arrivals matching no sent message", summary["unmatched"])):
+                          ("arrivals matching no sent message", summary["unmatched"]),
+                          ("published again (duplicates)", summary.get("duplicates", {}))):
         if counts:
             lines.append(f"  {label}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     lines += _local_event_lines(summary.get("local_events") or [])

@@ -16,6 +16,8 @@ The file is a list of packet codecs:
       src_names: {1: auv1}     # optional: '{src}' / '{name}' in topics expand per source
       security: {key_file: fleet.keys, mode: authenticate}  # acomms extension: authenticated
                                # packets (acomms_core.security.secured_codec)
+      relayable: true          # acomms extension: a 4-byte relay header (origin, final dest,
+      relay_hop_limit: 3       # sequence, hops left) gateways forward (acomms_core.relay)
       message_codecs:
         - id: 101              # unique in the file; ros: 0..255, the 8-bit id on the wire
           ros_type: geometry_msgs/Pose   # or geometry_msgs/msg/Pose
@@ -70,7 +72,7 @@ from acomms_core.security.keys import SecurityConfigError
 PACKET_KEYS = {"codec_name", "match_src", "match_dest", "except_src", "except_dest",
                "packet_codec", "miniframe_header", "dataframe_header", "remove_headers",
                "message_codecs", "src_names", "config_version", "custom_packet_codec_paths",
-               "security"}
+               "security", "relayable", "relay_hop_limit"}
 MESSAGE_KEYS = {"id", "message_codec", "subscribe_topic", "publish_topic", "ros_type",
                 "default_dest", "queue_order", "queue_maxsize", "is_active",
                 "allow_fragmentation", "priority", "tags", "fields", "ttl_seconds", "checksum",
@@ -376,9 +378,11 @@ def _build_packet_codec(entry: dict, where: str, path: str) -> tuple[PacketCodec
     headers = (_header(entry.get("miniframe_header", [0xAC]), where, "miniframe_header"),
                _header(entry.get("dataframe_header", []), where, "dataframe_header"))
     security = entry.get("security")
-    try:  # a secured codec keeps the headers in clear itself (acomms_core.security)
-        codec = registered.factory(miniframe_header=b"" if security else headers[0],
-                                   dataframe_header=b"" if security else headers[1], **options)
+    relayable = _relayable(entry, where)
+    wrapped = security is not None or relayable   # the wrapper keeps the headers in clear
+    try:
+        codec = registered.factory(miniframe_header=b"" if wrapped else headers[0],
+                                   dataframe_header=b"" if wrapped else headers[1], **options)
     except CodecConfigError:
         raise
     except Exception as exc:
@@ -391,11 +395,35 @@ def _build_packet_codec(entry: dict, where: str, path: str) -> tuple[PacketCodec
         from acomms_core.security.secured_codec import secure_packet_codec  # imports codecs
 
         try:
-            codec = secure_packet_codec(codec, security, *headers,
+            codec = secure_packet_codec(codec, security,
+                                        *((b"", b"") if relayable else headers),
                                         os.path.dirname(os.path.abspath(path)))
         except SecurityConfigError as exc:
             raise CodecConfigError(f"{where}: security: {exc}") from None
+    if relayable:
+        from acomms_core.relay.relay_codec import RelayPacketCodec
+
+        codec = RelayPacketCodec(codec, *headers, hop_limit=entry.get("relay_hop_limit", 3))
     return codec, registered.options
+
+
+def _relayable(entry: dict, where: str) -> bool:
+    """The entry's `relayable` (issue 32, acomms_core.relay) and its relay_hop_limit, checked."""
+    relayable = entry.get("relayable", False)
+    if not isinstance(relayable, bool):
+        raise CodecConfigError(f"{where}: relayable must be true or false, got {relayable!r}")
+    hop_limit = entry.get("relay_hop_limit", 3)
+    if not isinstance(hop_limit, int) or isinstance(hop_limit, bool) or not 1 <= hop_limit <= 15:
+        raise CodecConfigError(f"{where}: relay_hop_limit must be an integer 1..15, got "
+                               f"{hop_limit!r}")
+    if "relay_hop_limit" in entry and not relayable:
+        raise CodecConfigError(f"{where}: relay_hop_limit needs relayable: true")
+    if relayable and any(isinstance(m, dict) and m.get("allow_fragmentation")
+                         for m in entry.get("message_codecs") or ()):
+        raise CodecConfigError(f"{where}: allow_fragmentation is not supported in a relayable "
+                               "packet codec (fragment sessions are kept per transmitter); put "
+                               "those message codecs in another packet codec")
+    return relayable
 
 
 def _parse_message_codec(params, where: str, index: int, warnings: list,

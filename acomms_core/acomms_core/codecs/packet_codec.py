@@ -32,6 +32,8 @@ class PacketDecodeResult:
     errors: list = dataclasses.field(default_factory=list)    # human-readable reasons
     # further dispatch_status counters by name (e.g. acomms_core.security's auth_* outcomes)
     counters: dict = dataclasses.field(default_factory=dict)
+    # the SRC the messages came from when it is not the packet's (a relayed packet's origin)
+    src: int | None = None
 
 
 @runtime_checkable

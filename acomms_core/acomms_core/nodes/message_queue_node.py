@@ -61,6 +61,8 @@ from acomms_core.nodes.fragmentation_ros import QUEUE_PARAMETERS as FRAGMENTATIO
 from acomms_core.nodes.fragmentation_ros import QueueFragmentation
 from acomms_core.nodes.fragmentation_ros import declare as declare_fragmentation
 from acomms_core.nodes.queue_status import QueueStatusReport
+from acomms_core.nodes.relay_ros import RELAY_PARAMETERS, QueueRelay
+from acomms_core.nodes.relay_ros import declare as declare_relay
 from acomms_core.queue.dynamic_queue import DynamicQueues
 from acomms_core.queue.message_queue import BROADCAST_ADDRESS, MessageQueues
 from acomms_core.ros.ros_support import (
@@ -110,7 +112,7 @@ PARAMETERS = CODEC_CONFIG_PARAMETERS + (
 ) + SECURITY_PARAMETERS + SENDER_SECURITY_PARAMETERS
 
 # Every parameter the node declares (its own table, then fragmentation's): what scenarios check.
-DECLARED_PARAMETERS = PARAMETERS + FRAGMENTATION_PARAMETERS
+DECLARED_PARAMETERS = PARAMETERS + FRAGMENTATION_PARAMETERS + RELAY_PARAMETERS
 
 
 SRC_QUERY_PERIOD_S = 1.0  # src unknown: query_modem_src is asked this often (node clock)
@@ -130,6 +132,8 @@ class MessageQueueNode(ManagedNode):
         declare_parameters(self, PARAMETERS, check_codec_config_parameters, self._apply)
         self.fragmentation = QueueFragmentation(self)   # issue 15
         declare_fragmentation(self, FRAGMENTATION_PARAMETERS)
+        self.relay = QueueRelay(self)   # issue 32
+        declare_relay(self)
         self.queues: MessageQueues | None = None
         self.codec_config = None
         self._service_group = ReentrantCallbackGroup()
@@ -153,6 +157,8 @@ class MessageQueueNode(ManagedNode):
         if "src" in changed and sender is not None:  # e.g. src learnt from query_modem_src
             with queues.lock:
                 sender.src = values["src"]
+        if "src" in changed:
+            self.relay.set_src(values["src"])
         link = self.dynamic_link
         if link is not None:
             link.dynamic.default_dest = values["default_dest"]
@@ -186,6 +192,11 @@ class MessageQueueNode(ManagedNode):
             except ValueError as exc:
                 self.get_logger().error(f"configure refused: {exc}")
                 return TransitionCallbackReturn.FAILURE
+        try:
+            self.relay.configure(self.codec_config, self.queues, values["src"])
+        except ValueError as exc:
+            self.get_logger().error(f"configure refused: {exc}")
+            return TransitionCallbackReturn.FAILURE
         self._warn_unsendable_queues()
         if values["src"] < 0:
             self._start_src_query()
@@ -290,6 +301,7 @@ class MessageQueueNode(ManagedNode):
         self._subscribe_queue_controls()
         if self.fragmentation.sender is not None:
             self.fragmentation.activate(self._subscription_group)
+        self.relay.activate(self._subscription_group)
 
     def _subscribe_queue_controls(self) -> None:
         """`queue_priority` / `queue_enable` topics beside the services (ros_acomms v8): the
@@ -333,6 +345,7 @@ class MessageQueueNode(ManagedNode):
             self.dynamic_link.close()
         self.dynamic_link = None
         self.fragmentation.release()
+        self.relay.release()
         self.queues = None
         self.codec_config = None
 

@@ -9,6 +9,9 @@ unknown-id packets never raise: whatever decodes is published, the rest is count
 codecs (`acomms_core.security`) open the packet first: forged, tampered, replayed, too old,
 unknown-key, truncated and partial packets publish nothing and are counted (auth_*); a message
 codec's `accept_src` list refuses (counts `source_refused`) messages from other sources.
+Relayable packet codecs (`acomms_core.relay`): messages of a relayed packet come from the
+origin in its relay header, and a copy of a packet already published (the direct and the relayed
+copy) is not published again (counted `relay_duplicates` on `/diagnostics`).
 An optional `observer(topic, src, msg)` (an additive hook, as the queue's) hears every message
 just before it is published: its resolved topic name and the SRC of the packet it came in.
 
@@ -22,6 +25,7 @@ from __future__ import annotations
 import sys
 import threading
 
+from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -40,6 +44,7 @@ from acomms_core.nodes.fragmentation_ros import declare as declare_fragmentation
 from acomms_core.queue.message_queue import BROADCAST_ADDRESS
 from acomms_core.ros.ros_support import (
     ManagedNode,
+    counters_diagnostics,
     declare_parameters,
     is_active,
     now_s,
@@ -88,6 +93,8 @@ class PacketDispatchNode(ManagedNode):
         self._dispatch_lock = threading.Lock()
         self._topic_publishers = {}        # (codec id, src or None) -> lifecycle publisher
         self._status_pub = None
+        self._diagnostics_pub = None
+        self.relay_duplicates = 0   # relayed copies not published again (issue 32)
         self.observer = None  # optional callable(topic, src, msg), see the module docstring
         # stalled incoming sessions are looked for every FRAGMENT_EXPIRY_PERIOD_S while any is
         # open (StatusCadence without publishers: only when one can have expired)
@@ -120,6 +127,13 @@ class PacketDispatchNode(ManagedNode):
                 self._topic_publishers[(message.id, src)] = self.configured.publisher(
                     message.msg_class, topic, qos)
         self._status_pub = self.configured.publisher(DispatchStatus, "dispatch_status", 10)
+        self.relay_duplicates = 0
+        relayable = [p.packet_codec for p in self.codec_config.packet_codecs
+                     if getattr(p.packet_codec, "relayable", False)]
+        for codec in relayable:   # its own packets relayed back are not published (issue 32)
+            codec.bind_sender(self.get_parameter("src").value)
+        if relayable:
+            self._diagnostics_pub = self.configured.publisher(DiagnosticArray, "/diagnostics", 10)
         self.get_logger().info(f"configured {len(self.codec_config.message_codecs)} message "
                                f"codecs from {self.codec_config.path}")
         return TransitionCallbackReturn.SUCCESS
@@ -159,7 +173,7 @@ class PacketDispatchNode(ManagedNode):
         self.fragment_expiry.stop()
         self.fragmentation.release()
         self._topic_publishers = {}
-        self._status_pub = None
+        self._status_pub = self._diagnostics_pub = None
         self.codec_config = None
 
     # -- dispatch ---------------------------------------------------------------------------------
@@ -201,6 +215,8 @@ class PacketDispatchNode(ManagedNode):
             for error in result.errors:
                 self.last_error = f"packet from {packet.src}: {error}"
                 self.get_logger().warning(self.last_error, throttle_duration_sec=2.0)
+            # a relayed packet's messages come from its origin (acomms_core.relay)
+            src = packet.src if result.src is None else result.src
             for codec_id, message in result.messages:
                 if self.fragmentation.is_piece(codec_id):   # issue 15: a fragment or an ack
                     complete = self.fragmentation.handle(received, codec_id, message, codecs,
@@ -208,26 +224,37 @@ class PacketDispatchNode(ManagedNode):
                     if complete is None:
                         continue
                     codec_id, message = complete
-                if not self._source_accepted(config, codec_id, packet.src):
+                if not self._source_accepted(config, codec_id, src):
                     continue
-                publisher = (self._topic_publishers.get((codec_id, packet.src))
+                publisher = (self._topic_publishers.get((codec_id, src))
                              or self._topic_publishers.get((codec_id, None)))
                 if publisher is None:
-                    self._problem("no_publish_topic", f"message id {codec_id} from {packet.src} "
+                    self._problem("no_publish_topic", f"message id {codec_id} from {src} "
                                                       "has no publish_topic")
                     continue
                 if self.observer is not None:
-                    self.observer(publisher.topic_name, int(packet.src), message)
+                    self.observer(publisher.topic_name, int(src), message)
                 publisher.publish(message)
                 self.counts["messages_published"] += 1
 
     def _count_extra(self, counters: dict) -> None:
         """Counters a packet codec reports by name (the authenticated codecs' auth_*)."""
         for name, count in counters.items():
-            if name in self.counts:
+            if name == "relay_duplicates":   # a relayed copy of a packet already published
+                self.relay_duplicates += count
+                self._publish_relay_diagnostics()
+            elif name in self.counts:
                 self.counts[name] += count
             else:
                 self._problem("decode_errors", f"packet codec reported unknown counter {name}")
+
+    def _publish_relay_diagnostics(self) -> None:
+        if self._diagnostics_pub is not None:
+            self._diagnostics_pub.publish(counters_diagnostics(
+                f"{self.get_fully_qualified_name()}: relay receiver",
+                f"{self.relay_duplicates} relayed duplicates not published",
+                {"relay_duplicates": self.relay_duplicates},
+                seconds_to_time_msg(now_s(self))))
 
     def _source_accepted(self, config, codec_id: int, src: int) -> bool:
         """The message codec's accept_src policy; a refused message is counted, not published."""

@@ -20,7 +20,9 @@ Beyond ros_acomms:
 - an optional `observer(event, **facts)` hears what happens to each message, under the lock (a
   run's accounting): "queued" (topic, msg, seq, time_s), "refused" (topic, msg, reason: the
   counter's name), "dropped_queue_full" (seq), "expired" (seq), "packed" (seqs, payload: the
-  packet's bytes, time_s).
+  packet's bytes, time_s), "relayed" (payload, dest: the next hop, time_s);
+- with `relay` set (acomms_core.relay.relay_backlog.RelayBacklog), packets heard for another
+  destination are forwarded whole ahead of queued messages of a lower priority.
 """
 
 from __future__ import annotations
@@ -136,11 +138,12 @@ class PacketData:
     codec_ids: list = dataclasses.field(default_factory=list)
     # (dynamic queue service, message id) of each dynamic queue's message in the packet
     dynamic_messages: list = dataclasses.field(default_factory=list)
+    relayed: bool = False    # a packet this relay forwards whole (acomms_core.relay)
 
     @property
     def num_messages(self) -> int:
-        """Messages in the packet (fragment pieces and acks included)."""
-        return len(self.codec_ids)
+        """Messages in the packet (fragment pieces and acks included; a relayed packet: 1)."""
+        return len(self.codec_ids) + int(self.relayed)
 
 
 @dataclasses.dataclass
@@ -208,13 +211,14 @@ def queue_may_send(queue: TopicQueue, request: PacketRequest) -> bool:
     return not (exclude and (queue.tags & exclude))
 
 
-def _pack_frames(chosen: list, request: PacketRequest) -> tuple:
-    """The packet codec's frames of the chosen messages (one packet codec and dest)."""
-    packet_codec = chosen[0].queue.packet_codec
-    # an authenticated codec (acomms_core.security) binds the packet's dest into its tag
-    bound = {"dest": chosen[0].dest} if hasattr(packet_codec, "sealer") else {}
+def pack_frames(packet_codec, chosen: list, request: PacketRequest) -> tuple[bytes, bytes]:
+    """The packet codec's frames of the chosen messages (one packet codec and dest). An
+    authenticated codec (acomms_core.security) binds the packet's dest into its tag; a relayable
+    one writes it in its relay header (acomms_core.relay)."""
+    takes_dest = hasattr(packet_codec, "sealer") or getattr(packet_codec, "relayable", False)
+    extra = {"dest": chosen[0].dest} if takes_dest else {}
     return packet_codec.pack([(m.queue.codec_id, m.bits) for m in chosen],
-                             request.num_miniframe_bytes, request.num_dataframe_bytes, **bound)
+                             request.num_miniframe_bytes, request.num_dataframe_bytes, **extra)
 
 
 class MessageQueues:
@@ -241,6 +245,7 @@ class MessageQueues:
         self.observer = None  # optional callable(event, **facts), see the module docstring
         # optional acomms_core.fragmentation.queue_hooks.FragmentationSender (issue 15)
         self.fragmentation = None
+        self.relay = None   # optional acomms_core.relay.relay_backlog.RelayBacklog (issue 32)
 
     def _observe(self, event: str, **facts) -> None:
         if self.observer is not None:
@@ -402,6 +407,8 @@ class MessageQueues:
         with self.lock:
             self.counts.packet_requests += 1
             self._expire_locked(now)
+            if self.relay is not None and (relayed := self.relay.next_packet(self, request, now)):
+                return relayed
             packet, planned = self._fill(request, now)
             return self.pack_locked(packet.chosen, request, now, planned)
 
@@ -413,7 +420,8 @@ class MessageQueues:
         anything that is not a QueuedMessage, with `queue`, `bits`, `dest` and `key`)."""
         if not chosen:
             return PacketData(dest=request.dest if request.match_dest else 0)
-        mini, data = _pack_frames(chosen, request)
+        packet_codec = chosen[0].queue.packet_codec
+        mini, data = pack_frames(packet_codec, chosen, request)
         queued = [m for m in chosen if isinstance(m, QueuedMessage)]
         for message in queued:
             message.queue.remove(message)

@@ -49,8 +49,10 @@ def state_dir_or_default(state_dir: str) -> str:
 
 
 def secured_codecs(codec_config) -> list[SecuredPacketCodec]:
-    return [p.packet_codec for p in codec_config.packet_codecs
-            if isinstance(p.packet_codec, SecuredPacketCodec)]
+    codecs = (getattr(p.packet_codec, "inner", None) if getattr(p.packet_codec, "relayable",
+                                                                  False) else p.packet_codec
+              for p in codec_config.packet_codecs)   # a relayable codec wraps a secured one
+    return [codec for codec in codecs if isinstance(codec, SecuredPacketCodec)]
 
 
 def bind_senders(codec_config, src: int, state_dir: str, clock=None,
