@@ -118,7 +118,7 @@ def test_sealed_packet_is_forwarded_without_keys_and_opened_with_the_origin(tmp_
     entry = {**secured_entry(key_file, mode="encrypt"), "relayable": True}
     sender = parse_codec_config([entry], str(tmp_path / "c.yaml")).packet_codecs[0]
     receiver = parse_codec_config([entry], str(tmp_path / "c.yaml")).packet_codecs[0]
-    sender.packet_codec.inner.bind_sender(3, str(tmp_path))
+    sender.packet_codec.inner.bind_sender(3, str(tmp_path), allow_fresh=True)  # a new key
     sender.packet_codec.bind_sender(3)
     bits = sender.codecs_by_id()[5].encode(String(data="sealed cmd"))[0]
     mini, data = sender.packet_codec.pack([(5, bits)], 40, 0, dest=1)
