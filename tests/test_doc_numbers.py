@@ -1,0 +1,135 @@
+"""Constants the docs state as numbers (issue 27: a sentence that states a number is asserted by a
+test): each test reads the number from the docs sentence (`doc_numbers`, so the sentence and the
+test cannot drift apart) and compares it with the value the code uses (a ParameterSpec default, a
+module constant, a model's output, pytest.ini). Measured figures (speeds, start-up) are not
+here: they are in docs/guide/scaling.md's Measured table, checked by test_doc_measured.py."""
+
+from __future__ import annotations
+
+import configparser
+import dataclasses
+import pathlib
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "journeys"))
+from journey_support import doc_number, doc_numbers  # noqa: E402
+
+
+def _default(specs, name: str):
+    from acomms_core.ros.parameter_spec import spec_table
+    return spec_table(specs)[name].default
+
+
+def test_pytest_ceiling_per_test_is_the_documented_one():
+    config = configparser.ConfigParser()
+    config.read(ROOT / "pytest.ini")
+    ceiling = float(config["pytest"]["timeout"])
+    assert doc_number(r"Every test has a (\d+) s ceiling\s+\(`pytest.ini`\)") == ceiling
+    assert doc_number(r"(\d+) s ceiling from `pytest.ini`") == ceiling
+
+
+def test_step_timeout_default():
+    from acomms_bringup.run.cli import parser
+    from acomms_sim.clock.stepping import DEFAULT_STEP_TIMEOUT_S
+    documented = doc_number(r"`--step-timeout` \((\d+) s\) wall seconds")
+    assert documented == DEFAULT_STEP_TIMEOUT_S
+    assert parser().parse_args(["scenario.yaml"]).step_timeout == documented
+
+
+def test_message_queue_defaults_in_the_node_table():
+    from acomms_core.codecs.config import MAX_QUEUE_MAXSIZE
+    from acomms_core.nodes.message_queue_node import PARAMETERS
+    dest, priority, rate, max_bytes = doc_numbers(
+        r"`default_dest` \((\d+)\), `default_priority` \((\d+)\), `unknown_dests_are_reachable` "
+        r"\(true\), `update_rate` \((\d+) Hz\), `src` \(-1\), `max_packet_bytes` \((\d+), largest "
+        r"Micromodem packet\)")
+    assert _default(PARAMETERS, "default_dest") == dest
+    assert _default(PARAMETERS, "default_priority") == priority
+    assert _default(PARAMETERS, "update_rate") == rate
+    assert _default(PARAMETERS, "max_packet_bytes") == max_bytes
+    assert _default(PARAMETERS, "dynamic_queue_timeout_seconds") == doc_number(
+        r"`dynamic_queue_timeout_seconds` \(wall clock, (\d+) s;")
+    assert MAX_QUEUE_MAXSIZE == doc_number(r"`queue_maxsize` ≤ (\d+)\.")
+
+
+def test_largest_packet_is_the_largest_micromodem_packet():
+    from acomms_core.modems.modem_rates import DEFAULT_MINIFRAME_BYTES, RATES
+    largest = max(DEFAULT_MINIFRAME_BYTES + info.max_dataframe_bytes for info in RATES.values())
+    assert largest == doc_number(r"`max_packet_bytes` \((\d+), largest Micromodem packet\)")
+
+
+def test_fragment_wire_sizes_and_reserved_ids():
+    from acomms_core.fragmentation.settings import COMMON_PARAMETERS
+    from acomms_core.fragmentation.wire import CONTINUATION_HEADER_BITS, START_HEADER_BITS
+    start, continuation = doc_numbers(r"session start (\d+) B, continuation (\d+) B, ack >= 6 B")
+    assert (START_HEADER_BITS / 8, CONTINUATION_HEADER_BITS / 8) == (start, continuation)
+    ids = doc_numbers(r"`fragment_start_id` (\d+),\s+`fragment_continuation_id` (\d+), "
+                      r"`fragment_ack_id` (\d+)\)")
+    assert tuple(_default(COMMON_PARAMETERS, name) for name in (
+        "fragment_start_id", "fragment_continuation_id", "fragment_ack_id")) == ids
+
+
+def test_source_levels_per_tx_level_and_band():
+    from acomms_core.modems.modem_rates import DEFAULT_TX_LEVEL, source_level_db
+    levels = doc_numbers(r"uModem2 levels: (\d+)/(\d+)/(\d+)/(\d+) dB \(25 kHz\), "
+                         r"(\d+)/(\d+)/(\d+)/(\d+) dB \(10 kHz\) for `pwramp.txlevel` 0–3")
+    computed = tuple(source_level_db(level, band) for band in (25000.0, 10000.0)
+                     for level in range(4))
+    assert computed == levels
+    # tools.md: the default tx level's levels
+    tx_level, at_10, at_25 = doc_numbers(r"default tx level (\d) \((\d+) dB at 10 kHz, (\d+) dB "
+                                         r"at 25 kHz\)")
+    assert tx_level == DEFAULT_TX_LEVEL
+    assert (source_level_db(DEFAULT_TX_LEVEL, 10000.0),
+            source_level_db(DEFAULT_TX_LEVEL, 25000.0)) == (at_10, at_25)
+
+
+def test_fdp_packet_durations():
+    from acomms_core.modems.modem_rates import RATES
+    numbers = doc_numbers(r"FDP miniframe ([\d.]+)/([\d.]+)/([\d.]+) s, dataframe "
+                          r"([\d.]+)/([\d.]+)/([\d.]+) s \(rates 1/3/5\)")
+    assert tuple(RATES[r].miniframe_duration_s for r in (1, 3, 5)) == numbers[:3]
+    assert tuple(RATES[r].dataframe_duration_s for r in (1, 3, 5)) == numbers[3:]
+
+
+def test_rate_0_fer_one_half_at_the_documented_snr():
+    from acomms_sim.physics.packet_performance import frame_error_rate
+    snr = -doc_number(r"FER 0.5 at −([\d.]+) dB SNR")
+    assert frame_error_rate(0, snr - 0.05) > 0.5 > frame_error_rate(0, snr + 0.05)
+
+
+def test_touching_packet_boundary():
+    from acomms_sim.physics.channel import BOUNDARY_EPSILON_S
+    micro_s = doc_number(r"packet boundaries within (\d+) µs count\s+as touching "
+                         r"\(`BOUNDARY_EPSILON_S`\)")
+    assert BOUNDARY_EPSILON_S == pytest.approx(micro_s * 1e-6)
+
+
+def test_detection_window():
+    from acomms_sim.physics.channel import DETECTION_WINDOW_S
+    for pattern in (r"detection window, its first (\d+) ms\)", r"the SINR over its first (\d+) ms"):
+        assert DETECTION_WINDOW_S == pytest.approx(doc_number(pattern) / 1000.0)
+
+
+def test_default_field_codec_lengths():
+    from acomms_core.codecs.ros_types import DEFAULT_ARRAY_MAX_LENGTH, DEFAULT_STRING_MAX_LENGTH
+    assert DEFAULT_STRING_MAX_LENGTH == doc_number(r"`string` without a bound → `string`, "
+                                                   r"max_length (\d+), 7-bit ASCII")
+    assert DEFAULT_ARRAY_MAX_LENGTH == doc_number(r"`variable_len_array` with max_length (\d+) "
+                                                  r"\(extra elements are truncated\)")
+
+
+def test_authenticated_packet_overhead():
+    from acomms_core.security.aead import COUNTER_BYTES, KEY_ID_BYTES, forgery_probability
+    from acomms_core.security.secured_codec import SecuritySettings
+    key_id, counter, tag, total, exponent = doc_numbers(
+        r"Overhead: (\d+)-byte key id \+\s+(\d+)-byte counter \+ tag \((\d+) bytes by default: "
+        r"\*\*(\d+) bytes per packet\*\*; forgery chance 2\^-(\d+) per try")
+    (default_tag,) = [field.default for field in dataclasses.fields(SecuritySettings)
+                      if field.name == "tag_bytes"]
+    assert (KEY_ID_BYTES, COUNTER_BYTES, default_tag) == (key_id, counter, tag)
+    assert KEY_ID_BYTES + COUNTER_BYTES + default_tag == total
+    assert forgery_probability(default_tag) == 2.0 ** -exponent
