@@ -133,3 +133,17 @@ def test_authenticated_packet_overhead():
     assert (KEY_ID_BYTES, COUNTER_BYTES, default_tag) == (key_id, counter, tag)
     assert KEY_ID_BYTES + COUNTER_BYTES + default_tag == total
     assert forgery_probability(default_tag) == 2.0 ** -exponent
+
+
+def test_udp_link_overhead_and_stream_header():
+    from acomms_driver.udp.stream import HEADER_BYTES
+    from acomms_driver.udp.udp_link_driver import PARAMETERS
+    assert HEADER_BYTES == doc_number(r"\((\d+)-byte header: sequence id, packet id, packet count")
+    assert _default(PARAMETERS, "overhead_bytes") == doc_number(r"incl\. (\d+) bytes IP/UDP")
+
+
+def test_lifecycle_notice_and_listed_service_times():
+    from acomms_core.ros.ros_support import LISTED_IS_THERE_S, UNCONFIGURED_NOTICE_S
+    assert UNCONFIGURED_NOTICE_S == doc_number(r"logs once, (\d+) s after start, `unconfigured:")
+    assert LISTED_IS_THERE_S == doc_number(r"lifecycle services \"not ready\" for (\d+) s\s+"
+                                           r"although the node lists them")
