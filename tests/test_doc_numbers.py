@@ -147,3 +147,16 @@ def test_lifecycle_notice_and_listed_service_times():
     assert UNCONFIGURED_NOTICE_S == doc_number(r"logs once, (\d+) s after start, `unconfigured:")
     assert LISTED_IS_THERE_S == doc_number(r"lifecycle services \"not ready\" for (\d+) s\s+"
                                            r"although the node lists them")
+
+
+def test_powerbuoy_record_size_against_cdr():
+    pytest.importorskip("buoy_interfaces.msg", reason="scripts/buoy_interfaces.sh not run")
+    from rclpy.serialization import serialize_message
+
+    from acomms_core.codecs.config import load_codec_config
+    config = ROOT / "acomms_bringup" / "config" / "wec_buoy_codecs.yaml"
+    entry = next(entry for entry in load_codec_config(str(config)).message_codecs
+                 if entry.ros_type.endswith("PBRecord"))
+    encoded, cdr_kb = doc_numbers(r"\(PBRecord (\d+) B vs ~([\d.]+) KB CDR\)")
+    assert -(-entry.codec.max_length_bits // 8) == encoded
+    assert round(len(serialize_message(entry.msg_class())) / 1000, 1) == cdr_kb
