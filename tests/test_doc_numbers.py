@@ -56,8 +56,10 @@ def test_message_queue_defaults_in_the_node_table():
 
 
 def test_largest_packet_is_the_largest_micromodem_packet():
-    from acomms_core.modems.modem_rates import DEFAULT_MINIFRAME_BYTES, RATES
-    largest = max(DEFAULT_MINIFRAME_BYTES + info.max_dataframe_bytes for info in RATES.values())
+    from acomms_core.modems.registry import DEFAULT_MODEM_PROFILE, modem_profile
+    assert DEFAULT_MODEM_PROFILE == "micromodem2"
+    largest = max(rate.max_miniframe_bytes + rate.max_dataframe_bytes
+                  for rate in modem_profile(DEFAULT_MODEM_PROFILE).rates.values())
     assert largest == doc_number(r"`max_packet_bytes` \((\d+), largest Micromodem packet\)")
 
 
