@@ -162,3 +162,26 @@ def test_powerbuoy_record_size_against_cdr():
     encoded, cdr_kb = doc_numbers(r"\(PBRecord (\d+) B vs ~([\d.]+) KB CDR\)")
     assert -(-entry.codec.max_length_bits // 8) == encoded
     assert round(len(serialize_message(entry.msg_class())) / 1000, 1) == cdr_kb
+
+
+def _fragmentation_ratio(extra: str, tmp_path) -> float:
+    """Mean ratio (packets used / ideal) the fragmentation bench prints for the 10 KB message on
+    the 300 s cycle with one ack slot, 10 seeds (the bench's defaults otherwise)."""
+    from journey_support import shell
+    result = shell(f"python bench/fragmentation_efficiency.py --layouts ack-slot --cycles 300 "
+                   f"--sizes 10000 --png {tmp_path}/fragmentation.png {extra}", timeout_s=150)
+    (row,) = [line.split() for line in result.stdout.splitlines()
+              if line.split()[:3] == ["ack-slot", "300", "10000"]]
+    assert row[7] == "100%", result.stdout
+    return float(row[5])
+
+
+def test_fragmentation_bench_figures(tmp_path):
+    """files.md: the bench's ratio at most X at every point (checked here at the point where the
+    old fixed ack timeout did worst), and up to Y there with `--ack-timeout-s 120`."""
+    at_most, fixed_timeout = doc_numbers(
+        r"per cycle: at most ([\d.]+) at every point; with\s+`--ack-timeout-s 120` \(the fixed "
+        r"default before\) up to ([\d.]+) \(300 s cycle, one ack slot a cycle\)")
+    assert _fragmentation_ratio("--ack-timeout-s 120", tmp_path) == pytest.approx(fixed_timeout,
+                                                                                   abs=0.005)
+    assert _fragmentation_ratio("", tmp_path) <= at_most
