@@ -9,6 +9,7 @@ from __future__ import annotations
 import configparser
 import dataclasses
 import pathlib
+import re
 import sys
 
 import pytest
@@ -185,3 +186,10 @@ def test_fragmentation_bench_figures(tmp_path):
     assert _fragmentation_ratio("--ack-timeout-s 120", tmp_path) == pytest.approx(fixed_timeout,
                                                                                    abs=0.005)
     assert _fragmentation_ratio("", tmp_path) <= at_most
+
+
+def test_test_workers_default():
+    script = (ROOT / "scripts" / "test.sh").read_text(encoding="utf-8")
+    workers = re.search(r'workers="\$\{ACOMMS_TEST_WORKERS:-(\d+)\}"', script)
+    documented = doc_number(r"They run on (\d+) pytest-xdist workers")
+    assert workers and int(workers.group(1)) == documented
