@@ -52,8 +52,8 @@ def test_the_table_is_there_and_dated():
         assert row["bench command"].startswith("python bench/"), row
 
 
-def _printed_table(script: str, tmp_path: pathlib.Path) -> tuple[list[str], list[str]]:
-    """The header words and the row of the short run of `script`."""
+def _printed_table(script: str, tmp_path: pathlib.Path) -> tuple[str, str]:
+    """The header line and the N-vehicle row of the short run of `script`."""
     arguments, vehicles = SHORT_RUNS[script]
     result = shell(f"python {script} {arguments.format(tmp=tmp_path)}", timeout_s=150)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
