@@ -15,6 +15,7 @@ import contextlib
 import json
 import os
 import pathlib
+import re
 import signal
 import subprocess
 import time
@@ -30,6 +31,26 @@ def documented(command: str) -> str:
         if path.exists() and command in path.read_text(encoding="utf-8"):
             return command
     raise AssertionError(f"not in README.md or docs/ any more: {command!r}")
+
+
+def doc_numbers(pattern: str) -> tuple[float, ...]:
+    """The numbers a docs sentence states: the groups of `pattern` (a regex over the text of
+    README.md and docs/, whitespace in the pattern matching any run of spaces and line breaks),
+    as floats ("3,601" reads 3601). A test compares what the program printed with these, so the
+    sentence and the test cannot drift apart; fails when no page states the sentence any more."""
+    regex = re.compile(re.sub(r"(\\ |\s)+", r"\\s+", pattern))
+    for path in DOC_FILES:
+        if path.exists() and "reference" not in path.relative_to(ROOT).parts:
+            match = regex.search(path.read_text(encoding="utf-8"))
+            if match:
+                return tuple(float(group.replace(",", "")) for group in match.groups())
+    raise AssertionError(f"no sentence of README.md or docs/ matches {pattern!r} any more")
+
+
+def doc_number(pattern: str) -> float:
+    """The one number a docs sentence states (`doc_numbers` with one group)."""
+    (value,) = doc_numbers(pattern)
+    return value
 
 
 def shell(command: str, timeout_s: float = DEFAULT_TIMEOUT_S, cwd: pathlib.Path | str = ROOT,

@@ -8,15 +8,22 @@ import pathlib
 import re
 
 import pytest
-from journey_support import ROOT, documented, run_summary, shell
+from journey_support import ROOT, doc_numbers, documented, run_summary, shell
 
 pytest.importorskip("buoy_interfaces.msg", reason="scripts/buoy_interfaces.sh not run")
 
 DEMO = "acomms_run acomms_bringup/config/wec_buoy_demo.yaml --warp max"
 SCENARIO = ROOT / "acomms_bringup" / "config" / "wec_buoy_demo.yaml"
 TIMEOUT_S = 120.0
-PUBLISHED = 59          # every 10 s in 595 s
-FORWARDED = {"powerbuoy_data": 9, "battery_data": 4}   # the newest every 60 s / 120 s
+# The numbers of the guide's sentence (docs/guide/bridges.md), read from the sentence itself.
+(SIMULATED_S, PUBLISHED_PB, PUBLISHED_BC, PERIOD_PB_S, PERIOD_BC_S, FORWARDED_PB, FORWARDED_BC,
+ RECEIVED, PUMP_AFTER_S, ROUND_TRIP_S) = doc_numbers(
+    r"in (\d+) simulated s the buoy publishes (\d+) PBRecords and (\d+) BCRecords and forwards "
+    r"the newest one every (\d+) s and (\d+) s: (\d+) PBRecords and (\d+) BCRecords \(each one "
+    r"older is decimated\); the topside receives all (\d+), and the pump command sent (\d+) s "
+    r"after the start \(`pump_after_start_s`\) is answered OK (\d+) s later")
+PUBLISHED = {"powerbuoy_data": PUBLISHED_PB, "battery_data": PUBLISHED_BC}
+FORWARDED = {"powerbuoy_data": FORWARDED_PB, "battery_data": FORWARDED_BC}
 
 
 def _run(command: str, out: pathlib.Path) -> tuple[dict, str]:
@@ -25,30 +32,35 @@ def _run(command: str, out: pathlib.Path) -> tuple[dict, str]:
 
 
 def _assert_documented_outcome(summary: dict, stdout: str) -> None:
-    """README: in 595 simulated s the buoy publishes 59 PBRecords and 59 BCRecords and forwards
-    the newest one every 60 s and 120 s: 9 PBRecords and 4 BCRecords (each one older is
-    decimated); the topside receives all 13, and the pump command sent 100 s after the start is
-    answered OK 23 s later."""
-    assert summary["simulated_seconds"] == pytest.approx(595.0)
+    """docs/guide/bridges.md: in N simulated s the buoy publishes ... records, forwards the newest
+    one per period, the topside receives them all and the pump command is answered OK (every
+    number read from that sentence: SIMULATED_S ... ROUND_TRIP_S)."""
+    assert summary["simulated_seconds"] == pytest.approx(SIMULATED_S)
+    # the periods the sentence names are the shipped scenario's
+    text = SCENARIO.read_text(encoding="utf-8")
+    for topic, period in (("powerbuoy_data", PERIOD_PB_S), ("battery_data", PERIOD_BC_S),
+                          ("pump_after_start", PUMP_AFTER_S)):
+        assert re.search(rf"{topic}_(period_)?s: {period:g}\b", text), topic
     bridges = summary["bridges"]
     telemetry = bridges["/buoy/wec_telemetry_bridge"]
     for topic, forwarded in FORWARDED.items():
-        assert telemetry[f"{topic}_received"] == PUBLISHED
+        assert telemetry[f"{topic}_received"] == PUBLISHED[topic]
         assert telemetry[f"{topic}_forwarded"] == forwarded
         # every one but the forwarded and the newest (waiting for the next period) superseded
-        assert telemetry[f"{topic}_decimated"] == PUBLISHED - forwarded - 1
+        assert telemetry[f"{topic}_decimated"] == PUBLISHED[topic] - forwarded - 1
     assert telemetry["idle_periods"] == 0
     operator = bridges["/topside/wec_standin_operator"]
     assert operator["telemetry_received"] == FORWARDED
+    assert sum(operator["telemetry_received"].values()) == RECEIVED
     pump = operator["pump_command"]
-    assert pump["sent_after_start_s"] == pytest.approx(100.0, abs=1e-3)
+    assert pump["sent_after_start_s"] == pytest.approx(PUMP_AFTER_S, abs=1e-3)
     assert pump["result"] == 0   # PBCommandResponse OK
-    assert round(pump["round_trip_s"]) == 23
+    assert round(pump["round_trip_s"]) == ROUND_TRIP_S
     assert bridges["/topside/remote_service_caller"]["answered"] == 1
     assert "Bridges" in stdout
-    for counter, value in (("telemetry_received.powerbuoy_data", "9"),
-                           ("telemetry_received.battery_data", "4"),
-                           ("pump_command.sent_after_start_s", "100.0")):
+    for counter, value in (("telemetry_received.powerbuoy_data", f"{FORWARDED_PB:g}"),
+                           ("telemetry_received.battery_data", f"{FORWARDED_BC:g}"),
+                           ("pump_command.sent_after_start_s", f"{PUMP_AFTER_S:.1f}")):
         assert re.search(rf"/topside/wec_standin_operator +{re.escape(counter)} +{value}\n",
                          stdout), stdout[-3000:]
 
