@@ -1,7 +1,10 @@
 """Rate adaptation, ROS-free: the rate rises with SNR, hysteresis prevents flapping, fallbacks."""
 
+from collections import Counter
+
 import pytest
 
+from acomms_core.mac.policy import RequestData
 from acomms_core.mac.rate_adaptation import (
     RateAdapter,
     RateSettings,
@@ -11,7 +14,9 @@ from acomms_core.mac.rate_adaptation import (
     rate_settings,
     smoothed,
 )
+from acomms_core.mac.registry import mac_kind
 from acomms_core.modems.frame_errors import packet_error_rate
+from acomms_core.ros.parameter_spec import defaults
 
 ADAPTIVE = RateSettings(policy="adaptive", margin_db=1.0, hysteresis_db=1.0, smoothing=1.0,
                         max_age_s=100.0)
@@ -105,3 +110,45 @@ def test_settings_are_validated():
         with pytest.raises(ValueError, match=reason):
             rate_settings(values)
     assert rate_settings({"rate_policy": "adaptive"}).adaptive
+
+
+def first_request(policy, start=0.0, end=400.0):
+    t = start
+    while t < end:
+        policy.begin_tick(t)
+        action = policy.next_action(t, None)
+        if isinstance(action, RequestData):
+            return action
+        t += 0.5
+    raise AssertionError("no transmit opportunity")
+
+
+@pytest.mark.parametrize("kind", ["tdma", "tdma_slotted_aloha", "carrier_sense", "polled"])
+def test_every_mac_kind_asks_for_the_link_rate_of_a_destination(kind):
+    cls = mac_kind(kind).policy
+    values = {**defaults(cls.PARAMETERS), "rate_policy": "adaptive", "dataframe_rate": 3}
+    if "num_slots" in values:
+        values.update(cycle_start_time=0, slot_duration_seconds=10.0)
+    assert cls.validate(values) is None
+    assert "rate_policy: " in cls.validate({**values, "rate_policy": "fast"})
+    policy = cls(_Log(), Counter())
+    policy.identity = "/v/mac"
+    policy.configure(values)
+    unknown = first_request(policy)
+    assert unknown.dest is None and unknown.frames.dataframe_rate == 1  # fallback: robust
+    assert unknown.fallback is None
+    policy.rates.observe(7, 20.0, 1.0)
+    known = first_request(policy, 2.0)
+    assert known.dest == 7 and known.frames.dataframe_rate == 5
+    assert known.frames.maximum_dataframe_bytes == 2048
+    assert known.fallback.dataframe_rate == 1 and known.fallback.maximum_dataframe_bytes == 192
+    policy.apply({**values, "rate_policy": "fixed"}, {"rate_policy"}, 3.0, True)
+    fixed = first_request(policy, 4.0)
+    assert fixed.dest is None and fixed.frames.dataframe_rate == 3
+
+
+class _Log:
+    def info(self, text, **_):
+        pass
+
+    warning = error = debug = info

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from acomms_core.mac.policy import SEND_HELD, Action, RequestData, blame
-from acomms_core.mac.seeded_random import RANDOM_SEED_PARAMETER, seeded_uniform
 from acomms_core.mac.rate_adaptation import RATE_PARAMETERS
+from acomms_core.mac.seeded_random import RANDOM_SEED_PARAMETER, seeded_uniform
 from acomms_core.mac.tdma import (
     SOFTWARE_MUTE_PARAMETER,
     TDMA_PARAMETERS,

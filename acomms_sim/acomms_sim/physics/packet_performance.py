@@ -8,8 +8,8 @@ N(f_c) + 10·log10(B_Hz) for a flat spectrum. Interference from overlapping in-b
 to NL_band as power (the SNR is then an SINR). This is the in-band input SNR a modem measures.
 
 Frame error rate (FER) vs SNR, one table per rate (`FER_TABLES`, kept in
-`acomms_core.modems.frame_errors` so the MACs' rate adaptation uses the same tables), linearly interpolated and
-clamped at the ends; every table falls to exactly 0:
+`acomms_core.modems.frame_errors` so the MACs' rate adaptation reads the same tables), linearly
+interpolated and clamped at the ends; every table falls to exactly 0:
 - rates 1, 3, 5: the empirical Micromodem-2 tables ros_acomms ships, applied to the in-band SNR
   above (ros_acomms' own simulator feeds them "rx level − ambient_noise_db" with a user-chosen
   noise level, so its SNR has no explicit band term; we state ours explicitly instead). Rate 3's
@@ -52,7 +52,6 @@ from acomms_core.modems.frame_errors import (  # noqa: F401  (the tables live in
 )
 from acomms_core.modems.modem_rates import frames_used, rate_info
 from acomms_core.modems.registry import DEFAULT_MODEM_PROFILE, modem_profile
-
 
 
 def receive_level_db(source_level_db: float, transmission_loss_db: float) -> float:
