@@ -101,6 +101,7 @@ def test_next_target_takes_turns_among_fast_links():
 
 
 def test_settings_are_validated():
+    assert RateSettings() == rate_settings({})  # the dataclass defaults are the parameters'
     assert parse_candidates("5, 1,3") == (1, 3, 5)
     assert parse_candidates([0, 5]) == (0, 5)
     for values, reason in (({"rate_policy": "fast"}, "rate_policy:"),

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from acomms_core.modems.frame_errors import packet_error_rate
 from acomms_core.modems.modem_rates import RATES, rate_info
-from acomms_core.ros.parameter_spec import ParameterSpec
+from acomms_core.ros.parameter_spec import ParameterSpec, defaults
 
 RATE_POLICIES = ("fixed", "adaptive")
 
@@ -38,9 +38,11 @@ RATE_PARAMETERS = (
     ParameterSpec("rate_candidates", "1,3,5",
                   "Dataframe rates the adaptive policy chooses from: comma-separated rate "
                   "numbers"),
-    ParameterSpec("rate_target_per", 0.1,
-                  "Adaptive: largest acceptable expected packet error rate", 0.001, 0.9),
-    ParameterSpec("rate_margin_db", 1.0,
+    ParameterSpec("rate_target_per", 0.5,
+                  "Adaptive: expected packet error rate a rate must stay below; the default "
+                  "favours goodput (a faster rate carries several times the bytes of a slower "
+                  "one), lower it for fewer lost packets", 0.001, 0.9),
+    ParameterSpec("rate_margin_db", 0.5,
                   "Adaptive: dB subtracted from the smoothed SNR before the rate is chosen",
                   0.0, 30.0),
     ParameterSpec("rate_hysteresis_db", 1.0,
@@ -79,8 +81,8 @@ def parse_candidates(text: Any) -> tuple[int, ...]:
 class RateSettings:
     policy: str = "fixed"
     candidates: tuple[int, ...] = (1, 3, 5)  # slowest (most robust) first
-    target_per: float = 0.1
-    margin_db: float = 1.0
+    target_per: float = 0.5
+    margin_db: float = 0.5
     hysteresis_db: float = 1.0
     smoothing: float = 0.3
     max_age_s: float = 600.0
@@ -98,19 +100,18 @@ class RateSettings:
 
 def rate_settings(values: Mapping[str, Any]) -> RateSettings:
     """Validated settings from parameter values; ValueError('parameter: reason')."""
-    policy = values.get("rate_policy", "fixed")
+    values = {**defaults(RATE_PARAMETERS), "miniframe_rate": 1, **values}
+    policy = values["rate_policy"]
     if policy not in RATE_POLICIES:
         raise ValueError(f"rate_policy: {policy!r} is not one of {', '.join(RATE_POLICIES)}")
     try:
-        candidates = parse_candidates(values.get("rate_candidates", "1,3,5"))
+        candidates = parse_candidates(values["rate_candidates"])
     except ValueError as exc:
         raise ValueError(f"rate_candidates: {exc}") from None
-    return RateSettings(policy, candidates, float(values.get("rate_target_per", 0.1)),
-                        float(values.get("rate_margin_db", 1.0)),
-                        float(values.get("rate_hysteresis_db", 1.0)),
-                        float(values.get("rate_snr_smoothing", 0.3)),
-                        float(values.get("rate_link_max_age_seconds", 600.0)),
-                        int(values.get("miniframe_rate", 1)))
+    return RateSettings(policy, candidates, float(values["rate_target_per"]),
+                        float(values["rate_margin_db"]), float(values["rate_hysteresis_db"]),
+                        float(values["rate_snr_smoothing"]),
+                        float(values["rate_link_max_age_seconds"]), int(values["miniframe_rate"]))
 
 
 def passes(settings: RateSettings, rate: int, snr_db: float, extra_db: float = 0.0) -> bool:
@@ -211,6 +212,3 @@ class RateAdapter:
                 "rate_dest_rates": [link.rate for link in fresh.values()],
                 "rate_dest_snr_db": [link.snr_db for link in fresh.values()]}
 
-
-def format_rates(links: Iterable[tuple[int, int]]) -> str:
-    return ", ".join(f"{dest}: rate {rate}" for dest, rate in links) or "none"
