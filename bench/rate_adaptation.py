@@ -11,7 +11,7 @@ absorption, Wenz noise in a 5 kHz band at 10 kHz, optional fading, the FER table
 draws), the channel seeded per run. The ship's packet heard by the AUV gives the SNR its modem
 would report (CST.snr_in); an adaptive AUV feeds it to `acomms_core.mac.rate_adaptation.
 RateAdapter` (the MAC's own class, with the parameter defaults unless --target-per/--margin-db/
---hysteresis-db) and sends at the rate it picks for the ship; a fixed AUV always sends at its
+--hysteresis-db/--smoothing) and sends at the rate it picks for the ship; a fixed AUV always sends at its
 rate. Goodput = payload bytes (miniframe + dataframe) of the AUV packets the ship received
 whole, per second, per 500 m range bin and over the whole run, averaged over the seeds (the same
 seeds, hence the same channel draws, for every policy). The source level (--source-level, default
@@ -90,7 +90,8 @@ def run(policy: str, seed: int, args, source_level_db: float) -> np.ndarray:
     settings = rate_settings({**defaults(RATE_PARAMETERS), "rate_policy": "adaptive",
                               "rate_target_per": args.target_per,
                               "rate_margin_db": args.margin_db,
-                              "rate_hysteresis_db": args.hysteresis_db, "miniframe_rate": 1})
+                              "rate_hysteresis_db": args.hysteresis_db,
+                              "rate_snr_smoothing": args.smoothing, "miniframe_rate": 1})
     adapter = RateAdapter(settings, broadcast_address=255)
     bins = int(round((END_M - START_M) / BIN_M))
     totals = np.zeros((bins, 2))
@@ -130,6 +131,7 @@ def main(argv=None) -> int:
     parser.add_argument("--target-per", type=float, default=table["rate_target_per"])
     parser.add_argument("--margin-db", type=float, default=table["rate_margin_db"])
     parser.add_argument("--hysteresis-db", type=float, default=table["rate_hysteresis_db"])
+    parser.add_argument("--smoothing", type=float, default=table["rate_snr_smoothing"])
     parser.add_argument("--out", default="acomms_demo_out/rate_adaptation.png")
     args = parser.parse_args(argv)
     args.fading_model = FadingModel(args.fading, k_factor=args.k_factor)
@@ -148,7 +150,7 @@ def report(results: dict, args, source_level: float, started: float) -> int:
     total = {p: 8.0 * r[:, 0].sum() / r[:, 1].sum() for p, r in results.items()}
     print(f"source level {source_level:.1f} dB, fading {args.fading}, {args.seeds} seeds, AUV "
           f"{args.speed:g} m/s, slot {args.slot:g} s, target PER {args.target_per:g}, margin "
-          f"{args.margin_db:g} dB, hysteresis {args.hysteresis_db:g} dB")
+          f"{args.margin_db:g} dB, hysteresis {args.hysteresis_db:g} dB, smoothing {args.smoothing:g}")
     print(f"{'range_m':>11} {'snr_db':>7} " + " ".join(f"{p:>9}" for p in POLICIES)
           + "  adaptive/best_fixed")
     worst = np.inf

@@ -1,5 +1,6 @@
 """Rate adaptation, ROS-free: the rate rises with SNR, hysteresis prevents flapping, fallbacks."""
 
+import math
 from collections import Counter
 
 import pytest
@@ -87,8 +88,11 @@ def test_ewma_smooths_the_reports():
     adapter = RateAdapter(RateSettings(policy="adaptive", smoothing=0.25))
     adapter.observe(4, 10.0, 0.0)
     adapter.observe(4, 2.0, 1.0)
-    assert adapter.links[4].snr_db == pytest.approx(smoothed(10.0, 2.0, 0.25)) == 8.0
+    # power average: 0.75 * 10 + 0.25 * 10^0.2 = 7.896 -> 8.97 dB (the dB average would be 8.0)
+    assert adapter.links[4].snr_db == pytest.approx(smoothed(10.0, 2.0, 0.25))
+    assert adapter.links[4].snr_db == pytest.approx(10 * math.log10(7.5 + 0.25 * 10 ** 0.2))
     assert adapter.links[4].reports == 2
+    assert smoothed(3.0, 3.0, 0.4) == pytest.approx(3.0)  # a steady link stays put
 
 
 def test_next_target_takes_turns_among_fast_links():

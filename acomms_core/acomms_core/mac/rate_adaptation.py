@@ -1,8 +1,8 @@
 """Per-link rate adaptation (ROS-free): the dataframe rate a MAC uses for each destination.
 
 With `rate_policy: adaptive` a MAC keeps, per vehicle it hears, an exponentially weighted moving
-average (EWMA) of the in-band SNR its modem reports for that vehicle's packets (CST.snr_in, the
-convention of the simulator and of the FER tables). Links are taken as reciprocal: the SNR at
+average (EWMA, over power: the mean SNR) of the in-band SNR its modem reports for that vehicle's
+packets (CST.snr_in, the convention of the simulator and of the FER tables). Links are taken as reciprocal: the SNR at
 which we hear a vehicle is the SNR at which it hears us (same source levels and noise).
 
 For a destination with a fresh estimate the rate is the highest-capacity candidate whose
@@ -135,8 +135,14 @@ def choose_rate(settings: RateSettings, snr_db: float, current: int | None = Non
 
 
 def smoothed(previous: float | None, report: float, weight: float) -> float:
-    """EWMA step; the first report starts the average."""
-    return report if previous is None else previous + weight * (report - previous)
+    """EWMA step over SNR as a power ratio (dB in and out); the first report starts it.
+
+    Averaging power, not dB, estimates the mean SNR: under fading the mean of the dB values
+    lies below it (by 2.5 dB for Rayleigh), which would make the MAC needlessly slow."""
+    if previous is None:
+        return report
+    power = (1.0 - weight) * 10.0 ** (previous / 10.0) + weight * 10.0 ** (report / 10.0)
+    return 10.0 * math.log10(power)
 
 
 @dataclasses.dataclass

@@ -189,7 +189,8 @@ class TdmaPolicy:
                                values["maximum_dataframe_bytes"],
                                values["packet_length_seconds"], profile)
         settings = rate_settings(values)
-        if settings != self.rates.settings:
+        if (settings, profile.broadcast_address) != (self.rates.settings,
+                                                     self.rates.broadcast_address):
             self.rates.configure(settings, profile.broadcast_address)
             self.log.info(f"rate_policy {settings.policy}" + (
                 f": rates {list(settings.candidates)}, fallback {settings.fallback}"

@@ -119,6 +119,7 @@ class TransmitPipeline:
         ask again for any message with the `fallback` budget: rate adaptation)."""
         if not self.queue_client.service_is_ready():
             if self.policy.always_send_test_data:
+                frames = fallback or frames  # broadcast: the robust rate under rate adaptation
                 packet = make_packet(frames, self.policy.config.profile.broadcast_address,
                                      bytes(frames.maximum_miniframe_bytes),
                                      bytes(frames.maximum_dataframe_bytes))
