@@ -48,7 +48,7 @@ RATE_PARAMETERS = (
     ParameterSpec("rate_hysteresis_db", 1.0,
                   "Adaptive: extra dB a faster rate needs before the link switches up to it",
                   0.0, 30.0),
-    ParameterSpec("rate_snr_smoothing", 0.3,
+    ParameterSpec("rate_snr_smoothing", 0.1,
                   "Adaptive: EWMA weight of a new SNR report (1: only the latest report)",
                   0.01, 1.0),
     ParameterSpec("rate_link_max_age_seconds", 600.0,
@@ -84,7 +84,7 @@ class RateSettings:
     target_per: float = 0.5
     margin_db: float = 0.5
     hysteresis_db: float = 1.0
-    smoothing: float = 0.3
+    smoothing: float = 0.1
     max_age_s: float = 600.0
     miniframe_rate: int = 1
 
