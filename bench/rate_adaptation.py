@@ -10,9 +10,9 @@ receiver (`acomms_sim.physics.channel.ReceiverChannel`: practical spreading + Fr
 absorption, Wenz noise in a 5 kHz band at 10 kHz, optional fading, the FER tables' seeded frame
 draws), the channel seeded per run. The ship's packet heard by the AUV gives the SNR its modem
 would report (CST.snr_in); an adaptive AUV feeds it to `acomms_core.mac.rate_adaptation.
-RateAdapter` (the MAC's own class, with the parameter defaults unless --target-per/--margin-db/
---hysteresis-db/--smoothing) and sends at the rate it picks for the ship; a fixed AUV always sends at its
-rate. Goodput = payload bytes (miniframe + dataframe) of the AUV packets the ship received
+RateAdapter` (the MAC's own class, with the parameter defaults unless --target-per,
+--margin-db, --hysteresis-db, --smoothing) and sends at the rate it picks for the ship; a fixed
+AUV always sends at its rate. Goodput = payload bytes (miniframe + dataframe) of the AUV packets the ship received
 whole, per second, per 500 m range bin and over the whole run, averaged over the seeds (the same
 seeds, hence the same channel draws, for every policy). The source level (--source-level, default
 chosen so that the SNR at 6 km is --far-snr-db) sets where the rates stop working.
@@ -150,7 +150,8 @@ def report(results: dict, args, source_level: float, started: float) -> int:
     total = {p: 8.0 * r[:, 0].sum() / r[:, 1].sum() for p, r in results.items()}
     print(f"source level {source_level:.1f} dB, fading {args.fading}, {args.seeds} seeds, AUV "
           f"{args.speed:g} m/s, slot {args.slot:g} s, target PER {args.target_per:g}, margin "
-          f"{args.margin_db:g} dB, hysteresis {args.hysteresis_db:g} dB, smoothing {args.smoothing:g}")
+          f"{args.margin_db:g} dB, hysteresis {args.hysteresis_db:g} dB, smoothing "
+          f"{args.smoothing:g}")
     print(f"{'range_m':>11} {'snr_db':>7} " + " ".join(f"{p:>9}" for p in POLICIES)
           + "  adaptive/best_fixed")
     worst = np.inf

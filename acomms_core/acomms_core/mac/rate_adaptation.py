@@ -2,8 +2,9 @@
 
 With `rate_policy: adaptive` a MAC keeps, per vehicle it hears, an exponentially weighted moving
 average (EWMA, over power: the mean SNR) of the in-band SNR its modem reports for that vehicle's
-packets (CST.snr_in, the convention of the simulator and of the FER tables). Links are taken as reciprocal: the SNR at
-which we hear a vehicle is the SNR at which it hears us (same source levels and noise).
+packets (CST.snr_in, the convention of the simulator and of the FER tables). Links are taken
+as reciprocal: the SNR at which we hear a vehicle is the SNR at which it hears us (same source
+levels and noise).
 
 For a destination with a fresh estimate the rate is the highest-capacity candidate whose
 expected packet error rate (`acomms_core.modems.frame_errors.packet_error_rate`, the same

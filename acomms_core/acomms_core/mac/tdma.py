@@ -315,7 +315,7 @@ class TdmaPolicy:
         before it would only find nothing to do, so the node may sleep through them."""
         if not self.predictable() or self.config is None:
             return None
-        duration = (held or self.frames_for_next_packet()).packet_duration_s
+        duration = held.packet_duration_s if held else self.shortest_packet_s()
         horizon = max(1, min(MAX_DECISION_SCAN_TICKS, int(self.scan_horizon_s() / tick_s) + 1))
         for k in range(1, horizon + 1):
             t = now + k * tick_s
@@ -340,6 +340,15 @@ class TdmaPolicy:
 
     def frames_for_next_packet(self) -> FrameBudget:
         return self.config.frames
+
+    def shortest_packet_s(self) -> float:
+        """On-air time of the shortest packet the next request may ask for (any candidate rate
+        under rate adaptation), for next_decision_time_s."""
+        frames = self.frames_for_next_packet()
+        if not self.rates.settings.adaptive:
+            return frames.packet_duration_s
+        return min(self.at_rate(frames, rate).packet_duration_s
+                   for rate in self.rates.settings.candidates)
 
     def on_opportunity(self, now: float) -> tuple[str, ...]:
         """Hook: a packet may start now; returns modem commands to issue first."""
