@@ -3,19 +3,19 @@
     .venv/bin/python bench/rate_adaptation.py [--seeds 10] [--fading none|rayleigh|rician]
         [--out acomms_demo_out/rate_adaptation.png]
 
-The AUV runs in a straight line from 500 m to 6 km from the ship at --speed m/s (both at 20 m).
-A two-slot TDMA cycle (--slot s each): the ship sends a short rate-1 packet (its own traffic) in
-slot 0, the AUV a full packet to the ship in slot 1. Every packet goes through the simulator's
-receiver (`acomms_sim.physics.channel.ReceiverChannel`: practical spreading + Francois-Garrison
-absorption, Wenz noise in a 5 kHz band at 10 kHz, optional fading, the FER tables' seeded frame
-draws), the channel seeded per run. The ship's packet heard by the AUV gives the SNR its modem
-would report (CST.snr_in); an adaptive AUV feeds it to `acomms_core.mac.rate_adaptation.
-RateAdapter` (the MAC's own class, with the parameter defaults unless --target-per,
---margin-db, --hysteresis-db, --smoothing) and sends at the rate it picks for the ship; a fixed
-AUV always sends at its rate. Goodput = payload bytes (miniframe + dataframe) of the AUV
-packets the ship received whole, per second, per 500 m range bin and over the whole run, averaged over the seeds (the same
-seeds, hence the same channel draws, for every policy). The source level (--source-level, default
-chosen so that the SNR at 6 km is --far-snr-db) sets where the rates stop working.
+The AUV runs in a straight line from 500 m to 6 km from the ship at --speed m/s (both at 20 m). A
+two-slot TDMA cycle (--slot s each): the ship sends a short rate-1 packet (its own traffic) in slot
+0, the AUV a full packet to the ship in slot 1. Every packet goes through the simulator's receiver
+(`acomms_sim.physics.channel.ReceiverChannel`: practical spreading + Francois-Garrison absorption,
+Wenz noise in a 5 kHz band at 10 kHz, optional fading, the FER tables' seeded frame draws), the
+channel seeded per run. The ship's packet heard by the AUV gives the SNR its modem would report
+(CST.snr_in); an adaptive AUV feeds it to `acomms_core.mac.rate_adaptation.RateAdapter` (the MAC's
+own class, with the parameter defaults unless --target-per, --margin-db, --hysteresis-db,
+--smoothing) and sends at the rate it picks for the ship; a fixed AUV always sends at its rate.
+Goodput = payload bytes (miniframe + dataframe) of the AUV packets the ship received whole, per
+second, per 500 m range bin and over the whole run, averaged over the seeds (the same seeds, hence
+the same channel draws, for every policy). The source level (--source-level, default chosen so that
+the SNR at 6 km is --far-snr-db) sets where the rates stop working.
 
 This drives the simulator's physics and the MAC's rate logic without ROS (the node's CST →
 rate → queue request path is tested in acomms_core/test/test_mac_rate_adaptation_node.py).
