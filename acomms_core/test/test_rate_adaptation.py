@@ -100,8 +100,12 @@ def test_next_target_takes_turns_among_fast_links():
     adapter.observe(2, 20.0, 0.0)
     adapter.observe(3, 20.0, 0.0)
     adapter.observe(4, -7.0, 0.0)  # rate 1 = the fallback: no destination-specific request
-    targets = {adapter.next_target(1.0)[0] for _ in range(4)}
-    assert targets == {2, 3}
+    assert adapter.next_target(1.0) == adapter.next_target(1.0)  # a peek: no turn taken
+    targets = []
+    for _ in range(4):
+        targets.append(adapter.next_target(1.0)[0])
+        adapter.took_turn()
+    assert targets == [2, 3, 2, 3]
 
 
 def test_settings_are_validated():

@@ -202,13 +202,17 @@ class RateAdapter:
 
     def next_target(self, now_s: float) -> tuple[int | None, int]:
         """(dest, rate) to ask the queue for first: the fresh links whose rate is faster than
-        the fallback take turns; (None, fallback) when there is none."""
+        the fallback take turns (`took_turn` once a request for one went out); (None, fallback)
+        when there is none."""
         faster = [(src, link.rate) for src, link in self.fresh_links(now_s).items()
                   if link.rate != self.settings.fallback]
         if not faster:
             return None, self.settings.fallback
-        self._turn = (self._turn + 1) % len(faster)
-        return faster[self._turn]
+        return faster[self._turn % len(faster)]
+
+    def took_turn(self) -> None:
+        """A request for next_target's destination went out: the next one's turn."""
+        self._turn += 1
 
     def status(self, now_s: float) -> dict[str, Any]:
         """Status message fields (every MAC status carries them)."""

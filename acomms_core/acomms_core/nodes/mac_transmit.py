@@ -137,6 +137,8 @@ class TransmitPipeline:
             exclude_tags=list(tags.exclude_tags))
         future = call_awaited(self.node, self.queue_client, request)
         self.track(future)
+        if dest is not None:
+            self.policy.rates.took_turn()
         retry = None if fallback is None else (fallback, tags)
         future.add_done_callback(
             lambda f: self.node.locked(self._on_packet_data, f, frames, retry))
