@@ -3,6 +3,7 @@
 import math
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from acomms_core.mac.policy import RequestData
@@ -93,6 +94,16 @@ def test_ewma_smooths_the_reports():
     assert adapter.links[4].snr_db == pytest.approx(10 * math.log10(7.5 + 0.25 * 10 ** 0.2))
     assert adapter.links[4].reports == 2
     assert smoothed(3.0, 3.0, 0.4) == pytest.approx(3.0)  # a steady link stays put
+
+
+def test_power_average_estimates_the_mean_snr_under_rayleigh_fading():
+    rng = np.random.default_rng(3)
+    reports = 10 * np.log10(rng.exponential(1.0, 20000)) + 5.0  # Rayleigh around 5 dB mean
+    estimate = None
+    for report in reports:
+        estimate = smoothed(estimate, float(report), 0.001)
+    assert abs(estimate - 5.0) < 0.3  # the power average: the mean SNR
+    assert abs(float(np.mean(reports)) - (5.0 - 2.5)) < 0.1  # a dB average: 2.5 dB low
 
 
 def test_next_target_takes_turns_among_fast_links():

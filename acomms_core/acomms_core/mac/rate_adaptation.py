@@ -124,13 +124,13 @@ def passes(settings: RateSettings, rate: int, snr_db: float, extra_db: float = 0
 def choose_rate(settings: RateSettings, snr_db: float, current: int | None = None) -> int:
     """The highest candidate that passes at this SNR (a rate above `current` with hysteresis);
     the most robust candidate when none passes."""
-    keep = current in settings.candidates and passes(settings, current, snr_db)
+    order = settings.candidates  # slowest first
+    keep = current in order and passes(settings, current, snr_db)
     chosen = current if keep else settings.fallback
-    for rate in settings.candidates:
-        faster_than_kept = keep and settings.candidates.index(rate) > settings.candidates.index(
-            current)
-        extra = settings.hysteresis_db if faster_than_kept else 0.0
-        if (not keep or faster_than_kept) and passes(settings, rate, snr_db, extra):
+    for rate in order:
+        if keep and order.index(rate) <= order.index(current):
+            continue  # the kept rate, or a slower one
+        if passes(settings, rate, snr_db, settings.hysteresis_db if keep else 0.0):
             chosen = rate
     return chosen
 
