@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from acomms_core.mac.policy import SEND_HELD, Action, RequestData, blame
+from acomms_core.mac.rate_adaptation import RATE_PARAMETERS
 from acomms_core.mac.seeded_random import RANDOM_SEED_PARAMETER, seeded_uniform
 from acomms_core.mac.tdma import (
     SOFTWARE_MUTE_PARAMETER,
@@ -40,7 +41,7 @@ COMMON_PARAMETER_NAMES = (
     "guard_time_seconds", "packet_length_seconds", "always_send_test_data", "miniframe_rate",
     "dataframe_rate", "maximum_miniframe_bytes", "maximum_dataframe_bytes", "tick_period_seconds",
     "status_period_seconds", "service_timeout_seconds", "modem_profile", "maxlen_manual_queue",
-    "allow_manual_tx_during_priority_slots")
+    "allow_manual_tx_during_priority_slots", *(spec.name for spec in RATE_PARAMETERS))
 COMMON_PARAMETERS = tuple(spec_table(TDMA_PARAMETERS)[name] for name in COMMON_PARAMETER_NAMES)
 
 CARRIER_SENSE_PARAMETERS = COMMON_PARAMETERS + (
@@ -209,10 +210,10 @@ class CarrierSensePolicy(SoftwareMute, TdmaPolicy):
     def next_action(self, now: float, held: FrameBudget | None) -> Action:
         if held is not None:
             return SEND_HELD if self.may_send(now, held.packet_duration_s) else None
-        frames = self.config.frames
+        frames, dest, fallback = self.adapt(now, self.config.frames)
         if not self.may_send(now, frames.packet_duration_s):
             return None
-        return RequestData(frames)
+        return RequestData(frames, dest=dest, fallback=fallback)
 
     def on_transmit(self, frames: FrameBudget, now: float) -> None:
         super().on_transmit(frames, now)

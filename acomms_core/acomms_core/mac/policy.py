@@ -25,6 +25,8 @@ class RequestData:
     frames: FrameBudget
     tags: SlotTags = SlotTags()
     modem_commands: tuple[str, ...] = ()  # publish these before the request (scripted plans)
+    dest: int | None = None  # only messages to this destination (rate adaptation)
+    fallback: FrameBudget | None = None  # nothing for dest: ask again for any, with this budget
 
 
 @dataclasses.dataclass(frozen=True)

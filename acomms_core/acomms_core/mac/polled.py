@@ -176,8 +176,10 @@ class PolledPolicy(SoftwareMute, TdmaPolicy):
     def next_action(self, now: float, held: FrameBudget | None) -> Action:
         if held is not None:
             return SEND_HELD if self.may_send(now, held.packet_duration_s) else None
-        frames = self.entry_frames(now)
-        return RequestData(frames) if self.may_send(now, frames.packet_duration_s) else None
+        frames, dest, fallback = self.adapt(now, self.entry_frames(now))
+        if not self.may_send(now, frames.packet_duration_s):
+            return None
+        return RequestData(frames, dest=dest, fallback=fallback)
 
     def status(self, now: float) -> dict[str, Any]:
         """PolledStatus fields."""

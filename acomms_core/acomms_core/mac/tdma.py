@@ -25,6 +25,12 @@ from acomms_core.mac.manual_transmit import (
     ManualTransmitQueue,
 )
 from acomms_core.mac.policy import SEND_HELD, Action, RequestData, blame
+from acomms_core.mac.rate_adaptation import (
+    RATE_PARAMETER_NAMES,
+    RATE_PARAMETERS,
+    RateAdapter,
+    rate_settings,
+)
 from acomms_core.mac.tdma_schedule import (
     ScheduleError,
     SlotTags,
@@ -80,7 +86,7 @@ TDMA_PARAMETERS = (
                   0.1, 600.0),
     MODEM_PROFILE_PARAMETER,
     PARAMS_FILE_PARAMETER,  # issue 27: a ros_acomms TDMA parameter file, read as given
-) + MANUAL_TRANSMIT_PARAMETERS
+) + MANUAL_TRANSMIT_PARAMETERS + RATE_PARAMETERS
 
 
 SOFTWARE_MUTE_PARAMETER = ParameterSpec("software_mute", False,
@@ -142,7 +148,7 @@ class TdmaPolicy:
     PARAMETERS: tuple[ParameterSpec, ...] = TDMA_PARAMETERS
     # Parameters applied at once instead of at the next slot boundary.
     IMMEDIATE_PARAMETERS = frozenset({"always_send_test_data", "service_timeout_seconds",
-                                      *MANUAL_TRANSMIT_PARAMETER_NAMES})
+                                      *MANUAL_TRANSMIT_PARAMETER_NAMES, *RATE_PARAMETER_NAMES})
 
     def __init__(self, logger, counters: Counter | None = None):
         self.log = logger  # rclpy-style: info/warning/error/debug(text, **throttle options)
@@ -152,6 +158,8 @@ class TdmaPolicy:
         self.pending: tuple[Any, float, float] | None = None  # config, apply_at, set_at
         self.always_send_test_data = False
         self.manual = ManualTransmitQueue(self.counters)  # user modem commands (tdma/nmea_to_modem)
+        self.rates = RateAdapter()  # per-destination rates (rate_policy: adaptive)
+        self._budget_values: tuple = (-1, -1, -1.0, None)  # max bytes, packet length, profile
         self.reset()
 
     # ----- configuration ------------------------------------------------------------------
@@ -165,7 +173,8 @@ class TdmaPolicy:
         """Pure validator over the merged candidate values: the reason to refuse, or None."""
         try:
             cls.build_config(values)
-        except ScheduleError as exc:
+            rate_settings(values)
+        except ValueError as exc:  # ScheduleError, or a rate adaptation setting
             return str(exc)
         return None
 
@@ -177,6 +186,17 @@ class TdmaPolicy:
     def apply_immediate(self, values: Mapping[str, Any]) -> None:
         self.always_send_test_data = bool(values["always_send_test_data"])
         self.manual.configure(values)
+        profile = modem_profile(values["modem_profile"])
+        self._budget_values = (values["maximum_miniframe_bytes"],
+                               values["maximum_dataframe_bytes"],
+                               values["packet_length_seconds"], profile)
+        settings = rate_settings(values)
+        if (settings, profile.broadcast_address) != (self.rates.settings,
+                                                     self.rates.broadcast_address):
+            self.rates.configure(settings, profile.broadcast_address)
+            self.log.info(f"rate_policy {settings.policy}" + (
+                f": rates {list(settings.candidates)}, fallback {settings.fallback}"
+                if settings.adaptive else ""))
 
     def configure(self, values: Mapping[str, Any]) -> None:
         """Build (files are read again) and install; ScheduleError when it cannot work."""
@@ -260,12 +280,34 @@ class TdmaPolicy:
     def data_action(self, now: float, held: FrameBudget | None) -> Action:
         if held is not None:
             return SEND_HELD if self.may_send(now, held.packet_duration_s) else None
-        frames = self.frames_for_next_packet()
+        frames, dest, fallback = self.adapt(now, self.frames_for_next_packet())
         if not self.may_send(now, frames.packet_duration_s):
             return None
         slot = self.config.schedule.position(now).current_slot
         return RequestData(frames, self.config.slot_tags.get(slot, SlotTags()),
-                           self.on_opportunity(now))
+                           self.on_opportunity(now), dest, fallback)
+
+    def at_rate(self, frames: FrameBudget, dataframe_rate: int) -> FrameBudget:
+        """The budget of `frames` with another dataframe rate (the configured byte limits and
+        packet length, clipped to the rate)."""
+        if dataframe_rate == frames.dataframe_rate:
+            return frames
+        mini, data, length, profile = self._budget_values
+        return frame_settings(frames.miniframe_rate, dataframe_rate, mini, data, length, profile)
+
+    def adapt(self, now: float, frames: FrameBudget
+              ) -> tuple[FrameBudget, int | None, FrameBudget | None]:
+        """(budget, destination to ask the queue for, budget of the fallback request) of the
+        next request: with rate_policy adaptive, a destination whose link allows a faster rate
+        than the fallback (they take turns), then, should the queue have nothing for it, any
+        packet at the most robust rate (`acomms_core.mac.rate_adaptation`); else `frames`."""
+        if not self.rates.settings.adaptive:
+            return frames, None, None
+        dest, rate = self.rates.next_target(now)
+        fallback = self.at_rate(frames, self.rates.settings.fallback)
+        if dest is None:
+            return fallback, None, None
+        return self.at_rate(frames, rate), dest, fallback
 
     def next_decision_time_s(self, now: float, held: FrameBudget | None,
                              tick_s: float) -> float | None:
@@ -275,7 +317,7 @@ class TdmaPolicy:
         before it would only find nothing to do, so the node may sleep through them."""
         if not self.predictable() or self.config is None:
             return None
-        duration = (held or self.frames_for_next_packet()).packet_duration_s
+        duration = held.packet_duration_s if held else self.shortest_packet_s()
         horizon = max(1, min(MAX_DECISION_SCAN_TICKS, int(self.scan_horizon_s() / tick_s) + 1))
         for k in range(1, horizon + 1):
             t = now + k * tick_s
@@ -300,6 +342,15 @@ class TdmaPolicy:
 
     def frames_for_next_packet(self) -> FrameBudget:
         return self.config.frames
+
+    def shortest_packet_s(self) -> float:
+        """On-air time of the shortest packet the next request may ask for (any candidate rate
+        under rate adaptation), for next_decision_time_s."""
+        frames = self.frames_for_next_packet()
+        if not self.rates.settings.adaptive:
+            return frames.packet_duration_s
+        return min(self.at_rate(frames, rate).packet_duration_s
+                   for rate in self.rates.settings.candidates)
 
     def on_opportunity(self, now: float) -> tuple[str, ...]:
         """Hook: a packet may start now; returns modem commands to issue first."""

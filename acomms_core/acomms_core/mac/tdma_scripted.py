@@ -104,6 +104,12 @@ class TdmaScriptedPolicy(TdmaAdvancedPolicy):
         entry = self.current_entry()
         return self.config.frames if entry is None else entry.frames
 
+    def adapt(self, now: float, frames: FrameBudget):
+        """A running test plan's entry sets the rates; rate adaptation only outside a plan."""
+        if self.current_entry() is not None:
+            return frames, None, None
+        return super().adapt(now, frames)
+
     def on_opportunity(self, now: float) -> tuple[str, ...]:
         entry = self.current_entry()
         if entry is None or self.entry_started:

@@ -55,6 +55,7 @@ from acomms_core.ros.ros_support import (
 )
 from acomms_core.ros.status_cadence import StatusCadence
 from acomms_core.time_grid import TimeGrid, ns_to_seconds, seconds_to_ns
+from acomms_interfaces.msg import CST
 
 MANUAL_TRANSMIT_TOPIC = "tdma/nmea_to_modem"  # ros_acomms' name, relative to the namespace
 
@@ -185,6 +186,7 @@ class MacNode(ManagedNode):
         self.pipeline.create_clients(self.configured)
         self._nmea_publisher = self.configured.publisher(String, "nmea_to_modem")
         self.configured.subscription(String, MANUAL_TRANSMIT_TOPIC, self._on_manual_transmit, 10)
+        self.configured.subscription(CST, "cst", self._on_link_report, 100)
         self.create_interfaces(self.configured)
         if "software_mute" in self._names:
             self._subscribe_mute_switch()
@@ -328,6 +330,15 @@ class MacNode(ManagedNode):
             if publisher is not None:
                 publisher.publish(String(data=command))
 
+    def _on_link_report(self, msg: CST) -> None:
+        """A packet heard (CST): its SNR updates the link estimate of its sender (rate
+        adaptation, on the node clock)."""
+        if msg.mode == 2:  # packet timeout: no SNR of a packet
+            return
+        with self._lock:
+            if self.policy.rates.observe(int(msg.src), float(msg.snr_in), now_s(self)):
+                self.counters["link_reports"] += 1
+
     def _on_manual_transmit(self, msg: String) -> None:
         with self._lock:
             if not self.policy.manual.add(msg.data):
@@ -344,7 +355,8 @@ class MacNode(ManagedNode):
         with self._lock:
             if self.policy.config is None or self._status_publisher is None:
                 return
-            fields = self.policy.status(ns_to_seconds(time.nanoseconds))
+            now = ns_to_seconds(time.nanoseconds)
+            fields = {**self.policy.status(now), **self.policy.rates.status(now)}
             counters = dict(self.counters)
             muted = self.policy.software_muted()
         stamp = time.to_msg()

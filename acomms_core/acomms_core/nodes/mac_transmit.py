@@ -108,14 +108,18 @@ class TransmitPipeline:
             held, self.held = self.held, None
             self.send(held, now)
         elif isinstance(action, RequestData):
-            self.request(action.frames, action.tags, now)
+            self.request(action.frames, action.tags, now, action.dest, action.fallback)
         else:
             return False
         return True
 
-    def request(self, frames: FrameBudget, tags, now: float) -> None:
+    def request(self, frames: FrameBudget, tags, now: float, dest: int | None = None,
+                fallback: FrameBudget | None = None) -> None:
+        """Ask the queue for a packet (only messages to `dest` when given; if it has none,
+        ask again for any message with the `fallback` budget: rate adaptation)."""
         if not self.queue_client.service_is_ready():
             if self.policy.always_send_test_data:
+                frames = fallback or frames  # broadcast: the robust rate under rate adaptation
                 packet = make_packet(frames, self.policy.config.profile.broadcast_address,
                                      bytes(frames.maximum_miniframe_bytes),
                                      bytes(frames.maximum_dataframe_bytes))
@@ -127,19 +131,24 @@ class TransmitPipeline:
             return
         request = GetNextPacketData.Request(
             num_miniframe_bytes=frames.maximum_miniframe_bytes,
-            num_dataframe_bytes=frames.maximum_dataframe_bytes, match_dest=False, dest=0,
+            num_dataframe_bytes=frames.maximum_dataframe_bytes, match_dest=dest is not None,
+            dest=0 if dest is None else dest,
             minimum_priority=tags.minimum_priority or 0, require_tags=list(tags.require_tags),
             exclude_tags=list(tags.exclude_tags))
         future = call_awaited(self.node, self.queue_client, request)
         self.track(future)
-        future.add_done_callback(lambda f: self.node.locked(self._on_packet_data, f, frames))
+        if dest is not None:
+            self.policy.rates.took_turn()
+        retry = None if fallback is None else (fallback, tags)
+        future.add_done_callback(
+            lambda f: self.node.locked(self._on_packet_data, f, frames, retry))
 
-    def _on_packet_data(self, future, frames: FrameBudget) -> None:
+    def _on_packet_data(self, future, frames: FrameBudget, retry=None) -> None:
         if future is not self.busy_future:
             self.counters["late_responses"] += 1  # abandoned after a timeout
             return
         try:
-            self._handle_packet_data(future, frames)
+            self._handle_packet_data(future, frames, retry)
         finally:
             # Idle unless the packet went on to the modem (a new call in flight).
             if self.busy_future is future:
@@ -152,7 +161,7 @@ class TransmitPipeline:
             self.log.error(f"{service} failed: {exc}")
             return None
 
-    def _handle_packet_data(self, future, frames: FrameBudget) -> None:
+    def _handle_packet_data(self, future, frames: FrameBudget, retry=None) -> None:
         response = self._response(future, "get_next_packet_data")
         if response is None:
             self.counters["queue_errors"] += 1
@@ -169,6 +178,12 @@ class TransmitPipeline:
         now = now_s(self.node)
         padded = self.policy.always_send_test_data
         if response.num_messages == 0 and not miniframe and not dataframe and not padded:
+            if retry is not None and is_active(self.node):
+                fallback, tags = retry  # nothing for the adaptive rate's destination: any
+                if self.policy.may_send(now, fallback.packet_duration_s):
+                    self.counters["rate_fallback_requests"] += 1
+                    self.request(fallback, tags, now)
+                    return
             self.counters["empty_queue_responses"] += 1
             self.policy.on_nothing_to_send(now, frames)
             return
