@@ -7,6 +7,7 @@ import socket
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rclpy.parameter import Parameter
+from test_driver_udp_link import _FailingSocket  # a socket whose recv fails (interface gone)
 
 from acomms_core.ros.testing import RosHarness
 from acomms_driver.udp import datagram
@@ -19,17 +20,6 @@ WAIT_S = 10.0
 
 def _raw(src: int, dest: int, mini: bytes = b"", data: bytes = b"", kind: int = 1) -> bytes:
     return datagram.HEADER.pack(datagram.MAGIC, kind, src, dest, 3, 1, 5, len(mini)) + mini + data
-
-
-class _FailingSocket:
-    def __init__(self, sock):
-        self.sock = sock
-
-    def recv(self, size):
-        raise OSError(100, "network is down")
-
-    def __getattr__(self, name):
-        return getattr(self.sock, name)
 
 
 def _status(diagnostics: list) -> tuple[int, str, dict]:
