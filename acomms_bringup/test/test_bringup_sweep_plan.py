@@ -8,8 +8,13 @@ import pytest
 import yaml
 
 from acomms_bringup.run import sweep_results
-from acomms_bringup.run.sweep_plan import (SweepError, apply_override, load_sweep, parse_range,
-                                           parse_sweep)
+from acomms_bringup.run.sweep_plan import (
+    SweepError,
+    apply_override,
+    load_sweep,
+    parse_range,
+    parse_sweep,
+)
 
 CONFIG = pathlib.Path(__file__).resolve().parents[1] / "config"
 
@@ -162,7 +167,18 @@ def test_csv_and_plot(tmp_path):
     assert columns == ["run", "x", "seed", "status", "m"]
     lines = (tmp_path / "s.csv").read_text().splitlines()
     assert lines[1] == "r0,a,1,ok,0.5" and lines[4] == "r3,b,2,ok,"
-    assert sweep_results.spread(rows, "x", "m") == [("a", 0.6, 0.5, 0.7, 2), ("b", 0.9, 0.9, 0.9, 1)]
+    assert sweep_results.spread(rows, "x", "m") == [("a", 0.6, 0.5, 0.7, 2),
+                                                    ("b", 0.9, 0.9, 0.9, 1)]
     assert sweep_results.plot(tmp_path / "s.png", rows, "x", "m", "t")
     assert (tmp_path / "s.png").read_bytes()[:4] == b"\x89PNG"
     assert not sweep_results.plot(tmp_path / "n.png", rows, "x", "absent", "t")
+
+
+def test_command_line_duration_and_seeds_replace_the_files(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text(f"scenario: {CONFIG / 'demo.yaml'}\nduration_seconds: 600\nseeds: 1..10\n")
+    sweep = load_sweep(path, duration_s=30.0, seeds="4,2")
+    assert [r.seed for r in sweep.runs()] == [4, 2] and sweep.duration_seconds == 30.0
+    assert [r.seed for r in load_sweep(path, seeds="3..4").runs()] == [3, 4]
+    with pytest.raises(SweepError, match="--seeds: 'first..last' or 'a,b,c'"):
+        load_sweep(path, seeds="x")

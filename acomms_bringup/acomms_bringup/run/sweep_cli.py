@@ -1,7 +1,8 @@
 """acomms_sweep SWEEP.yaml: a Monte Carlo sweep of a scenario over overrides and seeds.
 
     acomms_sweep acomms_bringup/config/demo_sweep.yaml [--workers N | --dask tcp://host:8786]
-                 [--out DIR] [--domains LOW-HIGH] [--mcap] [--run-timeout S] [--quiet]
+                 [--out DIR] [--duration S] [--seeds 1..50] [--domains LOW-HIGH] [--mcap]
+                 [--run-timeout S] [--quiet]
 
 Every (override set, seed) of the sweep file (`acomms_bringup.run.sweep_plan`) is one
 deterministic run in its own process with its own ROS domain (`sweep_exec`), at `--warp max`,
@@ -61,6 +62,10 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--domains", type=_domains, default=sweep_exec.DEFAULT_DOMAINS,
                         metavar="LOW-HIGH", help="ROS domains the runs may use (default "
                         f"{sweep_exec.DEFAULT_DOMAINS[0]}-{sweep_exec.DEFAULT_DOMAINS[1]})")
+    parser.add_argument("--duration", type=float, default=None, metavar="S",
+                        help="simulated seconds per run (default: the sweep file's)")
+    parser.add_argument("--seeds", default=None, metavar="LIST",
+                        help="seeds instead of the sweep file's: 'first..last' or 'a,b,c'")
     parser.add_argument("--mcap", action="store_true", help="record each run's run.mcap")
     parser.add_argument("--run-timeout", type=float, default=None, metavar="S",
                         help="wall clock: seconds one run may take before it counts as failed")
@@ -135,11 +140,12 @@ def main(argv: list[str] | None = None, client=None) -> int:
     """acomms_sweep: run a scenario over a grid of overrides and seeds; write sweep.csv/.png."""
     arguments = parser().parse_args(argv)
     try:
-        sweep = load_sweep(arguments.sweep)
+        sweep = load_sweep(arguments.sweep, duration_s=arguments.duration, seeds=arguments.seeds)
     except SweepError as exc:
         print(f"acomms_sweep: {exc}", file=sys.stderr)
         return 1
-    out = pathlib.Path(arguments.out or pathlib.Path(SWEEPS_DIR) / pathlib.Path(arguments.sweep).stem)
+    out = pathlib.Path(arguments.out or
+                       pathlib.Path(SWEEPS_DIR) / pathlib.Path(arguments.sweep).stem)
     out.mkdir(parents=True, exist_ok=True)
     runs = sweep.runs()
     if not arguments.quiet:

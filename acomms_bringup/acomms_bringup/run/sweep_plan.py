@@ -196,10 +196,11 @@ def _override_sets(top: dict, file: str) -> list[tuple[tuple[str, Any], ...]]:
         raise SweepError(f"{file}: points: must be a list of mappings (override path -> value)")
     keys = list(grid)
     values = [parse_range(grid[k], f"{file}: grid: {k}") for k in keys]
-    for key, options in zip(keys, values):
+    for key, options in zip(keys, values, strict=True):
         if not options:
             raise SweepError(f"{file}: grid: {key}: needs at least one value")
-    sets = [tuple(zip(keys, combo)) for combo in itertools.product(*values)] if keys else []
+    sets = ([tuple(zip(keys, combo, strict=True)) for combo in itertools.product(*values)]
+            if keys else [])
     sets += [tuple(point.items()) for point in points]
     return sets or [()]
 
@@ -212,6 +213,16 @@ def _seeds(top: dict, file: str) -> tuple[int | None, ...]:
         raise SweepError(f"{file}: seeds: must be integers, a list or 'first..last', "
                          f"got {top['seeds']!r}")
     return tuple(seeds)
+
+
+def _seed_text(text: str):
+    """--seeds: '1..5' as in the file, or a comma-separated list."""
+    if _RANGE.match(text):
+        return text
+    try:
+        return [int(part) for part in text.split(",")]
+    except ValueError:
+        raise SweepError(f"--seeds: 'first..last' or 'a,b,c' (integers), got {text!r}") from None
 
 
 def _plot(top: dict, file: str) -> PlotSpec | None:
@@ -234,8 +245,8 @@ def parse_sweep(top: Any, file: str, base_dir: pathlib.Path) -> Sweep:
     if "scenario" not in top:
         raise SweepError(f"{file}: scenario: missing (the scenario file, relative to this one)")
     duration = top.get("duration_seconds")
-    if duration is not None and (isinstance(duration, bool) or not isinstance(duration, (int, float))
-                                 or duration <= 0):
+    number = isinstance(duration, (int, float)) and not isinstance(duration, bool)
+    if duration is not None and not (number and duration > 0):
         raise SweepError(f"{file}: duration_seconds: must be a number > 0, got {duration!r}")
     scenario_path = (base_dir / str(top["scenario"])).resolve()
     try:
@@ -264,8 +275,10 @@ def _yaml_problem(exc: yaml.YAMLError) -> str:
     return f"{where}: {getattr(exc, 'problem', None) or exc}"
 
 
-def load_sweep(path: str | pathlib.Path) -> Sweep:
-    """Read a sweep file and check every run's scenario (SweepError: one line)."""
+def load_sweep(path: str | pathlib.Path, duration_s: float | None = None,
+               seeds: str | None = None) -> Sweep:
+    """Read a sweep file and check every run's scenario (SweepError: one line);
+    `duration_s` / `seeds` ('1..5' or '1,2,3') replace the file's."""
     path = pathlib.Path(path)
     try:
         top = yaml.safe_load(path.read_text())
@@ -273,6 +286,10 @@ def load_sweep(path: str | pathlib.Path) -> Sweep:
         raise SweepError(f"{path}: cannot read sweep file: {exc.strerror or exc}") from None
     except yaml.YAMLError as exc:
         raise SweepError(f"{path}: not valid YAML{_yaml_problem(exc)}") from None
+    if isinstance(top, dict) and duration_s is not None:
+        top["duration_seconds"] = duration_s
+    if isinstance(top, dict) and seeds is not None:
+        top["seeds"] = _seed_text(seeds)
     sweep = parse_sweep(top, str(path), path.resolve().parent)
     for run in sweep.runs():
         check_scenario(sweep, run)
