@@ -59,6 +59,7 @@ def run_job(job: dict) -> dict:
     """Run one sweep run (see the module doc); its result: name, status, wall_s, row."""
     run_dir = pathlib.Path(job["run_dir"])
     run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "summary.json").unlink(missing_ok=True)  # an earlier, unfinished attempt's
     (run_dir / "scenario.yaml").write_text(job["scenario_yaml"])
     started = time.monotonic()
     with lease_domain(*job["domains"]) as domain:
