@@ -34,7 +34,8 @@ def write_sweep(directory: pathlib.Path, activities: list[float], seeds: int,
                     "  channel.fading.model: [none, rayleigh]\n"
                     f"  channel.noise.shipping_activity: [{', '.join(map(str, activities))}]\n"
                     f"seeds: 1..{seeds}\n"
-                    "plot: {x: channel.noise.shipping_activity, metric: delivered_ratio}\n")
+                    "plot: {x: channel.noise.shipping_activity, metric: delivered_ratio,"
+                    " series: channel.fading.model}\n")
     return path
 
 

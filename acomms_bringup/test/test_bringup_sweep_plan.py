@@ -104,6 +104,8 @@ def test_without_seeds_or_grid_one_run_with_the_scenario_seed(tmp_path):
     ("colour: red", "unknown key 'colour'"),
     ("duration_seconds: -1", "duration_seconds: must be a number > 0"),
     ("grid: {channel.fading.model: [none]}\nplot: {x: seed2}", "plot: x: 'seed2' is not"),
+    ("grid: {channel.fading.model: [none]}\nplot: {x: seed, series: y}", "plot: series: 'y'"),
+    ("plot: {x: seed, colour: red}", "plot: needs x"),
     ("grid: {channel.fading.model: []}", "needs at least one value"),
 ])
 def test_bad_sweep_files_fail_with_one_line(tmp_path, text, message):
@@ -172,6 +174,8 @@ def test_csv_and_plot(tmp_path):
     assert sweep_results.plot(tmp_path / "s.png", rows, "x", "m", "t")
     assert (tmp_path / "s.png").read_bytes()[:4] == b"\x89PNG"
     assert not sweep_results.plot(tmp_path / "n.png", rows, "x", "absent", "t")
+    assert sweep_results.plot(tmp_path / "l.png", rows, "seed", "m", "t", series="x")
+    assert (tmp_path / "l.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_command_line_duration_and_seeds_replace_the_files(tmp_path):

@@ -128,7 +128,8 @@ def write_results(sweep: Sweep, rows: list[dict], out: pathlib.Path) -> list[pat
     if sweep.plot:
         png = out / "sweep.png"
         title = f"{sweep.scenario_path.stem}: {len(rows)} runs"
-        if sweep_results.plot(png, rows, sweep.plot.x, sweep.plot.metric, title):
+        if sweep_results.plot(png, rows, sweep.plot.x, sweep.plot.metric, title,
+                              sweep.plot.series):
             paths.append(png)
         else:
             print(f"acomms_sweep: plot: no run has the metric {sweep.plot.metric!r} "

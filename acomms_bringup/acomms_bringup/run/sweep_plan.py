@@ -10,7 +10,7 @@ A sweep file names a scenario, a run length, the overrides to try and the seeds:
     points:                          # and/or explicit override sets (block style: a
       - vehicles[name=auv].modem.tx_level: 1   # [ in a key needs quotes in {...})
     seeds: 1..10                     # or a list; default: the scenario's seed
-    plot: {x: channel.fading.model, metric: delivered_ratio}
+    plot: {x: channel.fading.model, metric: delivered_ratio}   # series: one line per value
 
 An override path is a dotted key path into the scenario's YAML data: `channel.fading.model`,
 `vehicles[0].src`, `vehicles[*].mac.kind` (every vehicle), `vehicles[name=auv].mac.kind` (the
@@ -49,6 +49,7 @@ class SweepError(Exception):
 class PlotSpec:
     x: str
     metric: str = "delivered_ratio"
+    series: str | None = None  # one line per value of this override
 
 
 @dataclasses.dataclass(frozen=True)
@@ -229,10 +230,13 @@ def _plot(top: dict, file: str) -> PlotSpec | None:
     plot = top.get("plot")
     if plot is None:
         return None
-    if not isinstance(plot, dict) or "x" not in plot or set(plot) - {"x", "metric"}:
+    if not isinstance(plot, dict) or "x" not in plot or set(plot) - {"x", "metric", "series"}:
         raise SweepError(f"{file}: plot: needs x (an override path or seed) and optionally "
-                         "metric (a sweep.csv column, default delivered_ratio)")
-    return PlotSpec(str(plot["x"]), str(plot.get("metric", "delivered_ratio")))
+                         "metric (a sweep.csv column, default delivered_ratio) and series "
+                         "(an override: one line per value)")
+    series = plot.get("series")
+    return PlotSpec(str(plot["x"]), str(plot.get("metric", "delivered_ratio")),
+                    None if series is None else str(series))
 
 
 def parse_sweep(top: Any, file: str, base_dir: pathlib.Path) -> Sweep:
@@ -264,9 +268,14 @@ def parse_sweep(top: Any, file: str, base_dir: pathlib.Path) -> Sweep:
 
 
 def _check_plot(sweep: Sweep) -> None:
-    if sweep.plot and sweep.plot.x not in (*sweep.parameters, "seed"):
-        raise SweepError(f"{sweep.file}: plot: x: {sweep.plot.x!r} is not an override of this "
-                         f"sweep (overrides: {', '.join(sweep.parameters) or 'none'}; or seed)")
+    if not sweep.plot:
+        return
+    for key in ("x", "series"):
+        value = getattr(sweep.plot, key)
+        if value is not None and value not in (*sweep.parameters, "seed"):
+            raise SweepError(f"{sweep.file}: plot: {key}: {value!r} is not an override of this "
+                             f"sweep (overrides: {', '.join(sweep.parameters) or 'none'}; "
+                             "or seed)")
 
 
 def _yaml_problem(exc: yaml.YAMLError) -> str:

@@ -128,31 +128,35 @@ def spread(rows: list[dict], x: str, metric: str) -> list[tuple[str, float, floa
             for key, v in groups.items() if v]
 
 
-def plot(path: pathlib.Path, rows: list[dict], x: str, metric: str, title: str) -> bool:
-    """The PNG of `metric` vs `x`: mean over seeds with min-max bars and every run as a dot.
-    False when no run has that metric."""
+def plot(path: pathlib.Path, rows: list[dict], x: str, metric: str, title: str,
+         series: str | None = None) -> bool:
+    """The PNG of `metric` vs `x`: mean over seeds with min-max bars and every run as a dot, one
+    line per value of `series` (another override) when given. False when no run has `metric`."""
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib import pyplot
 
-    groups = spread(rows, x, metric)
-    if not groups:
+    labels = [g[0] for g in spread(rows, x, metric)]
+    if not labels:
         return False
-    labels = [g[0] for g in groups]
+    lines: dict[str, list[dict]] = {}
+    for row in rows:
+        lines.setdefault(_cell(row.get(series)) if series else "", []).append(row)
     figure, axes = pyplot.subplots(figsize=(max(5.0, 1.2 * len(labels) + 2), 4))
-    positions = range(len(labels))
-    means = [g[1] for g in groups]
-    axes.errorbar(positions, means, yerr=[[g[1] - g[2] for g in groups],
-                                          [g[3] - g[1] for g in groups]],
-                  fmt="o-", capsize=5, label="mean, min-max over seeds")
-    for i, label in enumerate(labels):
-        values = [r[metric] for r in rows if _cell(r.get(x)) == label
-                  and isinstance(r.get(metric), (int, float))]
-        axes.scatter([i] * len(values), values, s=10, alpha=0.4, color="gray")
-    axes.set_xticks(list(positions), labels)
+    for name, subset in lines.items():
+        groups = spread(subset, x, metric)
+        positions = [labels.index(g[0]) for g in groups]
+        axes.errorbar(positions, [g[1] for g in groups],
+                      yerr=[[g[1] - g[2] for g in groups], [g[3] - g[1] for g in groups]],
+                      fmt="o-", capsize=5, label=f"{series}={name}" if series else "mean")
+        for row in subset:
+            if _cell(row.get(x)) in labels and isinstance(row.get(metric), (int, float)):
+                axes.scatter(labels.index(_cell(row.get(x))), row[metric], s=10, alpha=0.4,
+                             color="gray")
+    axes.set_xticks(range(len(labels)), labels)
     axes.set_xlabel(x)
-    axes.set_ylabel(metric)
+    axes.set_ylabel(f"{metric} (mean, min-max over seeds, dots: runs)")
     axes.set_title(title)
     axes.grid(alpha=0.3)
     axes.legend()
