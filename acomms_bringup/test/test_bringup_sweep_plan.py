@@ -99,6 +99,7 @@ def test_without_seeds_or_grid_one_run_with_the_scenario_seed(tmp_path):
 
 @pytest.mark.parametrize("text, message", [
     ("grid: {channel.fading.model: [none, fast]}", "point 1 (channel.fading.model=fast)"),
+    ("grid: {channel.fadin.model: [none]}", "channel.fadin: unknown key (did you mean 'fading'"),
     ("grid:\n  vehicles[name=x].src: [1]", "no item with name=x"),
     ("seeds: [1, two]", "seeds: must be integers"),
     ("colour: red", "unknown key 'colour'"),
