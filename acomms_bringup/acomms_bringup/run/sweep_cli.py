@@ -159,6 +159,10 @@ def main(argv: list[str] | None = None, client=None) -> int:
     except KeyboardInterrupt:
         print("\nacomms_sweep: interrupted; re-run the same command to continue", file=sys.stderr)
         return 130
+    except (OSError, ImportError) as exc:  # no Dask scheduler there, distributed not installed
+        where = f"--dask {arguments.dask}" if arguments.dask else "sweep"
+        print(f"acomms_sweep: {where}: {exc}", file=sys.stderr)
+        return 1
     paths = write_results(sweep, rows, out)
     failed = [r["run"] for r in rows if r["status"] != "ok"]
     print(f"acomms_sweep: {len(rows) - len(failed)} of {len(rows)} runs complete ({skipped} "

@@ -56,12 +56,26 @@ def lease_domain(low: int, high: int, wait_s: float = DOMAIN_WAIT_S) -> Iterator
 
 
 def run_job(job: dict) -> dict:
-    """Run one sweep run (see the module doc); its result: name, status, wall_s, row."""
+    """Run one sweep run (see the module doc); its result: name, status, wall_s, row (never
+    raises: a run that could not start is a failed result saying why)."""
     run_dir = pathlib.Path(job["run_dir"])
+    started = time.monotonic()
+    result = {"name": job["name"], "status": "failed", "row": {}}
+    try:
+        status, result["domain"] = _run_process(job, run_dir)
+    except (OSError, RuntimeError) as exc:
+        return {**result, "error": f"could not run: {exc}"}
+    result["wall_s"] = round(time.monotonic() - started, 2)
+    if status == 0 and sweep_results.is_complete(run_dir):
+        return {**result, "status": "ok", "row": sweep_results.run_row(run_dir)}
+    return {**result, "error": f"exit status {status}, see {run_dir / 'run.log'}"}
+
+
+def _run_process(job: dict, run_dir: pathlib.Path) -> tuple[int | str, int]:
+    """The worker process of one run in `run_dir`; (exit status or 'timeout', ROS domain)."""
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "summary.json").unlink(missing_ok=True)  # an earlier, unfinished attempt's
     (run_dir / "scenario.yaml").write_text(job["scenario_yaml"])
-    started = time.monotonic()
     with lease_domain(*job["domains"]) as domain:
         env = dict(os.environ, ROS_DOMAIN_ID=str(domain),
                    ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
@@ -69,16 +83,10 @@ def run_job(job: dict) -> dict:
                    job["base_dir"], *(["--mcap"] if job.get("mcap") else [])]
         with (run_dir / "run.log").open("w") as log:
             try:
-                status = subprocess.run(command, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                        timeout=job.get("timeout_s")).returncode
+                return subprocess.run(command, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                      timeout=job.get("timeout_s")).returncode, domain
             except subprocess.TimeoutExpired:
-                status = "timeout"
-    result = {"name": job["name"], "wall_s": round(time.monotonic() - started, 2),
-              "domain": domain}
-    if status == 0 and sweep_results.is_complete(run_dir):
-        return {**result, "status": "ok", "row": sweep_results.run_row(run_dir)}
-    return {**result, "status": "failed", "row": {},
-            "error": f"exit status {status}, see {run_dir / 'run.log'}"}
+                return "timeout", domain
 
 
 def _progress(total: int, quiet: bool):
