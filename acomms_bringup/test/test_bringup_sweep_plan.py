@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from acomms_bringup.run import sweep_results
+from acomms_bringup.run.sweep_cli import seed_of
 from acomms_bringup.run.sweep_plan import (
     SweepError,
     apply_override,
@@ -187,3 +188,15 @@ def test_command_line_duration_and_seeds_replace_the_files(tmp_path):
     assert [r.seed for r in load_sweep(path, seeds="3..4").runs()] == [3, 4]
     with pytest.raises(SweepError, match="--seeds: 'first..last' or 'a,b,c'"):
         load_sweep(path, seeds="x")
+
+
+def test_a_grid_seed_key_is_the_seeds(tmp_path):
+    sweep = _sweep(tmp_path, "grid:\n  seed: 1..3\n  channel.fading.model: [none]\n")
+    assert [r.seed for r in sweep.runs()] == [1, 2, 3] and sweep.parameters == [
+        "channel.fading.model"]
+    with pytest.raises(SweepError, match="seeds are given twice"):
+        _sweep(tmp_path, "seeds: [1]\ngrid: {seed: [2]}\n")
+    points = _sweep(tmp_path, "points:\n  - {seed: 4}\n  - {channel.fading.model: none}\n")
+    assert points.parameters == ["channel.fading.model"]
+    assert points.scenario_for(points.runs()[0])["seed"] == 4
+    assert [seed_of(points, run) for run in points.runs()] == [4, 7]  # demo.yaml's seed: 7

@@ -74,7 +74,10 @@ def parser() -> argparse.ArgumentParser:
 
 
 def seed_of(sweep: Sweep, run: RunPoint):
-    return sweep.scenario_data.get("seed") if run.seed is None else run.seed
+    """The seed the run used: its own, a point's `seed` override, or the scenario's."""
+    if run.seed is not None:
+        return run.seed
+    return dict(run.overrides).get("seed", sweep.scenario_data.get("seed"))
 
 
 def make_job(sweep: Sweep, run: RunPoint, out: pathlib.Path, arguments) -> dict:

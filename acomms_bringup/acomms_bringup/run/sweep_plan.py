@@ -82,7 +82,7 @@ class Sweep:
         """Every override path, in first-seen order (the sweep.csv columns)."""
         seen: dict[str, None] = {}
         for overrides in self.override_sets:
-            seen.update((path, None) for path, _ in overrides)
+            seen.update((path, None) for path, _ in overrides if path != "seed")
         return list(seen)
 
     def runs(self) -> list[RunPoint]:
@@ -193,6 +193,7 @@ def _override_sets(top: dict, file: str) -> list[tuple[tuple[str, Any], ...]]:
     points = top.get("points") or []
     if not isinstance(grid, dict):
         raise SweepError(f"{file}: grid: must be a mapping of override path -> list of values")
+    grid = {k: v for k, v in grid.items() if k != "seed"}  # grid: seed is seeds: (_seeds)
     if not isinstance(points, list) or not all(isinstance(p, dict) for p in points):
         raise SweepError(f"{file}: points: must be a list of mappings (override path -> value)")
     keys = list(grid)
@@ -207,12 +208,17 @@ def _override_sets(top: dict, file: str) -> list[tuple[tuple[str, Any], ...]]:
 
 
 def _seeds(top: dict, file: str) -> tuple[int | None, ...]:
-    if top.get("seeds") is None:
+    """seeds: (or a grid key `seed`, the same thing); (None,): the scenario's seed."""
+    grid = top.get("grid") if isinstance(top.get("grid"), dict) else {}
+    if "seed" in grid and top.get("seeds") is not None:
+        raise SweepError(f"{file}: grid: seed: the seeds are given twice (seeds: and grid: seed)")
+    given = grid.get("seed", top.get("seeds"))
+    if given is None:
         return (None,)
-    seeds = parse_range(top["seeds"], f"{file}: seeds")
+    seeds = parse_range(given, f"{file}: seeds")
     if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
         raise SweepError(f"{file}: seeds: must be integers, a list or 'first..last', "
-                         f"got {top['seeds']!r}")
+                         f"got {given!r}")
     return tuple(seeds)
 
 
