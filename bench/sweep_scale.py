@@ -1,7 +1,8 @@
 """Monte Carlo sweeps at scale: runs/hour of `acomms_sweep` vs local workers, and through Dask.
 
-Writes a sweep of the demo (channel.fading.model none/rayleigh x channel.noise.shipping_activity
-`--activities` x seeds 1..`--seeds`, `--duration` simulated s per run) into a temporary
+Writes a sweep of the demo (channel.fading.model none/rayleigh x `--key` (default
+channel.noise.shipping_activity) over `--values` x seeds 1..`--seeds`, `--duration` simulated s
+per run) into a temporary
 directory and runs it with `acomms_sweep --workers N` for each N of `--workers` (each into its own
 folder: nothing is skipped), then (`--dask`) through a local Dask cluster of 2 single-threaded
 workers (`distributed.LocalCluster`, `acomms_sweep --dask tcp://...`). Prints per executor: runs,
@@ -9,7 +10,8 @@ wall s, runs/hour, and whether its sweep.csv equals the first one's; then the pr
 time of the issue's target sweep (2 x 5 x 10 seeds = 100 runs of 600 s) at the best rate.
 
     source env.sh && python bench/sweep_scale.py                 # 2 x 1 x 2 seeds, 600 s, 1 2
-    python bench/sweep_scale.py --activities 0.1,0.3,0.5,0.7,0.9 --seeds 10 --workers 2 --dask
+    python bench/sweep_scale.py --values 0.1,0.3,0.5,0.7,0.9 --seeds 10 --workers 2 --dask
+    python bench/sweep_scale.py --key channel.noise.wind_speed_mps --values 4,8,12,16,20
     python bench/sweep_scale.py --seeds 1 --duration 120 --workers 1 2 --dask   # quick look
 """
 
@@ -27,15 +29,14 @@ DEMO = ROOT / "acomms_bringup" / "config" / "demo.yaml"
 TARGET_RUNS, TARGET_DURATION_S = 100, 600.0
 
 
-def write_sweep(directory: pathlib.Path, activities: list[float], seeds: int,
+def write_sweep(directory: pathlib.Path, key: str, values: list[float], seeds: int,
                 duration: float) -> pathlib.Path:
     path = directory / "scale_sweep.yaml"
     path.write_text(f"scenario: {DEMO}\nduration_seconds: {duration:g}\ngrid:\n"
                     "  channel.fading.model: [none, rayleigh]\n"
-                    f"  channel.noise.shipping_activity: [{', '.join(map(str, activities))}]\n"
+                    f"  {key}: [{', '.join(map(str, values))}]\n"
                     f"seeds: 1..{seeds}\n"
-                    "plot: {x: channel.noise.shipping_activity, metric: delivered_ratio,"
-                    " series: channel.fading.model}\n")
+                    f"plot: {{x: {key}, metric: delivered_ratio, series: channel.fading.model}}\n")
     return path
 
 
@@ -61,8 +62,10 @@ def with_dask(sweep: pathlib.Path, out: pathlib.Path, workers: int) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--activities", default="0.7",
-                        help="comma-separated shipping_activity values (default 0.7)")
+    parser.add_argument("--key", default="channel.noise.shipping_activity",
+                        help="the second grid key (default channel.noise.shipping_activity)")
+    parser.add_argument("--values", default="0.7",
+                        help="comma-separated values of --key (default 0.7)")
     parser.add_argument("--seeds", type=int, default=2, help="seeds 1..N (default 2)")
     parser.add_argument("--duration", type=float, default=600.0, help="simulated s per run")
     parser.add_argument("--workers", type=int, nargs="*", default=[1, 2],
@@ -71,13 +74,13 @@ def main() -> int:
                         help="also through a local Dask cluster of 2 workers")
     parser.add_argument("--keep", metavar="DIR", help="write the sweeps into DIR (kept)")
     arguments = parser.parse_args()
-    activities = [float(a) for a in arguments.activities.split(",")]
-    runs = 2 * len(activities) * arguments.seeds
+    values = [float(a) for a in arguments.values.split(",")]
+    runs = 2 * len(values) * arguments.seeds
     with tempfile.TemporaryDirectory(prefix="sweep_scale_") as scratch:
         base = pathlib.Path(arguments.keep or scratch)
         base.mkdir(parents=True, exist_ok=True)
-        sweep = write_sweep(base, activities, arguments.seeds, arguments.duration)
-        print(f"sweep: 2 fading x {len(activities)} shipping_activity x {arguments.seeds} seeds "
+        sweep = write_sweep(base, arguments.key, values, arguments.seeds, arguments.duration)
+        print(f"sweep: 2 fading x {len(values)} {arguments.key} x {arguments.seeds} seeds "
               f"= {runs} runs of the demo for {arguments.duration:g} simulated s")
         print(f"{'executor':<18}{'runs':>6}{'wall s':>10}{'runs/hour':>11}  same sweep.csv")
         reference, best = None, 0.0
