@@ -27,6 +27,7 @@ setup(
             "trajectory_node = acomms_bringup.nodes.trajectory_node:main",
             "acomms_check_scenario = acomms_bringup.description.stack:main",
             "acomms_run = acomms_bringup.run.cli:main",
+            "acomms_sweep = acomms_bringup.run.sweep_cli:main",
             "acomms_participant = acomms_bringup.run.participant:main",
             "cola2_vehicle_bridge = acomms_bringup.bridges.cola2_vehicle_bridge:main",
             "cola2_topside_bridge = acomms_bringup.bridges.cola2_topside_bridge:main",

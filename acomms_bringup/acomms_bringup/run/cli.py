@@ -215,16 +215,17 @@ def _regex(text: str) -> str:
     return text
 
 
-def main(argv: list[str] | None = None) -> int:
-    """acomms_run: run a scenario (every node in this process), print and write its summary."""
+def main(argv: list[str] | None = None, load=load_scenario) -> int:
+    """acomms_run: run a scenario (every node in this process), print and write its summary.
+    `load(path)`: the Scenario of the file (acomms_sweep's runs resolve relative paths against
+    the swept scenario's directory)."""
     arguments = parser().parse_args(argv)
     with process_stop_signals("acomms_run") as signals:
-        return _run(arguments, signals.check)
+        return _run(arguments, signals.check, load)
 
 
-def _make_runner(arguments, checkpoint) -> tuple[Runner, RunOutputs]:
-    scenario = with_overrides(load_scenario(arguments.scenario), arguments.duration,
-                              arguments.warp)
+def _make_runner(arguments, checkpoint, load=load_scenario) -> tuple[Runner, RunOutputs]:
+    scenario = with_overrides(load(arguments.scenario), arguments.duration, arguments.warp)
     for warning in scenario.warnings:
         print(f"acomms_run: {arguments.scenario}: warning: {warning}", file=sys.stderr)
     runner = Runner(scenario, stream=sys.stdout, progress=not arguments.quiet,
@@ -243,13 +244,13 @@ def _make_runner(arguments, checkpoint) -> tuple[Runner, RunOutputs]:
     return runner, outputs
 
 
-def _run(arguments, checkpoint) -> int:
+def _run(arguments, checkpoint, load=load_scenario) -> int:
     """main() with stop signals handled: `checkpoint()` raises Interrupted once one came."""
     out = sys.stdout
     runner = outputs = None
     try:
         checkpoint()  # a signal while this program was imported
-        runner, outputs = _make_runner(arguments, checkpoint)
+        runner, outputs = _make_runner(arguments, checkpoint, load)
         _bring_up_and_run(runner, arguments, out)
     except ScenarioError as exc:
         print(f"acomms_run: {exc}", file=sys.stderr)
