@@ -100,3 +100,12 @@ def test_the_node_refuses_a_file_outside_its_working_directory_by_default(tmp_pa
         refused = ros.call(send, SendFile.Request(dest=2, path="/etc/hostname"))
         assert not refused.success and "outside send_directories" in refused.message
         assert node.counts["files_failed"] == 1 and node.counts["files_sent"] == 0
+
+
+def test_a_long_name_in_a_refusal_keeps_its_end():
+    """A long path is shortened in the middle: the file name a user looks for stays visible."""
+    from acomms_bringup.file_transfer.store import shown
+
+    text = shown("/tmp/" + "d" * 200 + "/survey_0042.bin")
+    assert len(text) <= 83 and text.startswith("'/tmp/") and text.endswith("survey_0042.bin'")
+    assert shown("short.bin") == "'short.bin'"

@@ -66,7 +66,7 @@ def test_parsing_a_config_with_a_good_key_file_does_not_read_it(tmp_path, opened
     opened.clear()  # what the test itself wrote
     codec = load_codec_config(config_path).packet_codecs[0].packet_codec
     assert key_file not in opened and config_path in opened
-    codec.bind_sender(1, str(tmp_path / "state"))
+    codec.bind_sender(1, str(tmp_path / "state"), allow_fresh=True)  # a new key
     assert key_file in opened and codec.keyring.send_key_id == 1
 
 

@@ -58,9 +58,13 @@ def checked_name(name: str) -> str:
 
 
 def shown(name: str, limit: int = 80) -> str:
-    """The name for a log line: quoted, every non-ASCII or control character escaped."""
+    """The name for a log line: quoted, every non-ASCII or control character escaped; a long one
+    shortened in the middle (a path's file name, at its end, stays readable)."""
     text = ascii(name)
-    return text if len(text) <= limit else text[:limit] + "...'"
+    if len(text) <= limit:
+        return text
+    head = limit // 3
+    return text[:head] + "..." + text[len(text) - (limit - head):]
 
 
 def sendable_path(path: str, send_directories) -> str:
