@@ -38,7 +38,6 @@ counted by reason in `counters` and skipped; nothing raises out of `feed`.
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import re
 
@@ -178,7 +177,7 @@ _NOTIFICATIONS = ("SENDSTART", "SENDEND", "RECVSTART", "RECVEND", "RECVFAILED", 
 def _typed(types, fields):
     if len(fields) != len(types):
         raise ValueError(f"{len(fields)} fields, expected {len(types)}")
-    return [kind(value) for kind, value in zip(types, fields)]
+    return [kind(value) for kind, value in zip(types, fields, strict=True)]
 
 
 def _ack_flag(text: str) -> bool:
