@@ -137,3 +137,14 @@ def test_usbl_error_statistics_match_the_configured_model():
     assert again.measure(again.generator(4), east, north, up) == fixes[0]
     with pytest.raises(ValueError, match="bearing_error_deg"):
         UsblErrorModel(bearing_error_deg=-1.0)
+
+
+def test_send_without_a_channel_position_fails_cleanly(backend):
+    lost = EvologicsModel(7, backend)   # never placed on the channel
+    out = AtStreamReader("modem")
+    items = []
+    lost.output = lambda data: items.extend(out.feed(data))
+    lost.feed(at.format_sendim(2, b"x"))
+    assert items == [at.Reply("OK"), at.DeliveryReport(False, "im", 2)]
+    assert lost.counters["tx_refused_by_channel"] == 1
+    lost.close()

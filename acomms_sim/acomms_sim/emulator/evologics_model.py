@@ -18,7 +18,8 @@ at the far end of its serial port or TCP socket 9200. Implemented:
   yields `USBLLONG` and `USBLANGLES` with the true relative position (`relative_position`
   callable, e.g. `SimChannelBackend.relative_enu`) plus the model's errors; the head is taken as
   level and north-aligned (X/Y/Z = E/N/U, roll = pitch = yaw = 0)
-- settings: `AT?AL` / `AT!AL<addr>` (re-attaches to the backend under the new address), `AT?AM`,
+- settings: `AT?AL` / `AT!AL<addr>` (re-attaches to the backend under the new address, which
+  needs its own position there), `AT?AM`,
   `AT!L<0-3>` / `AT?L` source level, `AT@ZX<0|1>` extended notifications (`SENDSTART`,
   `SENDEND`, `RECVSTART`, `RECVEND`), `AT?S`, `ATO` (data mode: replies and notifications framed
   `+++AT<cmd>:<len>:...`), `+++ATC` back to command mode
@@ -173,10 +174,16 @@ class EvologicsModel:
             return
         ack = ack and dest != at.BROADCAST_ADDRESS
         self._reply("OK", command)
-        duration = self._transmit(kind, dest, data, ack)
+        pending = {"kind": kind, "dest": dest, "bytes": len(data)}
+        try:
+            duration = self._transmit(kind, dest, data, ack)
+        except ValueError:  # e.g. no position on the simulated channel (counted there)
+            self.counters["tx_refused_by_channel"] += 1
+            self._report(pending, delivered=False)
+            return
         self.counters[f"tx_{kind}"] += 1
         if ack:
-            self._pending = {"kind": kind, "dest": dest, "bytes": len(data)}
+            self._pending = pending
             self._timer = threading.Timer(duration + self.ack_timeout_s, self._ack_timeout,
                                           (self._pending,))
             self._timer.daemon = True
@@ -233,7 +240,7 @@ class EvologicsModel:
                 self._acknowledged(tx)
                 return
             self._recv_notification(reception)
-            if tx.ack and tx.dest == self.src:
+            if tx.ack and tx.dest == self.src and tx.kind in ("im", "burst"):
                 self._transmit("ack", tx.src, b"", False, acknowledged={"kind": tx.kind})
 
     def _recv_notification(self, reception: Reception) -> None:
