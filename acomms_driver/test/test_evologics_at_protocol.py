@@ -111,3 +111,11 @@ def test_random_bytes_never_raise_and_buffer_stays_bounded():
         assert reader.buffered_bytes <= 512 + 64 + 100
     assert sum(v for k, v in reader.counters.items() if k.startswith("refused_")) > 0
     assert reader.feed(b"\nOK\r\n")[-1] == at.Reply("OK")
+
+
+def test_older_firmware_recvim_without_propagation_time():
+    old = b"RECVIM,3,2,1,noack,12500,-45,180,0.1250,a,b\r\n"   # data "a,b" holds a comma
+    new = b"RECVIM,3,2,1,noack,12500,-45,180,1503,0.1250,a,b\r\n"
+    items = AtStreamReader("modem").feed(old + new + b"+++AT:%d:" % (len(old) - 2) + old)
+    assert [(i.propagation_time_us, i.velocity_mps, i.data) for i in items] == [
+        (-1, 0.125, b"a,b"), (1503, 0.125, b"a,b"), (-1, 0.125, b"a,b")]

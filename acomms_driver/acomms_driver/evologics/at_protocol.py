@@ -13,7 +13,7 @@ Replies: `OK`, `ERROR <reason>`, `BUSY <reason>` or a value (e.g. `3` for `AT?AL
 
 Modem -> host notifications (asynchronous, in any order with replies):
 - `RECVIM,<len>,<src>,<dest>,<ack|noack>,<duration us>,<rssi dB>,<integrity>,<propagation time
-  us>,<relative velocity m/s>,<data>`
+  us>,<relative velocity m/s>,<data>` (older firmware: no propagation time; parsed as -1)
 - `RECV,<len>,<src>,<dest>,<bitrate bps>,<rssi dB>,<integrity>,<propagation time us>,<relative
   velocity m/s>,<data>`
 - `DELIVEREDIM,<dest>` / `FAILEDIM,<dest>`: the instant message's acknowledgement (or none);
@@ -49,6 +49,9 @@ ACK, NOACK = "ack", "noack"
 
 # Framed kinds: prefix -> number of comma-separated fields before <data> (the first is <len>).
 MODEM_FRAMED = {"RECVIM,": 9, "RECV,": 8, "RECVIMS,": 9, "RECVPBM,": 8}
+# Older firmware omits <propagation time> before <relative velocity> in these (the velocity is
+# always printed with a decimal point, which tells the two layouts apart).
+WITHOUT_PROPAGATION_TIME = ("RECVIM,", "RECVPBM,")
 HOST_FRAMED = {"AT*SENDIM,": 3, "AT*SEND,": 2, "AT*SENDIMS,": 3, "AT*SENDPBM,": 2}
 _DATA_MODE = re.compile(rb"\+\+\+AT([^:\r\n]{0,32}):(\d{1,5}):")
 _COMMAND = re.compile(r"AT([*?!@&]?[A-Z]*)(.*)", re.S)
@@ -188,6 +191,8 @@ def _ack_flag(text: str) -> bool:
 
 def parse_framed_notification(prefix: str, fields: list[str], data: bytes):
     """RECVIM / RECV (RECVIMS, RECVPBM kept as Notification) from their header fields."""
+    if prefix in WITHOUT_PROPAGATION_TIME and len(fields) == MODEM_FRAMED[prefix] - 1:
+        fields = [*fields[:-1], "-1", fields[-1]]  # older firmware: propagation time unknown
     if prefix == "RECVIM,":
         src, dest = int(fields[1]), int(fields[2])
         return InstantMessage(src, dest, _ack_flag(fields[3]), int(fields[4]), int(fields[5]),

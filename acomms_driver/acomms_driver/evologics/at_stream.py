@@ -107,22 +107,30 @@ class AtStreamReader:
             raise _Refused("missing_terminator")
         return data
 
-    def _framed_frame(self, offset: int, prefix: str, header_fields: int, data_mode: bool):
-        start = offset + len(prefix)
-        commas, position = 0, start
+    def _header(self, start: int, count: int):
+        """(fields, data start) after `count` commas from start; None if incomplete."""
         window = bytes(self._buffer[start:start + _HEADER_LIMIT])
-        while commas < header_fields:
-            position = window.find(b",", position - start) + start
-            if position < start:
+        position = -1
+        for _ in range(count):
+            position = window.find(b",", position + 1)
+            if position < 0:
                 if b"\n" in window or len(window) >= _HEADER_LIMIT:
                     raise _Refused("bad_fields")
                 return None
-            commas += 1
-            position += 1
-        header = window[:position - start - 1]
+        header = window[:position]
         if b"\n" in header or not header.isascii():
             raise _Refused("bad_fields")
-        fields = header.decode().split(",")
+        return header.decode().split(","), start + position + 1
+
+    def _framed_frame(self, offset: int, prefix: str, header_fields: int, data_mode: bool):
+        start = offset + len(prefix)
+        older = prefix in at.WITHOUT_PROPAGATION_TIME
+        found = self._header(start, header_fields - 1 if older else header_fields)
+        if found is not None and older and "." not in found[0][-1]:
+            found = self._header(start, header_fields)  # newer firmware: propagation time too
+        if found is None:
+            return None
+        fields, position = found
         if not fields[0].isdigit():
             raise _Refused("bad_length")
         length = int(fields[0])
@@ -134,7 +142,7 @@ class AtStreamReader:
         try:
             if self.direction == "modem":
                 return at.parse_framed_notification(prefix, fields, data)
-            return at.parse_command(prefix[:-1] + "," + header.decode(), data, data_mode)
+            return at.parse_command(prefix + ",".join(fields), data, data_mode)
         except (ValueError, IndexError):
             raise _Refused("bad_fields", resync=False) from None
 
@@ -181,14 +189,19 @@ class AtStreamReader:
         return self._parse_text(payload, command, True)
 
     def _framed_payload(self, prefix: str, payload: bytes):
-        header_fields = at.MODEM_FRAMED[prefix]
-        parts = payload[len(prefix):].split(b",", header_fields)
-        if len(parts) <= header_fields or not all(p.isascii() for p in parts[:-1]):
-            raise _Refused("bad_fields", resync=False)
-        fields = [p.decode() for p in parts[:-1]]
-        if not fields[0].isdigit() or int(fields[0]) != len(parts[-1]):
+        """A framed notification inside a data-mode frame: its data is the last <len> bytes."""
+        body = payload[len(prefix):]
+        head = body.partition(b",")[0]
+        if not head.isdigit() or int(head) > len(body):
             raise _Refused("bad_length", resync=False)
+        header = body[:len(body) - int(head)]
+        fields = header[:-1].decode("ascii", "replace").split(",")
+        layouts = {at.MODEM_FRAMED[prefix]}
+        if prefix in at.WITHOUT_PROPAGATION_TIME:
+            layouts.add(at.MODEM_FRAMED[prefix] - 1)
+        if not header.endswith(b",") or not header.isascii() or len(fields) not in layouts:
+            raise _Refused("bad_fields", resync=False)
         try:
-            return at.parse_framed_notification(prefix, fields, parts[-1])
+            return at.parse_framed_notification(prefix, fields, body[len(header):])
         except (ValueError, IndexError):
             raise _Refused("bad_fields", resync=False) from None
