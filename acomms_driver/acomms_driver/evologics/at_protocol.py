@@ -51,7 +51,7 @@ ACK, NOACK = "ack", "noack"
 MODEM_FRAMED = {"RECVIM,": 9, "RECV,": 8, "RECVIMS,": 9, "RECVPBM,": 8}
 # Older firmware omits <propagation time> before <relative velocity> in these (the velocity is
 # always printed with a decimal point, which tells the two layouts apart).
-WITHOUT_PROPAGATION_TIME = ("RECVIM,", "RECVPBM,")
+WITHOUT_PROPAGATION_TIME = ("RECVIM,", "RECVIMS,", "RECVPBM,")
 HOST_FRAMED = {"AT*SENDIM,": 3, "AT*SEND,": 2, "AT*SENDIMS,": 3, "AT*SENDPBM,": 2}
 _DATA_MODE = re.compile(rb"\+\+\+AT([^:\r\n]{0,32}):(\d{1,5}):")
 _COMMAND = re.compile(r"AT([*?!@&]?[A-Z]*)(.*)", re.S)
