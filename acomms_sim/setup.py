@@ -57,6 +57,7 @@ setup(
             "platform_location_node = acomms_sim.nodes.platform_location_node:main",
             "sim_clock_node = acomms_sim.nodes.sim_clock_node:main",
             "micromodem_emulator = acomms_sim.emulator.micromodem_emulator:main",
+            "evologics_emulator = acomms_sim.emulator.evologics_emulator:main",
             "acomms_link_budget = acomms_sim.tools.link_budget:main",
             "netsim_manager = acomms_sim.netsim.manager:main",
             "netsim_manager_node = acomms_sim.netsim.manager_node:main",

@@ -214,7 +214,7 @@ def test_packet_type_constants_match_the_message():
 def test_registry_and_micromodem2_profile():
     assert modem_profile("micromodem2") is MICROMODEM2
     assert all(isinstance(p, ModemProfile) for p in MODEM_PROFILES.values())
-    with pytest.raises(ValueError, match="known: micromodem2"):
+    with pytest.raises(ValueError, match="known: evologics_s2c, micromodem2"):
         modem_profile("nope")
     assert check_modem_profile({"modem_profile": "nope"}).startswith("unknown modem_profile")
     assert check_modem_profile({}) is None

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from acomms_core.modems.evologics_s2c import EVOLOGICS_S2C
 from acomms_core.modems.micromodem2 import MICROMODEM2
 from acomms_core.modems.profile import ModemProfile
 from acomms_core.ros.parameter_spec import ParameterSpec
 
 MODEM_PROFILES: dict[str, ModemProfile] = {
     MICROMODEM2.name: MICROMODEM2,
+    EVOLOGICS_S2C.name: EVOLOGICS_S2C,
 }
 DEFAULT_MODEM_PROFILE = MICROMODEM2.name
 

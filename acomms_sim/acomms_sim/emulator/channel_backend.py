@@ -9,6 +9,9 @@ timers at the arrival's end (transmit time + slant range / c + on-air time), and
 lock decision with one at the end of the arrival's detection window: a packet it locks onto is
 announced (`$CARXP`) while it is still arriving. ROS-free.
 
+EvoLogics S2C emulators (`evologics_model`) sit on the same backend: they bring their own
+`profile` (source levels) and band, and `relative_enu` gives their USBL the true geometry.
+
 Source level: each transmission's level is the modem profile's for the sender's
 `pwramp.txlevel` in its band (185/181/179/167 dB at 25 kHz for levels 0-3), unless the backend
 was given a fixed `source_level_db`.
@@ -32,7 +35,7 @@ from acomms_sim.emulator.micromodem_model import (
 from acomms_sim.physics.ambient_noise import AmbientNoise
 from acomms_sim.physics.channel import DETECTION_WINDOW_S, ReceiverChannel, Transmission
 from acomms_sim.physics.fading import FadingModel
-from acomms_sim.physics.geodesy import check_position
+from acomms_sim.physics.geodesy import EnuOrigin, check_position, geodetic_to_enu
 from acomms_sim.physics.packet_performance import PacketPerformance
 from acomms_sim.physics.transmission_loss import Propagation
 
@@ -66,6 +69,15 @@ class SimChannelBackend(AcousticBackend):
         check_position(latitude, longitude, depth_m)
         with self._lock:
             self._positions[src] = (latitude, longitude, depth_m)
+
+    def relative_enu(self, observer: int, remote: int) -> tuple[float, float, float] | None:
+        """(east, north, up) metres of the modem `remote` seen from `observer` (None if either
+        has no position): the true position a USBL on `observer` measures."""
+        with self._lock:
+            here, there = self._positions.get(observer), self._positions.get(remote)
+        if here is None or there is None:
+            return None
+        return geodetic_to_enu(*there, EnuOrigin(here[0], here[1], -here[2]))
 
     def attach(self, modem: MicromodemModel) -> None:
         with self._lock:
@@ -131,9 +143,10 @@ class SimChannelBackend(AcousticBackend):
         """The fixed level if one was given, else the profile's for pwramp.txlevel and band."""
         if self.source_level_db is not None:
             return float(self.source_level_db)
-        level = sender.config.get("pwramp.txlevel", str(PROFILE.default_tx_level))
+        profile = getattr(sender, "profile", PROFILE)  # an EvologicsModel brings its own
+        level = sender.config.get("pwramp.txlevel", str(profile.default_tx_level))
         try:
-            return PROFILE.source_level_db(int(level), float(transmission.carrier_hz))
+            return profile.source_level_db(int(level), float(transmission.carrier_hz))
         except ValueError:
             self.counters["bad_txlevel"] += 1
             raise ValueError(f"SRC {sender.src}: pwramp.txlevel {level!r} is not 0-3") from None

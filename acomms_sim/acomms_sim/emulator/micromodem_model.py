@@ -459,7 +459,10 @@ class MicromodemModel(_SessionSentences, _ReceptionSentences, _TransmitOptions):
         tx = reception.transmission
         with self._lock:
             self.counters[f"rx_{tx.kind}"] += 1
-            handler = getattr(self, "_receive_" + tx.kind)
+            handler = getattr(self, "_receive_" + tx.kind, None)
+            if handler is None:  # another modem family on the channel (e.g. an EvoLogics S2C)
+                self.counters["rx_foreign"] += 1
+                return
             handler(reception)
 
     def _receive_ping(self, reception: Reception) -> None:

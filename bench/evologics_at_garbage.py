@@ -1,0 +1,76 @@
+"""Hostile EvoLogics AT stream: `AtStreamReader("modem")` fed N malformed lines (issue 31).
+
+ROS-free groundwork for the driver's bench: a seeded mix of hostile lines (bad and oversized
+`<len>` fields, data longer than its length, truncated USBLLONG, non-ASCII junk, overlong lines,
+bad data-mode headers, random bytes) interleaved with valid `RECVIM` / `DELIVEREDIM`, fed in
+random-sized chunks. Printed: lines/s (wall clock), the refusals by reason, the largest buffer
+seen, and whether every valid item interleaved was still parsed. Run:
+
+    source env.sh && python bench/evologics_at_garbage.py [--lines 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+
+from acomms_driver.evologics import at_protocol as at
+from acomms_driver.evologics.at_stream import AtStreamReader
+
+VALID = (at.format_notification("RECVIM", [4, 2, 1, "ack", 1000, -40, 150, 800, "0.0"],
+                                b"\n\r\x00!") + at.format_notification("DELIVEREDIM", [2]))
+
+
+def hostile_line(rng: random.Random) -> bytes:
+    kind = rng.randrange(8)
+    if kind == 0:
+        return b"RECVIM,x,2,1,ack,1,1,1,1,0,zz\r\n"
+    if kind == 1:
+        return b"RECVIM,2,2,1,ack,1,1,1,1,0,zzzz\r\n"
+    if kind == 2:
+        return b"USBLLONG,1,2,3\r\n"
+    if kind == 3:
+        return bytes(rng.randrange(128, 256) for _ in range(20)) + b"\r\n"
+    if kind == 4:
+        return b"A" * rng.randrange(2100, 5000) + b"\r\n"
+    if kind == 5:
+        return b"+++AT:zz:OK\r\n"
+    if kind == 6:
+        return b"RECV,99999,2,1,1,1,1,1,0,x\r\n"
+    return bytes(rng.randrange(256) for _ in range(rng.randrange(1, 60))) + b"\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--lines", type=int, default=100000)
+    parser.add_argument("--seed", type=int, default=31)
+    options = parser.parse_args()
+    rng = random.Random(options.seed)
+    reader = AtStreamReader("modem")
+    stream = bytearray()
+    valid_sent = 0
+    for i in range(options.lines):
+        stream += hostile_line(rng)
+        if i % 100 == 0:
+            stream += VALID
+            valid_sent += 2
+    parsed, largest, position = [], 0, 0
+    start = time.perf_counter()
+    while position < len(stream):
+        size = rng.randrange(1, 4096)
+        parsed += reader.feed(bytes(stream[position:position + size]))
+        largest = max(largest, reader.buffered_bytes)
+        position += size
+    elapsed = time.perf_counter() - start
+    good = sum(isinstance(item, (at.InstantMessage, at.DeliveryReport)) for item in parsed)
+    refused = {k: v for k, v in sorted(reader.counters.items()) if k.startswith("refused_")}
+    print(f"hostile lines: {options.lines}, bytes: {len(stream)}, {elapsed:.2f} s, "
+          f"{options.lines / elapsed:,.0f} lines/s")
+    print(f"refused: {refused} (total {sum(refused.values())})")
+    print(f"largest buffer: {largest} bytes; valid items parsed: {good} of {valid_sent} "
+          f"(the rest: replies made of junk lines, {len(parsed) - good})")
+
+
+if __name__ == "__main__":
+    main()
