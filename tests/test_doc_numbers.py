@@ -193,3 +193,17 @@ def test_test_workers_default():
     workers = re.search(r'workers="\$\{ACOMMS_TEST_WORKERS:-(\d+)\}"', script)
     documented = doc_number(r"They run on (\d+) pytest-xdist workers")
     assert workers and int(workers.group(1)) == documented
+
+
+def test_lifecycle_retry_backoff_is_the_documented_one():
+    """bring-up-a-vehicle.md: every unanswered lifecycle call is retried after pauses that start
+    at the first number, double, and stop growing at the second (the manager's RetrySchedule)."""
+    import itertools
+
+    from acomms_bringup.description.bringup_policy import Attempts, RetrySchedule
+
+    first, most = doc_numbers(r"retried with backoff \(([\d.]+) s doubling to ([\d.]+) s\)")
+    pauses = list(itertools.islice(RetrySchedule().pauses(), 8))
+    assert pauses[0] == first and max(pauses) == most
+    assert all(b == min(most, 2 * a) for a, b in itertools.pairwise(pauses))
+    assert Attempts.__init__.__defaults__[0] == RetrySchedule()  # what the manager uses
