@@ -14,24 +14,33 @@ from acomms_bringup.run import cli
 CONFIG = pathlib.Path(__file__).resolve().parents[1] / "config"
 
 
-def interrupt_once_running(out: pathlib.Path, stop: threading.Event) -> None:
-    """SIGINT to this process a wall second after run.mcap appears (the run has started)."""
+def interrupt_once_running(runners: list, stop: threading.Event) -> None:
+    """SIGINT to this process once the run has taken simulated steps (not merely started up:
+    start-up can take seconds on a loaded machine)."""
     deadline = time.monotonic() + 90.0
     while not stop.is_set() and time.monotonic() < deadline:
-        if (out / "run.mcap").exists():
-            time.sleep(1.0)
+        if runners and runners[0].stats.steps >= 5:
             os.kill(os.getpid(), signal.SIGINT)
             return
         time.sleep(0.05)
 
 
-def test_ctrl_c_while_running_writes_what_ran(tmp_path, capsys):
+def test_ctrl_c_while_running_writes_what_ran(tmp_path, capsys, monkeypatch):
     from mcap.reader import make_reader
+
+    from acomms_bringup.run.runner import Runner
 
     out = tmp_path / "out"
     before = signal.getsignal(signal.SIGINT)
     stop = threading.Event()
-    sender = threading.Thread(target=interrupt_once_running, args=(out, stop), daemon=True)
+    runners, run = [], Runner.run
+
+    def run_and_expose(runner, *args, **kwargs):
+        runners.append(runner)
+        return run(runner, *args, **kwargs)
+
+    monkeypatch.setattr(Runner, "run", run_and_expose)
+    sender = threading.Thread(target=interrupt_once_running, args=(runners, stop), daemon=True)
     sender.start()
     try:
         status = cli.main([str(CONFIG / "demo.yaml"), "--warp", "10", "--quiet",

@@ -98,8 +98,9 @@ def test_udp_link_drivers_carry_a_packet(tmp_path):
             received = []
             ros.helper.create_subscription(ReceivedPacket, "/b/packet_rx", received.append, 10)
             # README: a lifecycle node nobody configures says so once, 3 s after start
-            assert drivers[0].wait_for_output("unconfigured: waiting for a lifecycle manager",
-                                              20.0), drivers[0].stop() or drivers[0].output
+            for driver in drivers:   # both (a loaded machine may start one seconds later)
+                assert driver.wait_for_output("unconfigured: waiting for a lifecycle manager",
+                                              20.0), driver.stop() or driver.output
             for ns in ends:
                 configure_and_activate(ros, f"{ns}/udp_link_driver")
             request = QueueTxPacket.Request()
