@@ -12,7 +12,8 @@ channel seeded per run. The ship's packet heard by the AUV gives the SNR its mod
 (CST.snr_in); an adaptive AUV feeds it to `acomms_core.mac.rate_adaptation.RateAdapter` (the MAC's
 own class, with the parameter defaults unless --target-per, --margin-db, --hysteresis-db,
 --smoothing; its rate_fading_model is the channel's --fading, with rate_rician_k_db from --k-factor,
-unless --adapter-fading says otherwise) and sends at the rate it picks for the ship; a fixed AUV always sends at its rate.
+unless --adapter-fading says otherwise) and sends at the rate it picks for the ship; a fixed AUV
+always sends at its rate.
 Goodput = payload bytes (miniframe + dataframe) of the AUV packets the ship received whole, per
 second, per 500 m range bin and over the whole run, averaged over the seeds (the same seeds, hence
 the same channel draws, for every policy). The source level (--source-level, default chosen so that

@@ -49,8 +49,10 @@ def test_vectorised_per_matches_the_scalar_one(rate):
 @pytest.mark.parametrize("rate", [1, 3, 5])
 def test_fading_per_is_monotone_and_above_the_no_fading_per_at_high_snr(model, k, rate):
     faded = [faded_packet_error_rate(1, rate, snr, model, k) for snr in SNRS]
-    assert all(b <= a + 1e-12 for a, b in zip(faded, faded[1:]))  # never worse at a higher SNR
-    high = [(f, packet_error_rate(1, rate, s)) for f, s in zip(faded, SNRS) if s >= 10.0]
+    # never worse at a higher SNR
+    assert all(b <= a + 1e-12 for a, b in zip(faded, faded[1:], strict=False))
+    high = [(f, packet_error_rate(1, rate, s))
+            for f, s in zip(faded, SNRS, strict=True) if s >= 10.0]
     assert all(f >= plain for f, plain in high)
     if model == "rayleigh":  # deep fades: still lost now and then where no fading never fails
         assert faded[SNRS.index(20.0)] > 1e-3 > packet_error_rate(1, rate, 20.0)

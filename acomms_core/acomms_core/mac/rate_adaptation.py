@@ -11,8 +11,9 @@ expected packet error rate (`acomms_core.modems.frame_errors.packet_error_rate`,
 tables the simulator draws frames with) at (EWMA − rate_margin_db) stays below
 rate_target_per. With rate_fading_model rayleigh or rician that PER is averaged over the fading
 gain of the packet around the mean SNR (`faded_packet_error_rate`: one gain per packet, as the
-simulator's block fading draws it), so a rate is not chosen where deep fades would lose it. Hysteresis: a rate above the link's current one must also pass with another
-rate_hysteresis_db of margin, so an SNR wobbling around a threshold does not flip the rate at
+simulator's block fading draws it), so a rate is not chosen where deep fades would lose it.
+Hysteresis: a rate above the link's current one must also pass with another rate_hysteresis_db of
+margin, so an SNR wobbling around a threshold does not flip the rate at
 every report; the current rate is kept while it still passes. Broadcast, a destination never
 heard, and a link whose latest report is older than rate_link_max_age_seconds (node clock) get
 the most robust candidate (lowest bit rate). With `rate_policy: fixed` every packet uses the
