@@ -14,6 +14,7 @@ from acomms_core.modems.frame_errors import (
     packet_error_rate,
     packet_error_rates,
 )
+from acomms_core.modems.modem_rates import rate_info
 
 SNRS = [x / 2 for x in range(-30, 61)]  # -15 .. 30 dB
 
@@ -94,3 +95,11 @@ def test_fading_settings_are_validated():
     assert rate_settings({"rate_fading_model": "rayleigh"}).k_factor == 0.0
     with pytest.raises(ValueError, match="rate_fading_model"):
         rate_settings({"rate_fading_model": "nakagami"})
+
+
+def test_default_target_matches_the_byte_ratio_of_rate_5_to_rate_3():
+    """docs/guide/macs.md: rate 5 carries 4 times rate 3's bytes, so it pays off up to a PER near
+    1 − 1/4: the default target."""
+    ratio = rate_info(5).max_dataframe_bytes / rate_info(3).max_dataframe_bytes
+    assert ratio == 4
+    assert rate_settings({}).target_per == pytest.approx(1.0 - 1.0 / ratio)
