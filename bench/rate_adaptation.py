@@ -11,7 +11,9 @@ Wenz noise in a 5 kHz band at 10 kHz, optional fading, the FER tables' seeded fr
 channel seeded per run. The ship's packet heard by the AUV gives the SNR its modem would report
 (CST.snr_in); an adaptive AUV feeds it to `acomms_core.mac.rate_adaptation.RateAdapter` (the MAC's
 own class, with the parameter defaults unless --target-per, --margin-db, --hysteresis-db,
---smoothing) and sends at the rate it picks for the ship; a fixed AUV always sends at its rate.
+--smoothing; its rate_fading_model is the channel's --fading, with rate_rician_k_db from --k-factor,
+unless --adapter-fading says otherwise) and sends at the rate it picks for the ship; a fixed AUV
+always sends at its rate.
 Goodput = payload bytes (miniframe + dataframe) of the AUV packets the ship received whole, per
 second, per 500 m range bin and over the whole run, averaged over the seeds (the same seeds, hence
 the same channel draws, for every policy). The source level (--source-level, default chosen so that
@@ -26,6 +28,7 @@ best fixed rate for that bin; the verdict is printed (exit status 0 only when bo
 from __future__ import annotations
 
 import argparse
+import math
 import pathlib
 import sys
 import time
@@ -91,7 +94,9 @@ def run(policy: str, seed: int, args, source_level_db: float) -> np.ndarray:
                               "rate_target_per": args.target_per,
                               "rate_margin_db": args.margin_db,
                               "rate_hysteresis_db": args.hysteresis_db,
-                              "rate_snr_smoothing": args.smoothing, "miniframe_rate": 1})
+                              "rate_snr_smoothing": args.smoothing, "miniframe_rate": 1,
+                              "rate_fading_model": args.rate_fading,
+                              "rate_rician_k_db": 10.0 * math.log10(max(args.k_factor, 1e-3))})
     adapter = RateAdapter(settings, broadcast_address=255)
     bins = int(round((END_M - START_M) / BIN_M))
     totals = np.zeros((bins, 2))
@@ -124,6 +129,8 @@ def main(argv=None) -> int:
     parser.add_argument("--slot", type=float, default=10.0, help="TDMA slot, s")
     parser.add_argument("--fading", choices=("none", "rayleigh", "rician"), default="none")
     parser.add_argument("--k-factor", type=float, default=10.0, help="Rician K (linear)")
+    parser.add_argument("--adapter-fading", choices=("same", "none", "rayleigh", "rician"),
+                        default="same", help="the adapter's rate_fading_model (same: --fading)")
     parser.add_argument("--far-snr-db", type=float, default=-5.0,
                         help="mean SNR at 6 km (sets the source level)")
     parser.add_argument("--source-level", type=float, default=None, help="dB re 1 uPa @ 1 m")
@@ -135,6 +142,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default="acomms_demo_out/rate_adaptation.png")
     args = parser.parse_args(argv)
     args.fading_model = FadingModel(args.fading, k_factor=args.k_factor)
+    args.rate_fading = args.fading if args.adapter_fading == "same" else args.adapter_fading
     started = time.perf_counter()
     source_level = args.source_level
     if source_level is None:
@@ -148,7 +156,8 @@ def report(results: dict, args, source_level: float, started: float) -> int:
     edges = np.arange(START_M, END_M, BIN_M)
     goodput = {p: 8.0 * r[:, 0] / r[:, 1] for p, r in results.items()}  # bit/s per bin
     total = {p: 8.0 * r[:, 0].sum() / r[:, 1].sum() for p, r in results.items()}
-    print(f"source level {source_level:.1f} dB, fading {args.fading}, {args.seeds} seeds, AUV "
+    print(f"source level {source_level:.1f} dB, fading {args.fading} (adapter's model "
+          f"{args.rate_fading}), {args.seeds} seeds, AUV "
           f"{args.speed:g} m/s, slot {args.slot:g} s, target PER {args.target_per:g}, margin "
           f"{args.margin_db:g} dB, hysteresis {args.hysteresis_db:g} dB, smoothing "
           f"{args.smoothing:g}")

@@ -9,8 +9,11 @@ levels and noise).
 For a destination with a fresh estimate the rate is the highest-capacity candidate whose
 expected packet error rate (`acomms_core.modems.frame_errors.packet_error_rate`, the same
 tables the simulator draws frames with) at (EWMA − rate_margin_db) stays below
-rate_target_per. Hysteresis: a rate above the link's current one must also pass with another
-rate_hysteresis_db of margin, so an SNR wobbling around a threshold does not flip the rate at
+rate_target_per. With rate_fading_model rayleigh or rician that PER is averaged over the fading
+gain of the packet around the mean SNR (`faded_packet_error_rate`: one gain per packet, as the
+simulator's block fading draws it), so a rate is not chosen where deep fades would lose it.
+Hysteresis: a rate above the link's current one must also pass with another rate_hysteresis_db of
+margin, so an SNR wobbling around a threshold does not flip the rate at
 every report; the current rate is kept while it still passes. Broadcast, a destination never
 heard, and a link whose latest report is older than rate_link_max_age_seconds (node clock) get
 the most robust candidate (lowest bit rate). With `rate_policy: fixed` every packet uses the
@@ -24,7 +27,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from acomms_core.modems.frame_errors import packet_error_rate
+from acomms_core.modems.frame_errors import FADING_MODELS, faded_packet_error_rate
 from acomms_core.modems.modem_rates import RATES, rate_info
 from acomms_core.ros.parameter_spec import ParameterSpec, defaults
 
@@ -39,11 +42,11 @@ RATE_PARAMETERS = (
     ParameterSpec("rate_candidates", "1,3,5",
                   "Dataframe rates the adaptive policy chooses from: comma-separated rate "
                   "numbers"),
-    ParameterSpec("rate_target_per", 0.5,
+    ParameterSpec("rate_target_per", 0.75,
                   "Adaptive: expected packet error rate a rate must stay below; the default "
-                  "favours goodput (a faster rate carries several times the bytes of a slower "
-                  "one), lower it for fewer lost packets", 0.001, 0.9),
-    ParameterSpec("rate_margin_db", 0.5,
+                  "favours goodput (rate 5 carries 4 times the bytes of rate 3, so it pays off "
+                  "up to a PER near 1 - 1/4), lower it for fewer lost packets", 0.001, 0.9),
+    ParameterSpec("rate_margin_db", 1.0,
                   "Adaptive: dB subtracted from the smoothed SNR before the rate is chosen",
                   0.0, 30.0),
     ParameterSpec("rate_hysteresis_db", 1.0,
@@ -52,6 +55,14 @@ RATE_PARAMETERS = (
     ParameterSpec("rate_snr_smoothing", 0.1,
                   "Adaptive: EWMA weight of a new SNR report (1: only the latest report)",
                   0.01, 1.0),
+    ParameterSpec("rate_fading_model", "none",
+                  "Adaptive: fading the expected packet error rate is averaged over around the "
+                  "smoothed SNR, one gain per packet: 'none' (the PER at the mean SNR), "
+                  "'rayleigh' or 'rician' (factor rate_rician_k_db); set it to the channel's "
+                  "fading, else deep fades make a fast rate lose more than expected"),
+    ParameterSpec("rate_rician_k_db", 10.0,
+                  "Adaptive, rate_fading_model rician: Rician K factor (stable over diffuse "
+                  "power), dB", -10.0, 20.0),
     ParameterSpec("rate_link_max_age_seconds", 600.0,
                   "Adaptive: a link not heard for this long (node clock) is stale and gets the "
                   "most robust rate, s", 1.0, 864000.0),
@@ -82,12 +93,19 @@ def parse_candidates(text: Any) -> tuple[int, ...]:
 class RateSettings:
     policy: str = "fixed"
     candidates: tuple[int, ...] = (1, 3, 5)  # slowest (most robust) first
-    target_per: float = 0.5
-    margin_db: float = 0.5
+    target_per: float = 0.75
+    margin_db: float = 1.0
     hysteresis_db: float = 1.0
     smoothing: float = 0.1
     max_age_s: float = 600.0
     miniframe_rate: int = 1
+    fading_model: str = "none"
+    rician_k_db: float = 10.0
+
+    @property
+    def k_factor(self) -> float:
+        """Rician K (linear) of the fading model; 0 for rayleigh and none."""
+        return 10.0 ** (self.rician_k_db / 10.0) if self.fading_model == "rician" else 0.0
 
     @property
     def adaptive(self) -> bool:
@@ -105,6 +123,10 @@ def rate_settings(values: Mapping[str, Any]) -> RateSettings:
     policy = values["rate_policy"]
     if policy not in RATE_POLICIES:
         raise ValueError(f"rate_policy: {policy!r} is not one of {', '.join(RATE_POLICIES)}")
+    fading = values["rate_fading_model"]
+    if fading not in FADING_MODELS:
+        raise ValueError(f"rate_fading_model: {fading!r} is not one of "
+                         f"{', '.join(FADING_MODELS)}")
     try:
         candidates = parse_candidates(values["rate_candidates"])
     except ValueError as exc:
@@ -112,13 +134,16 @@ def rate_settings(values: Mapping[str, Any]) -> RateSettings:
     return RateSettings(policy, candidates, float(values["rate_target_per"]),
                         float(values["rate_margin_db"]), float(values["rate_hysteresis_db"]),
                         float(values["rate_snr_smoothing"]),
-                        float(values["rate_link_max_age_seconds"]), int(values["miniframe_rate"]))
+                        float(values["rate_link_max_age_seconds"]), int(values["miniframe_rate"]),
+                        fading, float(values["rate_rician_k_db"]))
 
 
 def passes(settings: RateSettings, rate: int, snr_db: float, extra_db: float = 0.0) -> bool:
-    """Whether the rate's expected PER at snr − margin − extra stays below the target."""
+    """Whether the rate's expected PER at snr − margin − extra (averaged over the fading model's
+    gains) stays below the target."""
     snr = snr_db - settings.margin_db - extra_db
-    return packet_error_rate(settings.miniframe_rate, rate, snr) < settings.target_per
+    return faded_packet_error_rate(settings.miniframe_rate, rate, snr, settings.fading_model,
+                                   settings.k_factor) < settings.target_per
 
 
 def choose_rate(settings: RateSettings, snr_db: float, current: int | None = None) -> int:

@@ -9,6 +9,7 @@ reported as CST.snr_in).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -108,3 +109,75 @@ def packet_error_rate(miniframe_rate: int, dataframe_rate: int, snr: float,
     if info.fdp:
         ok *= 1.0 - frame_error_rate(miniframe_rate, snr)
     return 1.0 - ok
+
+
+# ----- expected packet error rate under block fading ------------------------------------------
+# The simulator's fading (`acomms_sim.physics.fading.FadingModel`, coherence_time_s 0 by default)
+# draws one power gain g per packet (E[g] = 1, Rician with factor K; K = 0 is Rayleigh), and every
+# frame of that packet is then drawn at SNR_mean + 10·log10(g). So the expected PER under fading is
+# the no-fading PER averaged over the gain: E_g[PER(SNR_mean + 10·log10 g)], the whole packet
+# fading together (not frame by frame). Numerically: a 0.05 dB grid of gains from −50 to +20 dB
+# (for K ≤ 100 the mass outside is below 1e-5), weights from the power pdf, normalised.
+
+FADING_MODELS = ("none", "rayleigh", "rician")
+GAIN_GRID_DB = np.round(np.arange(-50.0, 20.0 + 1e-9, 0.05), 2)
+
+
+def _log_i0(z: np.ndarray) -> np.ndarray:
+    """log I0(z) without overflow (asymptotic form where np.i0 would overflow)."""
+    big = z > 600.0
+    safe = np.where(big, 1.0, z)
+    return np.where(big, z - 0.5 * np.log(2.0 * np.pi * np.where(big, z, 1.0)),
+                    np.log(np.i0(safe)))
+
+
+@functools.lru_cache(maxsize=32)
+def fading_gain_weights(model: str, k_factor: float = 0.0) -> np.ndarray:
+    """Probability of each gain in GAIN_GRID_DB (sums to 1) for a fading model with mean power 1:
+    'none' all on 0 dB, 'rayleigh' exponential power, 'rician' with factor K (linear)."""
+    if model not in FADING_MODELS:
+        raise ValueError(f"unknown fading model {model!r}; choose one of {list(FADING_MODELS)}")
+    if model == "none":
+        return (GAIN_GRID_DB == 0.0).astype(float)
+    k = 0.0 if model == "rayleigh" else float(k_factor)
+    g = 10.0 ** (GAIN_GRID_DB / 10.0)
+    log_pdf = math.log(k + 1.0) - k - (k + 1.0) * g + _log_i0(2.0 * np.sqrt(k * (k + 1.0) * g))
+    weights = np.exp(log_pdf) * g  # density over dB ∝ pdf(g)·g (constant step)
+    return weights / weights.sum()
+
+
+def packet_error_rates(miniframe_rate: int, dataframe_rate: int, snrs: np.ndarray) -> np.ndarray:
+    """`packet_error_rate` (a full dataframe) at each SNR of an array."""
+    info = rate_info(dataframe_rate)
+    snrs = np.asarray(snrs, dtype=float)
+
+    def fer(rate: int) -> np.ndarray:
+        table_snrs, fers = FER_TABLES[int(rate)]
+        return np.where(np.isnan(snrs), 1.0, np.interp(snrs, table_snrs, fers))
+
+    ok = (1.0 - fer(dataframe_rate)) ** info.frames
+    if info.fdp:
+        ok = ok * (1.0 - fer(miniframe_rate))
+    return 1.0 - ok
+
+
+@functools.lru_cache(maxsize=65536)
+def _faded_per(miniframe_rate: int, dataframe_rate: int, decibels: int, model: str,
+               k_factor: float) -> float:
+    snrs = decibels / 10.0 + GAIN_GRID_DB
+    weights = fading_gain_weights(model, k_factor)
+    return float(np.dot(weights, packet_error_rates(miniframe_rate, dataframe_rate, snrs)))
+
+
+def faded_packet_error_rate(miniframe_rate: int, dataframe_rate: int, mean_snr: float,
+                            model: str = "none", k_factor: float = 0.0) -> float:
+    """Expected error rate of a full packet whose SNR fades around `mean_snr` (one gain per
+    packet, the simulator's block fading): the PER averaged over the gain distribution. 'none'
+    is `packet_error_rate` itself; otherwise the mean SNR is rounded to 0.1 dB and the result
+    cached per (rates, SNR, model, K), so a MAC decision costs a dictionary lookup."""
+    if model == "none" or math.isnan(mean_snr):
+        return packet_error_rate(miniframe_rate, dataframe_rate, mean_snr)
+    rate_info(dataframe_rate)
+    k = 0.0 if model == "rayleigh" else float(k_factor)
+    return _faded_per(int(miniframe_rate), int(dataframe_rate),
+                      int(round(max(-300.0, min(300.0, mean_snr)) * 10.0)), model, k)
