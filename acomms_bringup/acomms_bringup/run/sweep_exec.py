@@ -100,9 +100,16 @@ def run_local(jobs: list[dict], workers: int, quiet: bool = False,
     """Every job in a pool of `workers` (each job its own process); results in job order."""
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
-    results: dict[str, dict] = {}
-    with ThreadPoolExecutor(max_workers=workers) as pool, _progress(len(jobs), quiet) as bar:
+    with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = [pool.submit(run_job, job) for job in jobs]
+        return _collect(jobs, futures, as_completed, quiet, on_result)
+
+
+def _collect(jobs: list[dict], futures, as_completed, quiet: bool,
+             on_result: Callable[[dict], None] | None) -> list[dict]:
+    """Results as they finish (progress bar, on_result), returned in job order."""
+    results: dict[str, dict] = {}
+    with _progress(len(jobs), quiet) as bar:
         for future in as_completed(futures):
             result = future.result()
             results[result["name"]] = result
@@ -119,17 +126,9 @@ def run_dask(jobs: list[dict], address, quiet: bool = False,
     from distributed import Client, as_completed
 
     client = address if isinstance(address, Client) else Client(address)
-    results: dict[str, dict] = {}
     try:
         futures = client.map(run_job, jobs, pure=False)
-        with _progress(len(jobs), quiet) as bar:
-            for future in as_completed(futures):
-                result = future.result()
-                results[result["name"]] = result
-                if on_result:
-                    on_result(result)
-                bar.update(1)
+        return _collect(jobs, futures, as_completed, quiet, on_result)
     finally:
         if client is not address:
             client.close()
-    return [results[job["name"]] for job in jobs]
