@@ -64,6 +64,7 @@ class ModemPair:
 
     name = "modem"
     known_gaps: frozenset[str] = frozenset()
+    owtt_tolerance_s = OWTT_TOLERANCE_S  # a ping's one-way time against RANGE_M / c
 
     def __init__(self, ros: RosHarness):
         self.ros = ros
@@ -183,6 +184,9 @@ class UdpPair(ModemPair):
 
     name = "udp_link_driver"
     known_gaps = frozenset({"reception_start"})  # a datagram arrives whole, nothing announces it
+    # its link delay and its ping are wall clock: thread scheduling on a loaded machine adds to
+    # the measured round trip (65 ms seen in CI), where simulated modems measure on sim time
+    owtt_tolerance_s = 0.15
 
     def __init__(self, ros: RosHarness):
         super().__init__(ros)
@@ -300,7 +304,7 @@ def test_ping_modem_is_answered_with_the_travel_time(modems):
                            timeout_s=2 * WAIT_S)
     assert not response.timed_out
     assert response.one_way_travel_time == pytest.approx(RANGE_M / SOUND_SPEED_MPS,
-                                                         abs=OWTT_TOLERANCE_S)
+                                                         abs=modems.owtt_tolerance_s)
 
 
 def test_diagnostics_are_published(modems):
