@@ -69,11 +69,16 @@ def set_parameter(runner, node: str, name: str, value: float):
     return response.results[0]
 
 
-def lean_scenario(tmp_path: pathlib.Path):
+def two_vehicles(**changes) -> dict:
+    """two_vehicles.yaml as data, its codec file named absolutely, with `changes`."""
     data = yaml.safe_load((CONFIG / "two_vehicles.yaml").read_text())
-    data["runtime"] = {"lean": True}
-    data["vehicles"][0]["codec_config"] = str(CONFIG / "demo_codecs.yaml")
-    data["vehicles"][1]["codec_config"] = str(CONFIG / "demo_codecs.yaml")
+    for vehicle in data["vehicles"]:
+        vehicle["codec_config"] = str(CONFIG / "demo_codecs.yaml")
+    return {**data, **changes}
+
+
+def lean_scenario(tmp_path: pathlib.Path):
+    data = two_vehicles(runtime={"lean": True})
     path = tmp_path / "lean.yaml"
     path.write_text(yaml.safe_dump(data))
     return load_scenario(path)
@@ -121,9 +126,7 @@ def test_lean_options_per_node_class():
 
 
 def test_runtime_key_is_checked():
-    base = yaml.safe_load((CONFIG / "two_vehicles.yaml").read_text())
-    base["vehicles"] = [{k: v for k, v in vehicle.items() if k != "codec_config"}
-                        for vehicle in base["vehicles"]]
+    base = two_vehicles()
     assert not parse_scenario(base).lean
     assert parse_scenario({**base, "runtime": {"lean": True}}).lean
     with pytest.raises(ScenarioError, match="runtime.leen"):
