@@ -47,8 +47,11 @@ def measure(n: int) -> dict:
     from sim_scale_scenario import write_scale_scenario
 
     from acomms_bringup.description.scenario import load_scenario
+    from acomms_bringup.run import runner as runner_module
     from acomms_bringup.run.runner import Runner
     from acomms_core.ros.ros_support import lifecycle_state_label
+
+    run_endpoints = getattr(runner_module, "run_endpoints", None)  # not in older commits
 
     with tempfile.TemporaryDirectory() as tmp:
         scenario = load_scenario(write_scale_scenario(n, pathlib.Path(tmp) / f"scale{n}.yaml"))
@@ -61,8 +64,8 @@ def measure(n: int) -> dict:
         inactive = [name for name in managed
                     if lifecycle_state_label(runner.nodes[name]) != "active"]
         phases = getattr(runner, "startup_phases", {})
-        # from the ROS graph (startup.count_endpoints); a --baseline commit may not count them
-        endpoints = runner.endpoints() if hasattr(runner, "endpoints") else {}
+        # from the ROS graph (startup.count_endpoints)
+        endpoints = run_endpoints(runner) if run_endpoints else {}
     finally:
         stopping = time.monotonic()
         problems = runner.stop()

@@ -55,7 +55,7 @@ from acomms_bringup.description.scenario import Scenario, ScenarioError, load_sc
 from acomms_bringup.run import report
 from acomms_bringup.run.live_view import DEFAULT_HOST, DEFAULT_PORT
 from acomms_bringup.run.run_outputs import RUNS_DIR, RunOutputs, default_out_dir
-from acomms_bringup.run.runner import CLOCK_MODES, RunError, Runner, RunStopped
+from acomms_bringup.run.runner import CLOCK_MODES, RunError, Runner, RunStopped, run_endpoints
 from acomms_core.ros.interrupts import Interrupted, process_stop_signals
 from acomms_sim.clock.events_stepper import STEP_EXECUTORS
 from acomms_sim.clock.stepping import DEFAULT_STEP_TIMEOUT_S, parse_warp
@@ -155,7 +155,7 @@ def _bring_up_and_run(runner: Runner, arguments, out) -> None:
     runner.start(arguments.log_level)
     runner.record.startup_wall_s = time.monotonic() - started
     if not arguments.quiet:
-        endpoints = runner.endpoints()
+        endpoints = run_endpoints(runner)
         say(f"acomms_run: all nodes active in {runner.record.startup_wall_s:.1f} s "
             f"({endpoints['total']} DDS endpoints, {endpoints['per_vehicle']} per vehicle"
             f"{', lean' if runner.lean else ''}); running")

@@ -104,6 +104,24 @@ def vehicle_profiles(scenario: Scenario, stack: StackDescription) -> dict[str, M
     return profiles
 
 
+def run_endpoints(runner: Runner) -> dict:
+    """DDS endpoints of every node of a started run (`startup.count_endpoints`): by kind, total,
+    and per vehicle (the total over the vehicles)."""
+    names = [*runner.nodes, runner.recorder.get_fully_qualified_name()]
+    counts = count_endpoints(runner.recorder, names)
+    counts["per_vehicle"] = round(counts["total"] / max(1, len(runner.scenario.vehicles)))
+    return counts
+
+
+def _node_state(runner: Runner, name: str) -> str:
+    """A managed node's state: asked through its get_state service, a lean node's read from
+    the node object (it has no such service)."""
+    if runner.lean:
+        return lifecycle_state_label(runner.nodes[name])
+    response = runner.call(GetState, f"{name}/get_state", GetState.Request())
+    return "no answer" if response is None else response.current_state.label
+
+
 def _logger_name(fully_qualified_name: str) -> str:
     return fully_qualified_name.strip("/").replace("/", ".")
 
@@ -122,11 +140,10 @@ class Runner:
                  step_executor: str | None = None, checkpoint=None, lean: bool | None = None):
         """warp: deterministic throttle, None = as fast as possible, -1 = the scenario's;
         exclude: groups run by participants in other processes (acomms_participant);
-        step_executor: 'events' or 'single' (deterministic clock; default: events if rclpy
-        has the EventsExecutor); checkpoint: called where start-up and the run can stop
-        (between steps, while waiting for a stage); what it raises ends start() or run()
-        (acomms_run: `StopSignals.check`); lean: lean nodes (`compose.lean_options`), None =
-        the scenario's `runtime.lean`."""
+        step_executor: 'events' or 'single' (deterministic clock; default: events if rclpy has
+        the EventsExecutor); checkpoint: called where start-up and the run can stop (between
+        steps, while waiting for a stage); what it raises ends start() or run() (acomms_run:
+        `StopSignals.check`); lean: `compose.lean_options`, None: the scenario's runtime.lean"""
         self.scenario = scenario
         self.lean = scenario.lean if lean is None else lean
         self.stream = stream
@@ -392,26 +409,9 @@ class Runner:
         return response.success, response.message
 
     def node_states(self) -> dict[str, str]:
-        """Every managed node's state, asked through its get_state service (lean nodes have
-        none: read from the node object)."""
-        states = {}
-        for group in self.stack.groups:
-            for description in group.nodes:
-                name = description.fully_qualified_name
-                if self.lean:
-                    states[name] = lifecycle_state_label(self.nodes[name])
-                    continue
-                response = self.call(GetState, f"{name}/get_state", GetState.Request())
-                states[name] = "no answer" if response is None else response.current_state.label
-        return states
-
-    def endpoints(self) -> dict:
-        """DDS endpoints of every node of the run (`startup.count_endpoints`): by kind, total,
-        and per vehicle (the total over the vehicles)."""
-        counts = count_endpoints(self.recorder, [*self.nodes, self.recorder
-                                                 .get_fully_qualified_name()])
-        counts["per_vehicle"] = round(counts["total"] / max(1, len(self.scenario.vehicles)))
-        return counts
+        """Every managed node's state, through its get_state service (lean: the node's own)."""
+        return {d.fully_qualified_name: _node_state(self, d.fully_qualified_name)
+                for group in self.stack.groups for d in group.nodes}
 
     def all_active(self) -> bool:
         return all(state == "active" for state in self.node_states().values())
