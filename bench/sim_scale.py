@@ -8,12 +8,17 @@ reference run's (wall-time fields aside). The reference is the same scenario at 
 (`--reference-warp`, default 20) for N up to `--reference-max-n` (a slow run of 64 vehicles for an
 hour takes a long time); larger N print "-". Writes a PNG of the ratio and the start-up time vs N.
 The runs use this shell's ROS_DOMAIN_ID when it is set (on a shared machine, set your own).
+Each row also gives the DDS endpoints of the run's process per vehicle (what acomms_run counts
+from the ROS graph once every node is active). `--lean` runs every N in both modes, default
+and `acomms_run --lean`, and prints both rows, with whether the lean run's summary.json and
+messages.csv equal the default run's.
 
     source env.sh && python bench/sim_scale.py                       # N = 4 8 16 32 64, 1 h
     python bench/sim_scale.py 4 10 --duration 3600 --reference-max-n 0
     python bench/sim_scale.py 10 --no-mcap --repeat 3           # median of 3 runs
     python bench/sim_scale.py 10 --mcap-exclude '.*(_status|_counters)|/diagnostics'
     python bench/sim_scale.py 10 --no-mcap --status-period 10   # status every 10 simulated s
+    python bench/sim_scale.py 10 16 32 64 --no-mcap --lean --reference-max-n 0  # both modes
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import csv
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import tempfile
@@ -36,6 +42,8 @@ from sim_scale_scenario import write_scale_scenario  # noqa: E402
 from acomms_bringup.run.report import WALL_TIME_KEYS  # noqa: E402
 
 EXTRA_ARGS: list[str] = []  # --no-mcap: the simulation without the run.mcap recording
+# acomms_run's line once every node is active
+ENDPOINTS_LINE = re.compile(r"all nodes active in .*\((\d+) DDS endpoints, (\d+) per vehicle")
 
 
 def domain_id(default: int) -> int:
@@ -44,11 +52,14 @@ def domain_id(default: int) -> int:
     return int(os.environ.get("ROS_DOMAIN_ID") or default)
 
 
-def run_once(scenario: pathlib.Path, out: pathlib.Path, warp: str, domain: int) -> dict:
-    """One acomms_run process; its summary, messages and peak RSS (MB)."""
+def run_once(scenario: pathlib.Path, out: pathlib.Path, warp: str, domain: int,
+             lean: bool = False) -> dict:
+    """One acomms_run process; its summary, messages, peak RSS (MB) and DDS endpoints per
+    vehicle. Not --quiet (that line would not be printed): the progress bar to a pipe is ten
+    lines per run."""
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
-    command = ["acomms_run", str(scenario), "--warp", warp, "--out", str(out), "--quiet",
-               *EXTRA_ARGS]
+    command = ["acomms_run", str(scenario), "--warp", warp, "--out", str(out), *EXTRA_ARGS,
+               *(["--lean"] if lean else [])]
     started = time.monotonic()
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True)
@@ -62,8 +73,9 @@ def run_once(scenario: pathlib.Path, out: pathlib.Path, warp: str, domain: int) 
     summary = json.loads((out / "summary.json").read_text())
     with open(out / "messages.csv", newline="") as stream:
         messages = list(csv.reader(stream))
+    found = ENDPOINTS_LINE.search(output)
     return {"summary": summary, "messages": messages, "rss_mb": usage.ru_maxrss / 1024,
-            "process_wall_s": wall}
+            "process_wall_s": wall, "endpoints_per_vehicle": int(found[2]) if found else None}
 
 
 def comparable(summary: dict) -> dict:
@@ -72,29 +84,33 @@ def comparable(summary: dict) -> dict:
             if k not in (*WALL_TIME_KEYS, "warp", "warp_factor", "warnings")}
 
 
-def measure(n: int, args, tmp: pathlib.Path) -> dict:
+def same_results(one: dict, other: dict) -> bool:
+    return (comparable(one["summary"]) == comparable(other["summary"])
+            and one["messages"] == other["messages"])
+
+
+def measure(n: int, args, tmp: pathlib.Path, lean: bool = False) -> dict:
     scenario = write_scale_scenario(n, tmp / f"scale{n}.yaml", duration_s=args.duration,
                                     status_period_s=args.status_period)
-    runs = [run_once(scenario, tmp / f"max{n}_{k}", "max", domain_id(40 + n % 50))
+    mode = "lean" if lean else "default"
+    runs = [run_once(scenario, tmp / f"max{n}_{mode}_{k}", "max", domain_id(40 + n % 50), lean)
             for k in range(args.repeat)]
     runs.sort(key=lambda run: run["summary"].get("sim_wall_ratio") or 0.0)
     fast = runs[len(runs) // 2]  # the median run by ratio (the machine's load varies)
     summary = fast["summary"]
     ratios = [run["summary"].get("sim_wall_ratio") for run in runs]
-    row = {"n": n, "startup_wall_s": summary.get("startup_wall_s"),
+    row = {"n": n, "mode": mode, "endpoints": fast["endpoints_per_vehicle"],
+           "run": fast, "startup_wall_s": summary.get("startup_wall_s"),
            "run_wall_s": summary.get("run_wall_s"), "ratio": summary.get("sim_wall_ratio"),
            "ratio_range": f"{min(ratios)}-{max(ratios)}" if len(runs) > 1 else "-",
-           "repeats_identical": "yes" if all(
-               comparable(r["summary"]) == comparable(summary)
-               and r["messages"] == fast["messages"] for r in runs) else "NO",
+           "repeats_identical": "yes" if all(same_results(r, fast) for r in runs) else "NO",
            "steps": summary.get("steps"), "delivered": summary.get("messages_delivered"),
            "sent": summary.get("messages_sent"), "rss_mb": round(fast["rss_mb"]),
            "equal_to_reference": "-"}
-    if n <= args.reference_max_n:
+    if n <= args.reference_max_n and not lean:
         slow = run_once(scenario, tmp / f"ref{n}", str(args.reference_warp),
                         domain_id(41 + n % 50))
-        row["equal_to_reference"] = ("yes" if comparable(slow["summary"]) == comparable(summary)
-                                     and slow["messages"] == fast["messages"] else "NO")
+        row["equal_to_reference"] = "yes" if same_results(slow, fast) else "NO"
     return row
 
 
@@ -104,15 +120,21 @@ def plot(rows: list[dict], path: pathlib.Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    ns = [r["n"] for r in rows]
     fig, left = plt.subplots(figsize=(7, 4))
-    left.plot(ns, [r["ratio"] for r in rows], "o-", color="tab:blue")
+    right = left.twinx()
+    for mode, style in (("default", "-"), ("lean", ":")):
+        chosen = [r for r in rows if r["mode"] == mode]
+        if chosen:
+            ns = [r["n"] for r in chosen]
+            left.plot(ns, [r["ratio"] for r in chosen], "o" + style, color="tab:blue",
+                      label=f"sim/wall, {mode}")
+            right.plot(ns, [r["startup_wall_s"] for r in chosen], "s" + style, color="tab:red",
+                       label=f"start-up, {mode}")
+    ns = sorted({r["n"] for r in rows})
     left.set_xlabel("vehicles")
     left.set_ylabel("simulated / wall time", color="tab:blue")
     left.set_xscale("log", base=2)
     left.set_xticks(ns, [str(n) for n in ns])
-    right = left.twinx()
-    right.plot(ns, [r["startup_wall_s"] for r in rows], "s--", color="tab:red")
     right.set_ylabel("start-up, wall s", color="tab:red")
     left.set_title("acomms_run --warp max, TDMA, one nav message per vehicle per cycle")
     fig.tight_layout()
@@ -138,23 +160,31 @@ def main() -> int:
     parser.add_argument("--status-period", type=float, default=None, metavar="S",
                         help="queue/MAC status and modem diagnostics every S simulated s "
                              "(default: the nodes' 1 s)")
+    parser.add_argument("--lean", action="store_true",
+                        help="every N in both modes: default, then acomms_run --lean")
     args = parser.parse_args()
     if args.no_mcap:
         EXTRA_ARGS.append("--no-mcap")
     if args.mcap_exclude:
         EXTRA_ARGS.extend(["--mcap-exclude", args.mcap_exclude])
-    header = ("N", "start-up s", "run s", "sim/wall", "range", "steps", "delivered", "RSS MB",
-              "= reference", "K identical")
+    header = ("N", "mode", "endpts/veh", "startup_s", "run_s", "sim/wall", "range", "steps",
+              "delivered", "rss_MB", "= reference", "K identical", "= default")
     print("  ".join(f"{h:>11}" for h in header), flush=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.n:
-            row = measure(n, args, pathlib.Path(tmp))
-            rows.append(row)
-            values = (n, row["startup_wall_s"], row["run_wall_s"], row["ratio"],
-                      row["ratio_range"], row["steps"], f"{row['delivered']}/{row['sent']}",
-                      row["rss_mb"], row["equal_to_reference"], row["repeats_identical"])
-            print("  ".join(f"{v!s:>11}" for v in values), flush=True)
+            default = None
+            for lean in (False, True) if args.lean else (False,):
+                row = measure(n, args, pathlib.Path(tmp), lean)
+                rows.append(row)
+                same = "-" if default is None else (
+                    "yes" if same_results(row["run"], default["run"]) else "NO")
+                default = default or row
+                values = (n, row["mode"], row["endpoints"], row["startup_wall_s"],
+                          row["run_wall_s"], row["ratio"], row["ratio_range"], row["steps"],
+                          f"{row['delivered']}/{row['sent']}", row["rss_mb"],
+                          row["equal_to_reference"], row["repeats_identical"], same)
+                print("  ".join(f"{v!s:>11}" for v in values), flush=True)
     plot(rows, pathlib.Path(args.png))
     print(f"wrote {args.png}")
     return 0

@@ -40,19 +40,6 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def count_endpoints(nodes) -> dict:
-    """DDS endpoints of the nodes: a publisher or subscription is one, a service or client two
-    (request and reply). Fast DDS pairs each new endpoint with every existing one of the process,
-    so start-up grows with the square of the total."""
-    counts = {"publishers": 0, "subscriptions": 0, "services": 0, "clients": 0}
-    for node in nodes:
-        for kind in counts:
-            counts[kind] += sum(1 for _ in getattr(node, kind))
-    counts["total"] = (counts["publishers"] + counts["subscriptions"]
-                       + 2 * (counts["services"] + counts["clients"]))
-    return counts
-
-
 def measure(n: int) -> dict:
     """In this process: bring up an n-vehicle scenario, time it, bring it down."""
     import io
@@ -60,8 +47,11 @@ def measure(n: int) -> dict:
     from sim_scale_scenario import write_scale_scenario
 
     from acomms_bringup.description.scenario import load_scenario
+    from acomms_bringup.run import runner as runner_module
     from acomms_bringup.run.runner import Runner
     from acomms_core.ros.ros_support import lifecycle_state_label
+
+    run_endpoints = getattr(runner_module, "run_endpoints", None)  # not in older commits
 
     with tempfile.TemporaryDirectory() as tmp:
         scenario = load_scenario(write_scale_scenario(n, pathlib.Path(tmp) / f"scale{n}.yaml"))
@@ -74,7 +64,8 @@ def measure(n: int) -> dict:
         inactive = [name for name in managed
                     if lifecycle_state_label(runner.nodes[name]) != "active"]
         phases = getattr(runner, "startup_phases", {})
-        endpoints = count_endpoints(runner.executor.get_nodes())
+        # from the ROS graph (startup.count_endpoints)
+        endpoints = run_endpoints(runner) if run_endpoints else {}
     finally:
         stopping = time.monotonic()
         problems = runner.stop()

@@ -230,13 +230,17 @@ def parse_scenario(data: Any, file: str = "<scenario>", base_dir: pathlib.Path |
                      for key_path, item in vehicle_items)
     has_micromodem = any(v.modem.kind == "micromodem" for v in vehicles)
     clock = _parse_clock(ctx, top.section("clock"), has_micromodem)
+    runtime = top.section("runtime")
+    lean = False if runtime is None else runtime.take("lean")
+    if runtime is not None:
+        runtime.finish()
     top.finish()
     _check_unique(ctx, vehicles, "src", "SRC")
     _check_unique(ctx, vehicles, "name", "vehicle name")
     _check_unique(ctx, vehicles, "namespace", "namespace")
     warnings = (*ctx.notes, *_slot_overlap_warnings(vehicles))
     return Scenario(name=name, path=path, duration_seconds=duration, seed=seed, clock=clock,
-                    channel=channel, vehicles=vehicles, warnings=warnings)
+                    channel=channel, vehicles=vehicles, warnings=warnings, lean=lean)
 
 
 def _check_unique(ctx: _Context, vehicles: tuple[Vehicle, ...], attribute: str,

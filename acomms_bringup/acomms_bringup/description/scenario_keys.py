@@ -85,6 +85,11 @@ CLOCK_KEYS = (
     _key("start_time", (str, float), "ROS time when the simulated clock starts: ISO 8601 (a "
          "zone or Z; none = UTC) or epoch seconds (sim time only)", DEFAULT_START_TIME),
 )
+RUNTIME_KEYS = (
+    _key("lean", bool, "lean simulated nodes (acomms_run --lean): the nodes the runner drives "
+         "in-process serve no type-description, lifecycle or parameter services (the MACs keep "
+         "their parameter services); same results", False),
+)
 PROFILE_KEYS = (
     _key("depths_m", list, "strictly increasing depths, m"),
     _key("sound_speeds_mps", list, "one sound speed per depth, 1300..1700 m/s"),
@@ -265,4 +270,6 @@ SCENARIO_KEYS = (
     _key("channel", dict, "the simulated channel", None, keys=CHANNEL_KEYS,
          default_text=_ITS_DEFAULTS),
     _key("vehicles", list, "at least one", keys=VEHICLE_KEYS),
+    _key("runtime", dict, "how the embedded runner runs the nodes", None, keys=RUNTIME_KEYS,
+         default_text=_ITS_DEFAULTS),
 )

@@ -227,6 +227,7 @@ class Scenario:
     vehicles: tuple[Vehicle, ...]
     # Suspicious but legal choices (e.g. overlapping TDMA slots); the runner logs them.
     warnings: tuple[str, ...] = ()
+    lean: bool = False  # runtime.lean: lean simulated nodes (acomms_run --lean)
 
     def vehicle(self, name: str) -> Vehicle:
         for vehicle in self.vehicles:

@@ -50,14 +50,29 @@ class _Managed:
     problem: str = ""
 
 
+class _LocalTransitions:
+    """Stands for the change_state service of a lifecycle node made without its services (lean
+    mode, `enable_communication_interface=False`): a member of the node's default callback
+    group, the group rclpy gives the lifecycle services."""
+
+
 def _change_state_service(node):
     """The node's change_state service: the entity (and callback group) a local transition
-    runs as, so it never overlaps the node's other callbacks of that group."""
+    runs as, so it never overlaps the node's other callbacks of that group. A lifecycle node
+    without its services gets a stand-in in the group they would have used."""
     name = f"{node.get_fully_qualified_name()}/change_state"
     for service in node.services:
         if service.srv_name == name:
             return service
-    raise ValueError(f"{node.get_fully_qualified_name()} has no lifecycle service {name}")
+    if not hasattr(node, "trigger_configure"):
+        raise ValueError(f"{node.get_fully_qualified_name()} has no lifecycle service {name}")
+    entity = getattr(node, "_acomms_local_transitions", None)
+    if entity is None:
+        entity = _LocalTransitions()
+        entity.callback_group = node.default_callback_group
+        entity.callback_group.add_entity(entity)
+        node._acomms_local_transitions = entity
+    return entity
 
 
 def _trigger(node, transition_id: int) -> bool:

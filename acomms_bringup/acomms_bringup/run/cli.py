@@ -3,7 +3,7 @@
     acomms_run acomms_bringup/config/demo.yaml [--duration S] [--warp W|max] [--out DIR] [--quiet]
                [--clock deterministic|free] [--executor events|single] [--step-timeout S]
                [--participants NAME,...] [--live [--live-port N] [--live-host H]] [--no-mcap]
-               [--mcap-exclude REGEX]
+               [--mcap-exclude REGEX] [--lean]
 
 Time (`--clock`): `deterministic` (the default) advances simulated time only when every node
 finished the work due now, then jumps to the next pending event: the same scenario and seed give
@@ -14,7 +14,10 @@ processes that join the steps through Tick/Tock (`acomms_participant`); `--step-
 the wall time of one step (a hung participant or node stops the run with one line). The steps run
 on rclpy's C++ EventsExecutor (`--executor events`, the default where rclpy has it; a step costs
 what its callbacks cost) or the SingleThreadedExecutor (`--executor single`, rebuilds a wait set
-over every entity per wait: slower, same results).
+over every entity per wait: slower, same results). `--lean` (or the scenario's `runtime: {lean:
+true}`) makes the nodes without the services only other processes need (type description,
+lifecycle, parameters except the MACs'; `acomms_bringup.run.compose.lean_options`): fewer DDS
+endpoints, a faster start-up, the same results.
 
 Loads the scenario, brings every node up in this process (`acomms_bringup.run.runner.Runner`),
 runs it for its duration in simulated time with a progress bar, shuts it down, prints the summary
@@ -52,7 +55,7 @@ from acomms_bringup.description.scenario import Scenario, ScenarioError, load_sc
 from acomms_bringup.run import report
 from acomms_bringup.run.live_view import DEFAULT_HOST, DEFAULT_PORT
 from acomms_bringup.run.run_outputs import RUNS_DIR, RunOutputs, default_out_dir
-from acomms_bringup.run.runner import CLOCK_MODES, RunError, Runner, RunStopped
+from acomms_bringup.run.runner import CLOCK_MODES, RunError, Runner, RunStopped, run_endpoints
 from acomms_core.ros.interrupts import Interrupted, process_stop_signals
 from acomms_sim.clock.events_stepper import STEP_EXECUTORS
 from acomms_sim.clock.stepping import DEFAULT_STEP_TIMEOUT_S, parse_warp
@@ -98,6 +101,10 @@ def parser() -> argparse.ArgumentParser:
                              "process (acomms_participant)")
     parser.add_argument("--out", default=None, metavar="DIR",
                         help=f"output directory (default: ./{RUNS_DIR}/<scenario>-<timestamp>)")
+    parser.add_argument("--lean", action="store_true", default=None,
+                        help="lean nodes: no type-description, lifecycle or parameter services "
+                             "(MACs keep their parameter services); same results (default: the "
+                             "scenario's runtime.lean)")
     parser.add_argument("--no-mcap", action="store_true",
                         help="do not record run.mcap (every topic of the run)")
     parser.add_argument("--mcap-exclude", default=None, metavar="REGEX", type=_regex,
@@ -147,7 +154,11 @@ def _bring_up_and_run(runner: Runner, arguments, out) -> None:
     started = time.monotonic()
     runner.start(arguments.log_level)
     runner.record.startup_wall_s = time.monotonic() - started
-    say(f"acomms_run: all nodes active in {runner.record.startup_wall_s:.1f} s; running")
+    if not arguments.quiet:
+        endpoints = run_endpoints(runner)
+        say(f"acomms_run: all nodes active in {runner.record.startup_wall_s:.1f} s "
+            f"({endpoints['total']} DDS endpoints, {endpoints['per_vehicle']} per vehicle"
+            f"{', lean' if runner.lean else ''}); running")
     runner.run()
 
 
@@ -235,7 +246,8 @@ def _make_runner(arguments, checkpoint, load=load_scenario) -> tuple[Runner, Run
                     participants=tuple(p for p in arguments.participants.split(",") if p),
                     step_timeout_s=arguments.step_timeout,
                     exclude=tuple(g for g in arguments.exclude.split(",") if g),
-                    step_executor=arguments.executor, checkpoint=checkpoint)
+                    step_executor=arguments.executor, checkpoint=checkpoint,
+                    lean=arguments.lean)
     outputs = RunOutputs(pathlib.Path(arguments.out) if arguments.out
                          else default_out_dir(scenario.name), not arguments.no_mcap,
                          arguments.live_port if arguments.live else None,

@@ -4,6 +4,13 @@
 the description's name, namespace, parameters (as parameter_overrides) and remappings (as
 node-local `--ros-args -r` arguments), so an in-process node is configured exactly like the same
 node started by a launch file.
+
+Lean mode (`acomms_run --lean`, scenario `runtime: {lean: true}`; issue 30): `lean_options`
+gives the construction options that drop the services nobody outside the process needs: the
+type-description service of every node, the parameter services of every node but the MACs
+(tuned at run time with `ros2 param set`), and the lifecycle services (and transition_event
+publisher) of lifecycle nodes, which the group's manager drives in-process
+(`LifecycleManager.use_local_nodes`).
 """
 
 from __future__ import annotations
@@ -42,24 +49,51 @@ def start_sim_clock(node, sim_start_s: float | None) -> None:
     node.get_clock().set_ros_time_override(Time(nanoseconds=round(sim_start_s * 1e9)))
 
 
-def create_node(description: NodeDescription, context, sim_start_s: float | None = None):
+TYPE_DESCRIPTION_PARAMETER = "start_type_description_service"  # rclpy's, read at construction
+
+
+def keeps_parameter_services(node_class) -> bool:
+    """Whether a lean node keeps its parameter services: the MACs (and the MAC switcher) do."""
+    from acomms_core.nodes.mac_node import MacNode
+    from acomms_core.nodes.mac_switcher_node import MacSwitcherNode
+
+    return issubclass(node_class, (MacNode, MacSwitcherNode))
+
+
+def lean_options(node_class) -> dict:
+    """Extra construction keywords of a lean node of node_class (see the module docstring)."""
+    from rclpy.lifecycle import LifecycleNode
+
+    options = {"start_parameter_services": keeps_parameter_services(node_class)}
+    if issubclass(node_class, LifecycleNode):
+        options["enable_communication_interface"] = False
+    return options
+
+
+def create_node(description: NodeDescription, context, sim_start_s: float | None = None,
+                lean: bool = False):
     """The node object for one description, in the given rclpy Context (its sim-time clock at
-    sim_start_s, `start_sim_clock`)."""
+    sim_start_s, `start_sim_clock`); lean: without the services of `lean_options`."""
     try:
         node_class = description.load_class()
     except (ImportError, AttributeError) as exc:
         raise ComposeError(f"{description.fully_qualified_name}: cannot load "
                            f"{description.plugin}: {exc}") from None
+    overrides, options = parameter_overrides(description), {}
+    if lean:
+        overrides.append(Parameter(TYPE_DESCRIPTION_PARAMETER, value=False))
+        options = lean_options(node_class)
     try:
         node = node_class(node_name=description.name, namespace=description.namespace,
-                          context=context, parameter_overrides=parameter_overrides(description),
-                          cli_args=remapping_arguments(description))
+                          context=context, parameter_overrides=overrides,
+                          cli_args=remapping_arguments(description), **options)
     except Exception as exc:  # refused parameters etc.: name the node, keep the reason
         raise ComposeError(f"{description.fully_qualified_name}: {exc}") from None
     start_sim_clock(node, sim_start_s)
     return node
 
 
-def create_group(group: NodeGroup, context, sim_start_s: float | None = None) -> list:
+def create_group(group: NodeGroup, context, sim_start_s: float | None = None,
+                 lean: bool = False) -> list:
     """The group's lifecycle nodes in order, then its lifecycle manager."""
-    return [create_node(node, context, sim_start_s) for node in (*group.nodes, group.manager)]
+    return [create_node(node, context, sim_start_s, lean) for node in (*group.nodes, group.manager)]

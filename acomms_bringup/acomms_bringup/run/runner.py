@@ -51,13 +51,14 @@ from acomms_bringup.run.startup import (
     GroupFailed,
     Startup,
     StartupError,
+    count_endpoints,
     poll_until,
 )
 from acomms_bringup.run.stepped_run import SteppedRun, hand_back_executor
 from acomms_bringup.run.traffic import TrafficError, plan_traffic
 from acomms_core.modems.profile import ModemProfile
 from acomms_core.modems.registry import MODEM_PROFILE_PARAMETER, modem_profile
-from acomms_core.ros.ros_support import now_s
+from acomms_core.ros.ros_support import lifecycle_state_label, now_s
 from acomms_sim.clock.events_stepper import default_step_executor
 from acomms_sim.clock.stepping import (
     DEFAULT_STEP_TIMEOUT_S,
@@ -103,6 +104,24 @@ def vehicle_profiles(scenario: Scenario, stack: StackDescription) -> dict[str, M
     return profiles
 
 
+def run_endpoints(runner: Runner) -> dict:
+    """DDS endpoints of every node of a started run (`startup.count_endpoints`): by kind, total,
+    and per vehicle (the total over the vehicles)."""
+    names = [*runner.nodes, runner.recorder.get_fully_qualified_name()]
+    counts = count_endpoints(runner.recorder, names)
+    counts["per_vehicle"] = round(counts["total"] / max(1, len(runner.scenario.vehicles)))
+    return counts
+
+
+def _node_state(runner: Runner, name: str) -> str:
+    """A managed node's state: asked through its get_state service, a lean node's read from
+    the node object (it has no such service)."""
+    if runner.lean:
+        return lifecycle_state_label(runner.nodes[name])
+    response = runner.call(GetState, f"{name}/get_state", GetState.Request())
+    return "no answer" if response is None else response.current_state.label
+
+
 def _logger_name(fully_qualified_name: str) -> str:
     return fully_qualified_name.strip("/").replace("/", ".")
 
@@ -118,14 +137,15 @@ class Runner:
                  num_threads: int = 4, clock_mode: str = "free",
                  warp: float | None = -1.0, participants: tuple[str, ...] = (),
                  step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S, exclude: tuple[str, ...] = (),
-                 step_executor: str | None = None, checkpoint=None):
+                 step_executor: str | None = None, checkpoint=None, lean: bool | None = None):
         """warp: deterministic throttle, None = as fast as possible, -1 = the scenario's;
         exclude: groups run by participants in other processes (acomms_participant);
-        step_executor: 'events' or 'single' (deterministic clock; default: events if rclpy
-        has the EventsExecutor); checkpoint: called where start-up and the run can stop
-        (between steps, while waiting for a stage); what it raises ends start() or run()
-        (acomms_run: `StopSignals.check`)."""
+        step_executor: 'events' or 'single' (deterministic clock; default: events if rclpy has
+        the EventsExecutor); checkpoint: called where start-up and the run can stop (between
+        steps, while waiting for a stage); what it raises ends start() or run() (acomms_run:
+        `StopSignals.check`); lean: `compose.lean_options`, None: the scenario's runtime.lean"""
         self.scenario = scenario
+        self.lean = scenario.lean if lean is None else lean
         self.stream = stream
         self.clock_mode = clock_mode if scenario.clock.use_sim_time else "wall"
         self.warp = scenario.clock.warp_factor if warp == -1.0 else warp
@@ -225,7 +245,7 @@ class Runner:
     def _start_groups(self) -> None:
         """Every group up, stage by stage (`startup`), waiting through `_spin_until`."""
         startup = Startup(self.context, self.executor, self._spin_until, GROUP_START_TIMEOUT_S,
-                          nodes=self.nodes, managers=self.managers)
+                          lean=self.lean, nodes=self.nodes, managers=self.managers)
         try:
             startup.run(self.stack)
         except GroupFailed as exc:
@@ -389,14 +409,9 @@ class Runner:
         return response.success, response.message
 
     def node_states(self) -> dict[str, str]:
-        """Every managed node's state, asked through its get_state service."""
-        states = {}
-        for group in self.stack.groups:
-            for description in group.nodes:
-                name = description.fully_qualified_name
-                response = self.call(GetState, f"{name}/get_state", GetState.Request())
-                states[name] = "no answer" if response is None else response.current_state.label
-        return states
+        """Every managed node's state, through its get_state service (lean: the node's own)."""
+        return {d.fully_qualified_name: _node_state(self, d.fully_qualified_name)
+                for group in self.stack.groups for d in group.nodes}
 
     def all_active(self) -> bool:
         return all(state == "active" for state in self.node_states().values())

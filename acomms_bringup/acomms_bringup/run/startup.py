@@ -23,7 +23,8 @@ What this module does instead:
   and drives them directly, inside each node's own callback group, with no service discovery
   or round trips; its service clients are then never created. Every node still serves its
   lifecycle and parameter services, and the managers keep their services, for `ros2 lifecycle`,
-  `ros2 param` and `ros2 service call .../status`.
+  `ros2 param` and `ros2 service call .../status`; in lean mode (`lean`, `compose.lean_options`)
+  only the managers' own services and the MACs' parameter services remain.
 - Waiting: start-up never sleeps on its own; it waits through a `spin_until(predicate,
   timeout_s) -> bool` the caller provides, so it works whether the executor is spun by a
   background thread (`poll_until`) or by the caller's thread (`spin_executor_until(executor)`).
@@ -60,6 +61,30 @@ class GroupFailed(StartupError):
         super().__init__(f"group {group.name}: {manager.last_message}")
         self.group = group
         self.manager = manager
+
+
+ENDPOINT_KINDS = ("publishers", "subscriptions", "services", "clients")
+
+
+def count_endpoints(querier, fully_qualified_names) -> dict:
+    """DDS endpoints of the named nodes, as the ROS graph `querier` (a node of the same process)
+    sees them: a publisher or subscription is one, a service or client two (request and reply).
+    The graph lists what rclpy keeps out of `node.publishers`/`services` too (/rosout, the
+    lifecycle transition_event publisher, the type-description service). Fast DDS pairs each
+    new endpoint with every existing one of the process: start-up grows with the square of the
+    total."""
+    by_node = {"publishers": querier.get_publisher_names_and_types_by_node,
+               "subscriptions": querier.get_subscriber_names_and_types_by_node,
+               "services": querier.get_service_names_and_types_by_node,
+               "clients": querier.get_client_names_and_types_by_node}
+    counts = dict.fromkeys(ENDPOINT_KINDS, 0)
+    for name in fully_qualified_names:
+        namespace, _, node_name = name.rpartition("/")
+        for kind in ENDPOINT_KINDS:
+            counts[kind] += len(by_node[kind](node_name, namespace or "/"))
+    counts["total"] = (counts["publishers"] + counts["subscriptions"]
+                       + 2 * (counts["services"] + counts["clients"]))
+    return counts
 
 
 def poll_until(predicate: Callable[[], bool], timeout_s: float,
@@ -101,6 +126,7 @@ class Startup:
     executor: Any
     spin_until: SpinUntil
     group_timeout_s: float
+    lean: bool = False  # compose.lean_options: nodes without the services only others need
     nodes: dict[str, Any] = dataclasses.field(default_factory=dict)
     managers: list[tuple[NodeGroup, Any]] = dataclasses.field(default_factory=list)
     phases: dict[str, float] = dataclasses.field(
@@ -121,7 +147,7 @@ class Startup:
         local = {}
         try:
             for description in (*group.nodes, group.manager):
-                node = create_node(description, self.context, sim_start_s)
+                node = create_node(description, self.context, sim_start_s, self.lean)
                 self.nodes[description.fully_qualified_name] = node
                 local[description.fully_qualified_name] = node
         except ComposeError as exc:
