@@ -206,7 +206,10 @@ class S2CSession:
             self.counters["notifications"] += 1
 
     def probe(self) -> None:
-        self._write(at.format_command("?AL"))
+        try:
+            self.command(at.format_command("?AL"), "?AL")
+        except SessionEnded:
+            pass  # the supervisor sees the failed session itself
 
     def tick(self) -> None:
         flight = self._in_flight
@@ -227,9 +230,10 @@ class S2CSession:
             data = at.format_send(packet.dest, packet.data)
         try:
             reply = self.command(data, "*SENDIM" if packet.kind == "im" else "*SEND")
-        except SessionEnded:
-            self.queue_packet(packet, at_head=True)
-            raise
+        except SessionEnded:  # the link went: the packet waits for the next connection
+            with self._lock:
+                self._queue.appendleft(packet)
+            return
         if reply is not None and reply.kind == "ok":
             self.counters["packets_sent"] += 1
             waits_for_report = packet.ack or packet.kind == "burst" and packet.dest != 255
@@ -240,7 +244,8 @@ class S2CSession:
             self._call("on_sent", packet)
         elif reply is not None and reply.kind == "busy":
             self.counters["busy_replies"] += 1
-            self.queue_packet(packet, at_head=True)
+            with self._lock:
+                self._queue.appendleft(packet)
         else:
             self.counters["send_refusals"] += 1
             self.notifier.log("warn", f"modem refused a {packet.kind} to {packet.dest}: "
