@@ -4,7 +4,7 @@ A thin lifecycle adapter over `acomms_driver.evologics.s2c_session.S2CSession` (
 with backoff, `AT?AL` / `AT!AL` at connection, one packet in flight, hostile lines counted).
 Serves `queue_tx_packet` (dataframe bytes only: up to 64 bytes go as an instant message with an
 acknowledgement requested for a unicast dest, up to 1024 as burst data; refusals logged as
-`queue_tx_packet refused: <reason>`); publishes `packet_rx` (ReceivedPacket; its CST holds what
+`queue_tx_packet refused: <reason>`); publishes `packet_rx` (ReceivedPacket) and `cst` (its CST: what
 the modem reports: rssi in `snr_rss`, relative velocity in `dop`, the S2C band; the S2C reports no
 SNR, so `snr_in`/`snr_out` are NaN), `transmit` (TransmittedPacket, when the modem accepted the
 packet), `ack` (ModemAck from `DELIVEREDIM`/`FAILEDIM`/`DELIVERED`/`FAILED`), `usbl_fix`
@@ -170,7 +170,8 @@ class EvologicsDriverNode(ManagedNode):
     def on_configure(self, state) -> TransitionCallbackReturn:
         resources = self.configured
         self._pubs = {name: resources.publisher(msg_type, name, 10) for name, msg_type in (
-            ("packet_rx", ReceivedPacket), ("transmit", TransmittedPacket), ("ack", ModemAck),
+            ("packet_rx", ReceivedPacket), ("cst", CST), ("transmit", TransmittedPacket),
+            ("ack", ModemAck),
             ("usbl_fix", UsblFix), ("usbl_position", PointStamped), ("raw/to_modem", String),
             ("raw/from_modem", String), ("/diagnostics", DiagnosticArray))}
         resources.service(QueueTxPacket, "queue_tx_packet", self._handle_queue_tx_packet,
@@ -205,7 +206,9 @@ class EvologicsDriverNode(ManagedNode):
         self._publish(f"raw/{direction}", String(data=escaped(data)))
 
     def _on_packet(self, item) -> None:
-        self._publish("packet_rx", received_msg(item, self._stamp()))
+        msg = received_msg(item, self._stamp())
+        self._publish("cst", msg.cst)
+        self._publish("packet_rx", msg)
 
     def _on_sent(self, packet: OutgoingPacket) -> None:
         stamp = self._stamp()
