@@ -4,11 +4,11 @@ A thin lifecycle adapter over `acomms_driver.evologics.s2c_session.S2CSession` (
 with backoff, `AT?AL` / `AT!AL` at connection, one packet in flight, hostile lines counted).
 Serves `queue_tx_packet` (dataframe bytes only: up to 64 bytes go as an instant message with an
 acknowledgement requested for a unicast dest, up to 1024 as burst data; refusals logged as
-`queue_tx_packet refused: <reason>`); publishes `packet_rx` (ReceivedPacket) and `cst` (its
-CST: what the modem reports: rssi in `snr_rss`, relative velocity in `dop`, the S2C band; the S2C reports no
-SNR, so `snr_in`/`snr_out` are NaN), `transmit` (TransmittedPacket, when the modem accepted the
-packet), `ack` (ModemAck from `DELIVEREDIM`/`FAILEDIM`/`DELIVERED`/`FAILED`), `usbl_fix`
-(UsblFix) and `usbl_position` (geometry_msgs/PointStamped, local ENU, from `USBLLONG`),
+`queue_tx_packet refused: <reason>`); publishes `packet_rx` (ReceivedPacket) and `cst` (its CST:
+what the modem reports: rssi in `snr_rss`, relative velocity in `dop`, the S2C band; the S2C
+reports no SNR, so `snr_in`/`snr_out` are NaN), `transmit` (TransmittedPacket, when the modem
+accepted the packet), `ack` (ModemAck from `DELIVEREDIM`/`FAILEDIM`/`DELIVERED`/`FAILED`),
+`usbl_fix` (UsblFix) and `usbl_position` (geometry_msgs/PointStamped, local ENU, from `USBLLONG`),
 `raw/to_modem` and `raw/from_modem` (std_msgs/String, non-printable bytes as `\\xNN`) and
 `/diagnostics` (link state and every counter, the reader's refusals by reason included).
 Link parameters are read at activate.
