@@ -24,6 +24,7 @@ setup(
     entry_points={
         "console_scripts": [
             "acomms_driver_node = acomms_driver.nodes.acomms_driver_node:main",
+            "evologics_driver_node = acomms_driver.nodes.evologics_driver_node:main",
             "modem_sensor_data_node = acomms_driver.nodes.modem_sensor_data_node:main",
             "udp_link_driver = acomms_driver.udp.udp_link_driver:main",
             "udp_streamer = acomms_driver.udp.stream_nodes:streamer_main",

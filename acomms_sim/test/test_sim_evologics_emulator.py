@@ -52,3 +52,17 @@ def test_bad_modem_argument_is_one_clear_line(capsys):
     assert emulator.main(["--modem", "1:0,0"]) == 2
     assert capsys.readouterr().err.strip() == (
         "evologics_emulator: --modem '1:0,0': expected ADDRESS:NORTH,EAST,DEPTH[:usbl]")
+
+
+def test_link_dir_links_each_pty(tmp_path):
+    backend, served = emulator.start_modems([emulator.parse_modem("4:0,0,5")],
+                                            link_dir=str(tmp_path / "s2c"))
+    try:
+        (_, server), = served
+        assert os.path.realpath(tmp_path / "s2c" / "modem4") == server.path
+    finally:
+        for model, server in served:
+            server.close()
+            model.close()
+        backend.close()
+    assert not os.path.lexists(tmp_path / "s2c" / "modem4")

@@ -36,6 +36,12 @@ class AtStreamReader:
         self._framed = at.MODEM_FRAMED if direction == "modem" else at.HOST_FRAMED
         self._buffer = bytearray()
         self._discarding = False
+        self.last_error = ""
+
+    def reset(self) -> None:
+        """Forget a partial frame (a new connection); the counters stay."""
+        self._buffer.clear()
+        self._discarding = False
 
     @property
     def buffered_bytes(self) -> int:
@@ -56,6 +62,7 @@ class AtStreamReader:
                 result = self._next_frame()
             except _Refused as refused:
                 self.counters["refused_" + refused.reason] += 1
+                self.last_error = refused.reason
                 self._discarding = refused.resync
                 continue
             if result is None:

@@ -51,12 +51,14 @@ class Session(Protocol):
 
 
 class LinkSupervisor:
-    def __init__(self, settings: ClientSettings, session: Session, notifier: Notifier):
+    def __init__(self, settings: ClientSettings, session: Session, notifier: Notifier,
+                 reader=None):
         self.settings = settings
         self.session = session
         self.notifier = notifier
         self.counters = notifier.counters
-        self.reader = nmea.NmeaReader()
+        # any framer with feed(bytes) -> items, reset() and last_error (NMEA by default)
+        self.reader = reader if reader is not None else nmea.NmeaReader()
         self.last_reason = "not started"
         self._link: ModemLink | None = None
         self._connected = False
@@ -116,12 +118,16 @@ class LinkSupervisor:
 
     def write_line(self, line: str) -> bool:
         """Write one sentence to the modem; False (counted) when there is no open link."""
+        return self.write_bytes(line.encode("ascii", errors="replace"))
+
+    def write_bytes(self, data: bytes) -> bool:
+        """Write bytes to the modem as they are; False (counted) when there is no open link."""
         link = self._link
         if link is None or not link.is_open:
             self.counters["sentences_dropped_disconnected"] += 1
             return False
         try:
-            link.write(line.encode("ascii", errors="replace"))
+            link.write(data)
         except LinkError as exc:
             self.counters["sentences_dropped_disconnected"] += 1
             self._fail_session(str(exc))
@@ -291,4 +297,5 @@ class LinkSupervisor:
                 self.session.handle_sentence(sentence)
             except Exception as exc:  # noqa: BLE001 - the reader thread must never die
                 self.counters["sentence_handler_errors"] += 1
-                self.reader.last_error = f"{sentence.type}: {exc!r}"[:200]
+                kind = getattr(sentence, "type", type(sentence).__name__)
+                self.reader.last_error = f"{kind}: {exc!r}"[:200]

@@ -2,6 +2,8 @@
 
     evologics_emulator --modem 1:0,0,2:usbl --modem 2:600,300,50
         # modem 1 (a USBL) at 0 m north, 0 m east, 2 m depth; modem 2 at 600 m N, 300 m E, 50 m
+    evologics_emulator --modem 1:0,0,2:usbl --modem 2:600,300,50 --link-dir /tmp/s2c
+        # the same, and /tmp/s2c/modem1, /tmp/s2c/modem2 link to the ptys
 
 Each modem is served on its own pseudo-terminal (the printed path; a driver opens it as a serial
 port) and speaks the S2C AT protocol (`acomms_sim.emulator.evologics_model`); they hear each other
@@ -14,6 +16,7 @@ binary payloads survive. ROS-free. TCP ports are not served yet (tcp_serving is 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from acomms_sim.emulator.channel_backend import SimChannelBackend
@@ -32,8 +35,8 @@ ORIGIN = (41.5, -70.6)  # where the north/east offsets start (any open-water poi
 class RawPtyServer(PtyServer):
     """A pty for a byte-stream model: host bytes go to `model.feed` unsplit."""
 
-    def __init__(self, model: EvologicsModel):
-        super().__init__(model)
+    def __init__(self, model: EvologicsModel, link: str | None = None):
+        super().__init__(model, link)
         model.output = self.write_bytes
 
     def _feed(self, data: bytes) -> None:
@@ -57,9 +60,12 @@ def parse_modem(text: str) -> dict:
 
 
 def start_modems(specs: list[dict], usbl_seed: int = 0,
-                 backend: SimChannelBackend | None = None):
-    """(backend, [(model, server)]) with every modem placed and served; ValueError if bad."""
+                 backend: SimChannelBackend | None = None, link_dir: str | None = None):
+    """(backend, [(model, server)]) with every modem placed and served; ValueError if bad.
+    `link_dir`: also a stable symlink `<link_dir>/modem<ADDRESS>` to each pty."""
     backend = backend or channel_backend_from_spec(None)
+    if link_dir:
+        os.makedirs(link_dir, exist_ok=True)
     served = []
     for spec in specs:
         latitude, longitude = offset_position(*ORIGIN, spec["north"], spec["east"])
@@ -67,7 +73,8 @@ def start_modems(specs: list[dict], usbl_seed: int = 0,
         model = EvologicsModel(spec["address"], backend,
                                usbl=UsblErrorModel(seed=usbl_seed) if spec["usbl"] else None,
                                relative_position=backend.relative_enu)
-        server = RawPtyServer(model)
+        link = os.path.join(link_dir, f"modem{spec['address']}") if link_dir else None
+        server = RawPtyServer(model, link)
         server.start()
         served.append((model, server))
     return backend, served
@@ -79,16 +86,19 @@ def main(args=None) -> int:
     parser.add_argument("--modem", action="append", default=[], required=True,
                         metavar="ADDRESS:NORTH,EAST,DEPTH[:usbl]", help="one emulated modem")
     parser.add_argument("--usbl-seed", type=int, default=0, help="seed of the USBL errors")
+    parser.add_argument("--link-dir", metavar="DIR", help="also link DIR/modem<ADDRESS> to each "
+                        "modem's pty (a stable path for a driver's modem_serial_port)")
     options = parser.parse_args(args)
     try:
         specs = [parse_modem(text) for text in options.modem]
-        backend, served = start_modems(specs, options.usbl_seed)
-    except ValueError as exc:
+        backend, served = start_modems(specs, options.usbl_seed, link_dir=options.link_dir)
+    except (ValueError, OSError) as exc:
         print(f"evologics_emulator: {exc}", file=sys.stderr)
         return 2
     for model, server in served:
         print(f"evologics_emulator: address {model.src}"
-              f"{' (usbl)' if model.usbl else ''}: {server.path}", flush=True)
+              f"{' (usbl)' if model.usbl else ''}: {server.path}"
+              f"{f' (link {server.link})' if server.link else ''}", flush=True)
     try:
         _wait_for_signal()
     finally:

@@ -1,0 +1,56 @@
+"""Journey: docs/guide/drivers.md "EvoLogics S2C driver and emulator".
+
+The block's four commands as a user types them (the emulator's --link-dir in this test's own
+directory): two emulated S2C modems on ptys, one evologics_driver_node each, the
+lifecycle_manager activating both. Then, as the page says, a packet queued on
+/ship/queue_tx_packet for dest 2 arrives on /auv/packet_rx, the ship publishes an ack and a
+usbl_fix of modem 2.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from journey_ros_tools import doc_block
+from journey_support import Background, documented
+
+from acomms_core.ros.testing import RosHarness
+from acomms_interfaces.msg import ModemAck, Packet, ReceivedPacket, UsblFix
+from acomms_interfaces.srv import QueueTxPacket
+
+MARKER = "evologics_emulator --modem 1:0,0,2:usbl --modem 2:400,300,30 --link-dir /tmp/s2c &"
+WAIT_S = 30.0
+
+
+def _commands(block: str) -> list[str]:
+    return [line.split("#", 1)[0].strip().rstrip("&").strip() for line in block.splitlines()
+            if line.strip() and not line.startswith("source ")]
+
+
+def test_emulator_two_drivers_and_a_packet(tmp_path):
+    commands = _commands(doc_block(MARKER))
+    assert commands[0] == documented(MARKER).rstrip(" &") and len(commands) == 4
+    commands = [c.replace("/tmp/s2c", str(tmp_path / "s2c")) for c in commands]
+    with contextlib.ExitStack() as stack:
+        emulator = stack.enter_context(Background(commands[0], log_path=tmp_path / "emu.log"))
+        assert emulator.wait_for_output("(link", 20.0), "the emulator printed no links"
+        for index, command in enumerate(commands[1:]):
+            stack.enter_context(Background(command, log_path=tmp_path / f"node{index}.log"))
+        ros = stack.enter_context(RosHarness())
+        got = {"rx": [], "ack": [], "usbl": []}
+        ros.helper.create_subscription(ReceivedPacket, "/auv/packet_rx", got["rx"].append, 10)
+        ros.helper.create_subscription(ModemAck, "/ship/ack", got["ack"].append, 10)
+        ros.helper.create_subscription(UsblFix, "/ship/usbl_fix", got["usbl"].append, 10)
+        client = ros.helper.create_client(QueueTxPacket, "/ship/queue_tx_packet")
+        request = QueueTxPacket.Request(packet=Packet(dest=2, dataframe_bytes=b"journey"))
+
+        def accepted() -> bool:  # refused until the lifecycle_manager has activated the driver
+            try:
+                return ros.call(client, request, timeout=3.0).success
+            except TimeoutError:
+                return False
+
+        assert ros.spin_until(accepted, WAIT_S), "the ship's driver never took the packet"
+        assert ros.spin_until(lambda: got["rx"] and got["ack"] and got["usbl"], WAIT_S), got
+    assert bytes(got["rx"][0].packet.dataframe_bytes) == b"journey"
+    assert got["ack"][0].ack and got["usbl"][0].remote_address == 2
