@@ -66,8 +66,9 @@ def test_fix_without_position_is_refused():
 
 def test_stale_inputs_are_refused_with_a_reason():
     stamps = {"usbl fix": 100.0, "ship fix": 99.0, "heading": 98.0}
-    assert stale_reason(100.5, stamps, 2.0) is None
-    assert stale_reason(100.5, stamps, 2.0 - 0.6) == "heading is 2.5 s old (max 1.4 s)"
+    assert stale_reason(100.5, stamps, 2.5) is None
+    assert stale_reason(100.5, stamps, 2.0) == "heading is 2.5 s old (max 2 s)"
+    assert stale_reason(100.5, stamps, 1.4) == "ship fix is 1.5 s old (max 1.4 s)"
     assert stale_reason(100.0, {**stamps, "ship fix": None}, 5.0) == "no ship fix yet"
 
 
