@@ -8,7 +8,8 @@ the 95th-percentile and the RMS horizontal error beside the RMS the error model 
 (range error along the horizontal, r*bearing across, r*elevation*sin(elevation) along), and the
 model's reported 3-D one-sigma accuracy; writes a PNG. Run:
 
-    source env.sh && python bench/usbl_accuracy.py [--fixes 100] [--out acomms_demo_out/usbl_accuracy.png]
+    source env.sh && python bench/usbl_accuracy.py [--fixes 100] [--seed 1]
+        [--out acomms_demo_out/usbl_accuracy.png]
 """
 
 from __future__ import annotations

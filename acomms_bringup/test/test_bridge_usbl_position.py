@@ -5,7 +5,13 @@ import math
 import pytest
 
 from acomms_bringup.bridges.usbl_position import (
-    UsblMounting, UsblRefused, auv_position, body_to_enu, heading_from_quaternion, stale_reason)
+    UsblMounting,
+    UsblRefused,
+    auv_position,
+    body_to_enu,
+    heading_from_quaternion,
+    stale_reason,
+)
 from acomms_sim.physics.geodesy import EnuOrigin, geodetic_to_enu, horizontal_distance_m
 
 SHIP = (41.9857, 3.0291)
