@@ -6,13 +6,16 @@ Two lifecycle nodes, mirror images of each other:
   depth, heading from the navigator; the safety supervisor's status code; `custom_input` bytes
   appended) and sends it; on an incoming 'U' struct publishes the USBL fix (`usbl_fix`,
   sensor_msgs/NavSatFix, altitude = -depth, the accuracy squared as diagonal covariance, so a
-  navigator can fuse it), the command (`usbl_command`, std_msgs/Int32), optionally calls the
-  std_srvs/Trigger service configured for that command code (`command_services`), and puts the
-  extra bytes on `custom_output`.
+  navigator can fuse it; `usbl_fix_position` carries the same for a 'U' that has a position,
+  i.e. not a command sent before any fix), the command (`usbl_command`, std_msgs/Int32),
+  optionally calls the std_srvs/Trigger service configured for that command code
+  (`command_services`), and puts the extra bytes on `custom_output`.
 - `cola2_topside_bridge` (on the ship): builds the 'U' struct from the USBL fix of the AUV
   (`usbl_topic`, NavSatFix; accuracy = sqrt of the larger horizontal variance, or
-  `default_accuracy_m` without covariance) and the latest command (`command_topic`, carried by
-  the next `command_repeats` structs, then `idle_command`); on an incoming 'S' publishes
+  `default_accuracy_m` without covariance), or from the USBL modem's own fix of the AUV
+  (`usbl_fix_topic`, UsblFix) combined with the ship's GPS and heading (`usbl_position`), and
+  the latest command (`command_topic`, carried by the next `command_repeats` structs, then
+  `idle_command`); on an incoming 'S' publishes
   `vehicle_fix` (NavSatFix), `vehicle_heading` (std_msgs/Float64, degrees),
   `vehicle_status_code` (Int32) and `custom_output`.
 

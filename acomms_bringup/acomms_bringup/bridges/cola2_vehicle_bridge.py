@@ -85,6 +85,7 @@ class Cola2VehicleBridge(Cola2Bridge):
     def configure_side(self, values: dict) -> None:
         self.origin = EnuOrigin(values["enu_origin_latitude"], values["enu_origin_longitude"])
         self._fix_pub = self.configured.publisher(NavSatFix, "usbl_fix")
+        self._position_pub = self.configured.publisher(NavSatFix, "usbl_fix_position")
         self._command_pub = self.configured.publisher(Int32, "usbl_command")
         self.command_clients = {code: self.configured.client(Trigger, name) for code, name in
                          parse_command_services(values["command_services"]).items()}
@@ -124,7 +125,10 @@ class Cola2VehicleBridge(Cola2Bridge):
                            self.status_code)
 
     def handle_incoming(self, item: Cola2Struct) -> None:
-        self._fix_pub.publish(fix_message(item, self.get_clock().now().to_msg(), item.value))
+        fix = fix_message(item, self.get_clock().now().to_msg(), item.value)
+        self._fix_pub.publish(fix)
+        if all(math.isfinite(v) for v in (item.latitude_deg, item.longitude_deg, item.depth_m)):
+            self._position_pub.publish(fix)   # for the navigator: only a 'U' with a position
         self._command_pub.publish(Int32(data=int(item.code)))
         client = self.command_clients.get(int(item.code))
         if client is None:
