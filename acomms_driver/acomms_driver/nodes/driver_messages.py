@@ -81,6 +81,19 @@ def received_packet_msg(received: ReceivedModemPacket, stamp: Time) -> ReceivedP
     return msg
 
 
+IMMEDIATE_QUEUES = (0, QUEUE_IMMEDIATE)  # what a driver without modem-side queues accepts
+
+
+def immediate_queue_refusal(transport, active: bool, request) -> str | None:
+    """Why a driver that sends at once (UDP link, S2C) refuses this queue_tx_packet request before
+    looking at the packet: not active, or a modem-side queue it does not have; None: go on."""
+    if transport is None or not active:
+        return "driver is not active"
+    if request.queue not in IMMEDIATE_QUEUES:
+        return f"queue {request.queue} is not supported; use QUEUE_IMMEDIATE"
+    return None
+
+
 def answer_queue_request(response, position: int, reason: str | None, logger, counters: dict):
     """QueueTxPacket.Response for a queued packet (reason None) or a refusal, which is counted
     in counters["bad_requests"] and logged as `queue_tx_packet refused: <reason>` (the wording

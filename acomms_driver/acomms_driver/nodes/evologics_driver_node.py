@@ -79,7 +79,6 @@ PARAMETERS = [
     ParameterSpec("usbl_frame_id", "usbl", "frame_id of usbl_fix and usbl_position"),
     ParameterSpec("diagnostics_period_s", 1.0, "period of /diagnostics, s", 0.05, 3600.0),
 ]
-IMMEDIATE_QUEUES = (0, QueueTxPacket.Request.QUEUE_IMMEDIATE)
 
 
 def check_parameters(values: dict) -> str | None:
@@ -242,10 +241,9 @@ class EvologicsDriverNode(ManagedNode):
     # ------------------------------------------------------------------ services
     def _queue(self, request) -> tuple[int, str | None]:
         session = self.session
-        if session is None or not is_active(self):
-            return -1, "driver is not active"
-        if request.queue not in IMMEDIATE_QUEUES:
-            return -1, f"queue {request.queue} is not supported; use QUEUE_IMMEDIATE"
+        refusal = messages.immediate_queue_refusal(session, is_active(self), request)
+        if refusal is not None:
+            return -1, refusal
         if request.packet.miniframe_bytes:
             return -1, "S2C packets carry no miniframe bytes (put the payload in dataframe_bytes)"
         dest = request.packet.dest if request.packet.dest >= 0 else at.BROADCAST_ADDRESS

@@ -72,7 +72,6 @@ PARAMETERS = [
                   -50.0, 100.0),
     ParameterSpec("diagnostics_period_s", 1.0, "period of /diagnostics, s", 0.05, 3600.0),
 ]
-IMMEDIATE_QUEUES = (0, QueueTxPacket.Request.QUEUE_IMMEDIATE)
 
 
 def check_parameters(values: dict) -> str | None:
@@ -175,10 +174,9 @@ class UdpLinkDriver(ManagedNode):
     # ------------------------------------------------------------------ services
     def _queue(self, request) -> tuple[int, str | None]:
         link = self.link
-        if link is None or not is_active(self):
-            return -1, "driver is not active"
-        if request.queue not in IMMEDIATE_QUEUES:
-            return -1, f"queue {request.queue} is not supported; use QUEUE_IMMEDIATE"
+        refusal = messages.immediate_queue_refusal(link, is_active(self), request)
+        if refusal is not None:
+            return -1, refusal
         packet = messages.modem_packet(request.packet, self.rules.profile.broadcast_address)
         reason = self.rules.check(packet)
         if reason is not None:
