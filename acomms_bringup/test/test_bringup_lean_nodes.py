@@ -8,9 +8,7 @@
 - `lean_options` and the scenario key.
 """
 
-import csv
 import io
-import json
 import pathlib
 import re
 import time
@@ -21,10 +19,11 @@ from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
 from rclpy.lifecycle import LifecycleNode
+from test_bringup_deterministic_clock import outputs  # summary + messages.csv, wall times out
 
 from acomms_bringup.description.scenario import ScenarioError, load_scenario, parse_scenario
 from acomms_bringup.nodes.lifecycle_manager import LifecycleManager
-from acomms_bringup.run import cli, report
+from acomms_bringup.run import cli
 from acomms_bringup.run.compose import lean_options
 from acomms_bringup.run.runner import Runner
 from acomms_core.nodes.message_queue_node import MessageQueueNode
@@ -32,14 +31,6 @@ from acomms_core.nodes.tdma_node import TdmaNode
 
 CONFIG = pathlib.Path(__file__).resolve().parents[1] / "config"
 ENDPOINTS = re.compile(r"all nodes active in .*\((\d+) DDS endpoints, (\d+) per vehicle(, lean)?\)")
-
-
-def outputs(out: pathlib.Path) -> tuple[dict, list]:
-    summary = json.loads((out / "summary.json").read_text())
-    for key in (*report.WALL_TIME_KEYS, "warp"):
-        summary.pop(key)
-    with (out / "messages.csv").open() as handle:
-        return summary, list(csv.DictReader(handle))
 
 
 def test_lean_run_gives_the_same_outputs_with_fewer_endpoints(tmp_path, capsys):
