@@ -32,15 +32,6 @@ BEARINGS_DEG = tuple(range(0, 360, 45))
 DEPTHS_M = (20.0, 100.0, 300.0)
 
 
-def expected_rms_m(model: UsblErrorModel, horizontal_m: float, up_m: float) -> float:
-    """Horizontal RMS error the model implies (first order)."""
-    slant = math.hypot(horizontal_m, up_m)
-    elevation = math.atan2(up_m, horizontal_m)
-    s_range, s_bearing, s_elevation = model.sigmas(slant)
-    along = math.hypot(s_range * math.cos(elevation), slant * s_elevation * math.sin(elevation))
-    return math.hypot(along, slant * s_bearing * math.cos(elevation))
-
-
 def errors_at(model: UsblErrorModel, rng, horizontal_m: float, fixes: int):
     """(horizontal errors m, expected RMS values, reported accuracies) at one range."""
     origin = EnuOrigin(*SHIP)
@@ -53,7 +44,7 @@ def errors_at(model: UsblErrorModel, rng, horizontal_m: float, fixes: int):
             north = horizontal_m * math.cos(math.radians(bearing))
             truth = enu_to_geodetic(east, north, -depth, origin)
             rel = (east - arm_east, north - arm_north, -(depth - MOUNTING.down_m))
-            expected.append(expected_rms_m(model, math.hypot(rel[0], rel[1]), rel[2]))
+            expected.append(model.horizontal_rms_m(math.hypot(rel[0], rel[1]), rel[2]))
             for _ in range(fixes):
                 fix = model.measure(rng, *rel)
                 pos = auv_position((fix.east_m, fix.north_m, fix.up_m), "enu", *SHIP,

@@ -47,7 +47,7 @@ class Bench:
             parameter_overrides=common + [Parameter("remote_address", value=1),
                                           Parameter("command_repeats", value=1000)]))
         self.got = {}
-        for topic, cls in (("/auv/usbl_fix", NavSatFix), ("/auv/usbl_command", Int32),
+        for topic, cls in (("/auv/usbl_update", NavSatFix), ("/auv/usbl_command", Int32),
                            ("/auv/custom_output", UInt8MultiArray),
                            ("/ship/vehicle_fix", NavSatFix), ("/ship/vehicle_heading", Float64),
                            ("/ship/vehicle_status_code", Int32),
@@ -127,8 +127,8 @@ def test_byte_exact_both_directions_are_the_hand_built_struct():
         assert dest == 1 and payload == golden
         bench.pub["/auv/packet_rx"].publish(ReceivedPacket(packet=Packet(
             src=3, dest=1, dataframe_bytes=list(payload))))
-        bench.wait("/auv/usbl_fix", "/auv/usbl_command")
-        fix = bench.got["/auv/usbl_fix"]
+        bench.wait("/auv/usbl_update", "/auv/usbl_command")
+        fix = bench.got["/auv/usbl_update"]
         assert (fix.latitude, fix.longitude, fix.altitude) == (41.9856, 3.0292, -11.75)
         assert list(fix.position_covariance)[::4] == [4.0, 4.0, 4.0]   # accuracy 2 m
         assert bench.got["/auv/usbl_command"].data == 4
@@ -168,7 +168,7 @@ def test_compact_both_directions_through_the_codec_config():
         bench.publish_topside_inputs()
         _relay(bench, "/ship/to_acomms/cola2_usbl", "/auv/from_acomms/cola2_usbl", 41,
                Cola2UsblFix, lambda m: m.command == 4 and m.accuracy_m > 0)
-        bench.wait("/auv/usbl_fix", "/auv/usbl_command")
-        assert bench.got["/auv/usbl_fix"].position_covariance[0] == pytest.approx(4.0, abs=0.03)
+        bench.wait("/auv/usbl_update", "/auv/usbl_command")
+        assert bench.got["/auv/usbl_update"].position_covariance[0] == pytest.approx(4.0, abs=0.03)
         assert bench.got["/auv/usbl_command"].data == 4
         assert bench.vehicle.counts["compact_received"] == 1

@@ -122,7 +122,7 @@ def test_vehicle_publishes_the_u_position_for_the_navigator():
                                              parameter_overrides=[
                                                  Parameter("wire_mode", value="compact")]))
         fixes, positions = [], []
-        h.create_subscription(NavSatFix, "/auv/usbl_fix", fixes.append, 10)
+        h.create_subscription(NavSatFix, "/auv/usbl_update", fixes.append, 10)
         h.create_subscription(NavSatFix, "/auv/usbl_fix_position", positions.append, 10)
         pub = h.create_publisher(Cola2UsblFix, "/auv/from_acomms/cola2_usbl", 10)
         ros.configure_and_activate(vehicle)

@@ -3,7 +3,7 @@
 ship's 'U' USBL fix reaches the AUV, as the summary's bridge counters show. Byte-exact mode, the
 README's shell block: the bridge stands in for the message queue, serves the MAC's
 `get_next_packet_data` with the 37-byte 'S' struct and turns a received 'U' packet into
-`usbl_fix`."""
+`usbl_update`."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def test_byte_exact_block_serves_the_struct_and_reads_packets(tmp_path):
             RosHarness() as ros:
         fix_pub = ros.helper.create_publisher(NavSatFix, "/auv/navigation/fix", 10)
         fixes = []
-        ros.helper.create_subscription(NavSatFix, "/auv/usbl_fix", fixes.append, 10)
+        ros.helper.create_subscription(NavSatFix, "/auv/usbl_update", fixes.append, 10)
         rx_pub = ros.helper.create_publisher(ReceivedPacket, "/auv/packet_rx", 10)
         packets = ros.helper.create_client(GetNextPacketData, "/auv/get_next_packet_data")
         deadline = time.monotonic() + 60.0

@@ -4,7 +4,7 @@ Two lifecycle nodes, mirror images of each other:
 
 - `cola2_vehicle_bridge` (on the AUV): every `period_s` builds the 'S' struct (time, position,
   depth, heading from the navigator; the safety supervisor's status code; `custom_input` bytes
-  appended) and sends it; on an incoming 'U' struct publishes the USBL fix (`usbl_fix`,
+  appended) and sends it; on an incoming 'U' struct publishes the USBL fix (`usbl_update`,
   sensor_msgs/NavSatFix, altitude = -depth, the accuracy squared as diagonal covariance, so a
   navigator can fuse it; `usbl_fix_position` carries the same for a 'U' that has a position,
   i.e. not a command sent before any fix), the command (`usbl_command`, std_msgs/Int32),

@@ -1,4 +1,9 @@
-"""cola2_vehicle_bridge: the AUV end of the cola2 bridge (see `cola2_bridge`)."""
+"""cola2_vehicle_bridge: the AUV end of the cola2 bridge (see `cola2_bridge`).
+
+A received 'U' is published on `usbl_update` (NavSatFix, stamped with the fix's time), not on
+`usbl_fix`: that name is the USBL modem driver's (evologics_driver_node, acomms_interfaces/UsblFix,
+which cola2_topside_bridge reads by default), and a driver and this bridge share the AUV's
+namespace. cola2_comms itself publishes the update on navigator/usbl, so no cola2 name is lost."""
 
 from __future__ import annotations
 
@@ -12,10 +17,16 @@ from std_srvs.srv import Trigger
 
 from acomms_bringup.bridges.cola2_bridge import Cola2Bridge, fix_message
 from acomms_bringup.bridges.cola2_struct import SENDER_USBL, SENDER_VEHICLE, Cola2Struct
-from acomms_core.ros.ros_support import ParameterSpec, run_node, stamp_seconds
+from acomms_core.ros.ros_support import (
+    ParameterSpec,
+    run_node,
+    seconds_to_time_msg,
+    stamp_seconds,
+)
 from acomms_sim.physics.geodesy import EnuOrigin, enu_to_geodetic
 
 NAVIGATION_TYPES = ("navsatfix", "odometry")
+USBL_UPDATE_TOPIC = "usbl_update"  # every received 'U' (NavSatFix); see the module docstring
 VEHICLE_PARAMETERS = (
     ParameterSpec("navigation_type", "navsatfix", "navsatfix (NavSatFix, depth = -altitude, "
                   "heading from heading_topic) | odometry (local ENU about the origin, heading "
@@ -84,7 +95,7 @@ class Cola2VehicleBridge(Cola2Bridge):
 
     def configure_side(self, values: dict) -> None:
         self.origin = EnuOrigin(values["enu_origin_latitude"], values["enu_origin_longitude"])
-        self._fix_pub = self.configured.publisher(NavSatFix, "usbl_fix")
+        self._fix_pub = self.configured.publisher(NavSatFix, USBL_UPDATE_TOPIC)
         self._position_pub = self.configured.publisher(NavSatFix, "usbl_fix_position")
         self._command_pub = self.configured.publisher(Int32, "usbl_command")
         self.command_clients = {code: self.configured.client(Trigger, name) for code, name in
@@ -125,7 +136,10 @@ class Cola2VehicleBridge(Cola2Bridge):
                            self.status_code)
 
     def handle_incoming(self, item: Cola2Struct) -> None:
-        fix = fix_message(item, self.get_clock().now().to_msg(), item.value)
+        # stamped with the fix's time, as cola2_comms stamps its navigator's USBL update
+        stamp = (seconds_to_time_msg(item.time_s) if math.isfinite(item.time_s) and item.time_s > 0
+                 else self.get_clock().now().to_msg())
+        fix = fix_message(item, stamp, item.value)
         self._fix_pub.publish(fix)
         if all(math.isfinite(v) for v in (item.latitude_deg, item.longitude_deg, item.depth_m)):
             self._position_pub.publish(fix)   # for the navigator: only a 'U' with a position

@@ -135,7 +135,11 @@ from acomms_bringup.description.scenario_clock import (
     format_start_time,
     parse_start_time,
 )
-from acomms_bringup.description.scenario_keys import DEFAULT_START_TIME, SCENARIO_KEYS
+from acomms_bringup.description.scenario_keys import (
+    DEFAULT_START_TIME,
+    REAL_TIME_MODEM_KINDS,
+    SCENARIO_KEYS,
+)
 from acomms_bringup.description.scenario_mac import _slot_overlap_warnings
 from acomms_bringup.description.scenario_parsing import (
     _NAME_TOKEN,
@@ -228,8 +232,10 @@ def parse_scenario(data: Any, file: str = "<scenario>", base_dir: pathlib.Path |
         raise ctx.error("vehicles", "needs at least one vehicle")
     vehicles = tuple(_parse_vehicle(ctx, key_path, item, base_dir, package_share)
                      for key_path, item in vehicle_items)
-    has_micromodem = any(v.modem.kind == "micromodem" for v in vehicles)
-    clock = _parse_clock(ctx, top.section("clock"), has_micromodem)
+    real_time_kind = next((v.modem.kind for v in vehicles
+                           if v.modem.kind in REAL_TIME_MODEM_KINDS), None)
+    clock = _parse_clock(ctx, top.section("clock"), real_time_kind)
+    _check_emulated_channel(ctx, channel, vehicles)
     runtime = top.section("runtime")
     lean = False if runtime is None else runtime.take("lean")
     if runtime is not None:
@@ -252,3 +258,13 @@ def _check_unique(ctx: _Context, vehicles: tuple[Vehicle, ...], attribute: str,
             raise ctx.error(f"vehicles[{index}].{attribute}",
                             f"duplicate {label} {value} (also vehicles[{seen[value]}])")
         seen[value] = index
+
+
+def _check_emulated_channel(ctx: _Context, channel, vehicles: tuple[Vehicle, ...]) -> None:
+    """The EvoLogics emulator's channel (acomms_bringup.run.emulated_modems) is built from the
+    scenario's channel keys; Bellhop (a worker per modem node) it does not run."""
+    emulated = [v.name for v in vehicles if v.modem.connection.get("connection") == "emulated"]
+    if emulated and channel.transmission_loss_model != "spreading":
+        raise ctx.error("channel.transmission_loss.model",
+                        f"the EvoLogics emulator (vehicle {emulated[0]}, connection: emulated) "
+                        "runs the spreading model only, not bellhop")

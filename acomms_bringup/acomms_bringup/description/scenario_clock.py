@@ -47,12 +47,15 @@ def format_start_time(seconds: float) -> str:
         "+00:00", "Z")
 
 
-def _parse_clock(ctx: _Context, section: _Section | None, has_micromodem: bool) -> Clock:
+def _parse_clock(ctx: _Context, section: _Section | None, real_time_kind: str | None) -> Clock:
+    """`real_time_kind`: the kind of a vehicle's modem that runs in real time (a real modem, or
+    the EvoLogics emulator, which runs on the wall clock), None when every modem is simulated."""
+    real_time = real_time_kind is not None
     default_start = parse_start_time(DEFAULT_START_TIME)
     if section is None:
-        return Clock(use_sim_time=not has_micromodem, warp_factor=1.0,
-                     start_time_s=0.0 if has_micromodem else default_start)
-    use_sim_time = section.take("use_sim_time", not has_micromodem)
+        return Clock(use_sim_time=not real_time, warp_factor=1.0,
+                     start_time_s=0.0 if real_time else default_start)
+    use_sim_time = section.take("use_sim_time", not real_time)
     warp = section.take("warp_factor")
     start_time = section.raw("start_time")
     section.finish()
@@ -63,9 +66,11 @@ def _parse_clock(ctx: _Context, section: _Section | None, has_micromodem: bool) 
         start_s = default_start if start_time is None else parse_start_time(start_time)
     except ValueError as exc:
         raise ctx.error(section.key_path("start_time"), str(exc)) from None
-    if has_micromodem and use_sim_time:
+    if real_time and use_sim_time:
+        what = ("an evologics modem (real, or the emulator on the wall clock)"
+                if real_time_kind == "evologics" else f"a {real_time_kind}")
         raise ctx.error(section.key_path("use_sim_time"),
-                        "a micromodem runs in real time: use_sim_time must be false")
+                        f"{what} runs in real time: use_sim_time must be false")
     if not use_sim_time and warp != 1.0:
         raise ctx.error(section.key_path("warp_factor"),
                         f"warp {warp} needs use_sim_time: true (wall-clock time cannot be warped)")

@@ -14,16 +14,21 @@ import dataclasses
 from typing import Any
 
 from acomms_core.mac.registry import MAC_KINDS
+from acomms_sim.emulator.usbl_errors import UsblErrorModel
 from acomms_sim.modem.location_topic import LOCATION_TOPIC_TYPES
 from acomms_sim.physics.fading import MODELS as FADING_MODELS
 from acomms_sim.physics.transmission_loss import SpreadingModel
 
-MODEM_KINDS = ("sim", "micromodem")
+MODEM_KINDS = ("sim", "micromodem", "evologics")
+# Modem kinds that run in real time (a real modem, or the EvoLogics emulator on the wall clock).
+REAL_TIME_MODEM_KINDS = ("micromodem", "evologics")
 NOISE_MODELS = ("fixed", "wenz")
 TRANSMISSION_LOSS_MODELS = ("spreading", "bellhop")
 SPREADING_KINDS = ("spherical", "practical", "cylindrical")
 ABSORPTION_MODELS = ("thorp", "francois_garrison")
 MICROMODEM_CONNECTIONS = ("serial", "udp", "tcp")
+EVOLOGICS_CONNECTIONS = ("serial", "tcp", "emulated")
+MODEM_CONNECTIONS = ("serial", "udp", "tcp", "emulated")
 TRAFFIC_ARRIVALS = ("periodic", "poisson")
 DEFAULT_START_TIME = "2025-01-01T00:00:00Z"
 # Nodes of one vehicle that take per-node parameter overrides (executable names).
@@ -79,7 +84,7 @@ POSITION_KEYS = (
 )
 CLOCK_KEYS = (
     _key("use_sim_time", bool, "simulated time (sim modems) or wall-clock time", None,
-         default_text="true unless a vehicle has a micromodem"),
+         default_text="true unless a vehicle has a micromodem or evologics modem"),
     _key("warp_factor", float, "simulated seconds per wall second (needs use_sim_time)", 1.0,
          minimum=0.0, exclusive_minimum=True, maximum=10000.0),
     _key("start_time", (str, float), "ROS time when the simulated clock starts: ISO 8601 (a "
@@ -157,21 +162,39 @@ CHANNEL_KEYS = (
     _key("multipath", dict, "multipath", None, keys=MULTIPATH_KEYS,
          default_text=_ITS_DEFAULTS),
 )
+_USBL = UsblErrorModel()  # the emulator's defaults: one source of truth
+USBL_KEYS = (
+    _key("range_error_fraction", float, "slant range error sigma as a fraction of the range",
+         _USBL.range_error_fraction, minimum=0.0, maximum=1.0),
+    _key("range_error_floor_m", float, "smallest range error sigma, m", _USBL.range_error_floor_m,
+         minimum=0.0, maximum=1000.0),
+    _key("bearing_error_deg", float, "bearing error sigma, degrees", _USBL.bearing_error_deg,
+         minimum=0.0, maximum=180.0),
+    _key("elevation_error_deg", float, "elevation error sigma, degrees",
+         _USBL.elevation_error_deg, minimum=0.0, maximum=90.0),
+    _key("seed", int, "seed of the errors (mixed with the modem's SRC)", _USBL.seed, minimum=0,
+         maximum=2**31 - 1),
+)
 MODEM_KEYS = (
-    _key("kind", str, "simulated modem or a real Micromodem", choices=MODEM_KINDS),
+    _key("kind", str, "simulated modem, a WHOI Micromodem or an EvoLogics S2C (real, or "
+         "emulated with connection: emulated)", choices=MODEM_KINDS),
     _key("source_level_db", float, "overrides the channel's", None, minimum=100.0,
          maximum=240.0),
     _key("tx_level", int, "overrides the channel's", None, minimum=0, maximum=3),
-    _key("connection", str, "micromodem: how the driver reaches it", "serial",
-         choices=MICROMODEM_CONNECTIONS),
-    _key("serial_port", str, "micromodem, serial: device"),
-    _key("baud_rate", int, "micromodem, serial", 19200, minimum=300, maximum=921600),
-    _key("remote_host", str, "micromodem, udp/tcp: host"),
-    _key("remote_port", int, "micromodem, udp/tcp: port", minimum=1, maximum=65535),
+    _key("connection", str, "how the driver reaches it: micromodem serial, udp or tcp; "
+         "evologics serial, tcp or emulated (acomms_run starts an EvoLogics emulator on a pty "
+         "for it, on the scenario's channel)", "serial", choices=MODEM_CONNECTIONS),
+    _key("serial_port", str, "micromodem/evologics, serial: device"),
+    _key("baud_rate", int, "micromodem/evologics, serial", 19200, minimum=300, maximum=921600),
+    _key("remote_host", str, "micromodem udp/tcp, evologics tcp: host"),
+    _key("remote_port", int, "micromodem udp/tcp, evologics tcp (S2C: 9200): port", minimum=1,
+         maximum=65535),
     _key("local_port", int, "micromodem, udp: local port (0: any)", 0, minimum=0,
          maximum=65535),
     _key("modem_config", dict, "micromodem: NMEA configuration values {name: value}", None),
     _key("set_modem_time", bool, "micromodem: set the modem's clock at start", False),
+    _key("usbl", dict, "evologics, emulated: a USBL modem with this error model "
+         "(acomms_sim.emulator.usbl_errors)", None, keys=USBL_KEYS),
 )
 WAYPOINT_KEYS = (
     _key("time_seconds", float, "simulated seconds after the start; strictly increasing",

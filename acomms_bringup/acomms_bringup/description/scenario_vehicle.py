@@ -10,7 +10,13 @@ import pathlib
 from typing import Any
 
 from acomms_bringup.description.scenario_events import EVENT_KEYS, parse_events
-from acomms_bringup.description.scenario_keys import VEHICLE_NODE_NAMES, WAYPOINT_KEYS
+from acomms_bringup.description.scenario_keys import (
+    EVOLOGICS_CONNECTIONS,
+    MICROMODEM_CONNECTIONS,
+    USBL_KEYS,
+    VEHICLE_NODE_NAMES,
+    WAYPOINT_KEYS,
+)
 from acomms_bringup.description.scenario_mac import _parse_mac, _parse_mac_switcher, _renames_into
 from acomms_bringup.description.scenario_parsing import (
     _NAME_TOKEN,
@@ -44,13 +50,15 @@ from acomms_core.mac.registry import MAC_KINDS
 from acomms_core.relay.relay_policy import RELAY_PARAMETERS, routes_problem
 from acomms_core.ros.parameter_spec import check_values, spec_table
 from acomms_core.ros_acomms_names import did_you_mean
+from acomms_sim.emulator.evologics_model import MAX_ADDRESS
 from acomms_sim.modem.location_topic import (
     LOCATION_TOPIC_SPECS,
     LOCATION_TOPIC_TYPES,
     check_location_topic,
 )
 
-MODEM_EXECUTABLES = {"sim": "modem_sim_node", "micromodem": "acomms_driver_node"}
+MODEM_EXECUTABLES = {"sim": "modem_sim_node", "micromodem": "acomms_driver_node",
+                     "evologics": "evologics_driver_node"}
 # Where each vehicle node's ParameterSpec table lives ("module:ATTRIBUTE", by executable; the MAC
 # nodes' tables are MAC_KINDS[kind].parameters). Imported only when a scenario overrides that
 # node's parameters (the node modules import rclpy). Every node also has rclpy's own parameters.
@@ -58,6 +66,7 @@ NODE_PARAMETER_TABLES = {
     "trajectory_node": "acomms_bringup.nodes.trajectory_node:PARAMETERS",
     "modem_sim_node": "acomms_sim.nodes.modem_sim_node:SPECS",
     "acomms_driver_node": "acomms_driver.nodes.driver_parameters:PARAMETERS",
+    "evologics_driver_node": "acomms_driver.nodes.evologics_driver_node:PARAMETERS",
     "message_queue_node": "acomms_core.nodes.message_queue_node:DECLARED_PARAMETERS",
     "packet_dispatch_node": "acomms_core.nodes.packet_dispatch_node:DECLARED_PARAMETERS",
     "file_transfer_node": "acomms_bringup.file_transfer.file_transfer_node:PARAMETERS",
@@ -89,6 +98,9 @@ def _parse_vehicle(ctx: _Context, path: str, data: Any, base_dir: pathlib.Path,
                         f"{namespace!r} must be an absolute ROS namespace like /{name}")
     src = section.take("src")
     modem = _parse_modem(ctx, section.section("modem", required=True))
+    if modem.kind == "evologics" and not 1 <= src <= MAX_ADDRESS:
+        raise ctx.error(section.key_path("src"),
+                        f"{src}: an EvoLogics modem address is 1..{MAX_ADDRESS}")
     position, trajectory, position_source = _parse_motion(ctx, section, modem)
     mac = _parse_mac(ctx, section.section("mac", required=True))
     mac_switcher = _parse_mac_switcher(ctx, section.section("mac_switcher"), mac)
@@ -335,25 +347,53 @@ def _parse_modem(ctx: _Context, section: _Section) -> ModemConfig:
     tx_level = section.take("tx_level")
     connection: dict[str, Any] = {}
     if kind == "micromodem":
-        conn = section.take("connection")
-        connection["connection"] = conn
-        if conn == "serial":
-            connection["serial_port"] = section.take("serial_port")
-            connection["baud_rate"] = section.take("baud_rate")
-        else:
-            connection["remote_host"] = section.take("remote_host")
-            connection["remote_port"] = section.take("remote_port")
-            if conn == "udp":
-                connection["local_port"] = section.take("local_port")
-        modem_config = section.section("modem_config")
-        if modem_config is not None:
-            config = {}
-            for key, value in modem_config.data.items():
-                modem_config.used.add(key)
-                config[str(key)] = _check_type(ctx, modem_config.key_path(str(key)), value,
-                                               (int, float, str))
-            connection["modem_config"] = config
-        connection["set_modem_time"] = section.take("set_modem_time")
+        connection = _micromodem_connection(ctx, section)
+    elif kind == "evologics":
+        connection = _evologics_connection(ctx, section)
     section.finish()
     return ModemConfig(kind=kind, source_level_db=source_level, connection=connection,
                        tx_level=tx_level)
+
+
+def _link_settings(section: _Section, conn: str) -> dict[str, Any]:
+    """The serial or network settings of a real modem's connection."""
+    if conn == "serial":
+        return {"serial_port": section.take("serial_port"),
+                "baud_rate": section.take("baud_rate")}
+    settings = {"remote_host": section.take("remote_host"),
+                "remote_port": section.take("remote_port")}
+    if conn == "udp":
+        settings["local_port"] = section.take("local_port")
+    return settings
+
+
+def _micromodem_connection(ctx: _Context, section: _Section) -> dict[str, Any]:
+    conn = section.take("connection", choices=MICROMODEM_CONNECTIONS)
+    connection: dict[str, Any] = {"connection": conn, **_link_settings(section, conn)}
+    modem_config = section.section("modem_config")
+    if modem_config is not None:
+        config = {}
+        for key, value in modem_config.data.items():
+            modem_config.used.add(key)
+            config[str(key)] = _check_type(ctx, modem_config.key_path(str(key)), value,
+                                           (int, float, str))
+        connection["modem_config"] = config
+    connection["set_modem_time"] = section.take("set_modem_time")
+    return connection
+
+
+def _evologics_connection(ctx: _Context, section: _Section) -> dict[str, Any]:
+    """An EvoLogics S2C: a real one (serial, tcp) or one acomms_run emulates (`emulated`, with an
+    optional `usbl` error model whose defaults are acomms_sim.emulator.usbl_errors')."""
+    conn = section.take("connection", choices=EVOLOGICS_CONNECTIONS)
+    connection: dict[str, Any] = {"connection": conn}
+    if conn != "emulated":
+        connection.update(_link_settings(section, conn))
+    usbl = section.section("usbl")
+    if usbl is not None:
+        if conn != "emulated":
+            raise ctx.error(usbl.path, "the USBL error model is the emulator's: only with "
+                                       "connection: emulated (a real modem measures its own)")
+        connection["usbl"] = {key.name: usbl.take(key.name) for key in USBL_KEYS}
+        usbl.finish()
+    return connection

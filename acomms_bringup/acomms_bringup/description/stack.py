@@ -6,7 +6,8 @@
    sim vehicle follows a `position_source` topic), sim_transmission_loss_node,
    sim_packet_performance_node — the services the sim modems use.
 2. one group per vehicle (namespace `/<vehicle>`), in dependency order:
-   [trajectory_node (if the vehicle moves)] → modem (modem_sim_node or acomms_driver_node) →
+   [trajectory_node (if the vehicle moves)] → modem (modem_sim_node, acomms_driver_node or
+   evologics_driver_node) →
    message_queue_node → packet_dispatch_node → MAC (the kind's node; with `mac_switcher`, every
    managed MAC in its sub-namespace `/<vehicle>/<ns>`, started muted, with the vehicle's
    interfaces remapped to it, then mac_switcher_node) → the vehicle's `bridges`
@@ -39,6 +40,8 @@ import yaml
 from acomms_bringup.bridges.registry import BRIDGES
 from acomms_bringup.description.scenario import MODEM_EXECUTABLES, MacConfig, Scenario, Vehicle
 from acomms_core.mac.registry import MAC_KINDS, MAC_VEHICLE_INTERFACES
+from acomms_core.modems.evologics_s2c import EVOLOGICS_S2C
+from acomms_core.modems.registry import MODEM_PROFILE_PARAMETER
 
 # executable -> (package, "module:Class"), as in docs/ARCHITECTURE.md.
 NODE_TYPES: dict[str, tuple[str, str]] = {
@@ -57,6 +60,8 @@ NODE_TYPES: dict[str, tuple[str, str]] = {
     "sim_clock_node": ("acomms_sim", "acomms_sim.nodes.sim_clock_node:SimClockNode"),
     "acomms_driver_node": ("acomms_driver",
                            "acomms_driver.nodes.acomms_driver_node:AcommsDriverNode"),
+    "evologics_driver_node": ("acomms_driver",
+                              "acomms_driver.nodes.evologics_driver_node:EvologicsDriverNode"),
     "trajectory_node": ("acomms_bringup", "acomms_bringup.nodes.trajectory_node:TrajectoryNode"),
     "mac_switcher_node": ("acomms_core", "acomms_core.nodes.mac_switcher_node:MacSwitcherNode"),
     "lifecycle_manager": ("acomms_bringup",
@@ -70,6 +75,9 @@ MAC_EXECUTABLES = {name: kind.executable for name, kind in MAC_KINDS.items()}
 # Global service names the sim modems reach (ARCHITECTURE: only these sim names are global).
 READ_LOCATION_SERVICE = "/read_location"
 SOUND_SPEED_PROFILE_TOPIC = "/sound_speed_profile"
+# evologics_driver_node's modem_serial_port for `connection: emulated` until acomms_run opens the
+# emulator's pty (acomms_bringup.run.emulated_modems puts the pty's path there)
+EMULATED_PORT = "(emulated: the pty acomms_run opens)"
 FIX_TOPIC = "fix"  # relative: /<vehicle>/fix (NavSatFix), published by trajectory_node
 TRAJECTORY_PUBLISH_RATE_HZ = 2.0
 # Wall-clock seconds the manager waits for one transition / for a node's services.
@@ -257,6 +265,33 @@ def _driver_parameters(vehicle: Vehicle) -> dict[str, Any]:
     return parameters
 
 
+def _evologics_parameters(vehicle: Vehicle) -> dict[str, Any]:
+    """evologics_driver_node's link: the real modem's port or host, or for `connection:
+    emulated` the pty acomms_run's emulator serves (EMULATED_PORT until the run opens it:
+    acomms_bringup.run.emulated_modems); the scenario's SRC is set with AT!AL."""
+    connection = vehicle.modem.connection
+    if connection["connection"] == "emulated":
+        return {"modem_connection_type": "serial", "modem_serial_port": EMULATED_PORT,
+                "SRC": vehicle.src}
+    parameters: dict[str, Any] = {"modem_connection_type": connection["connection"],
+                                  "SRC": vehicle.src}
+    if connection["connection"] == "serial":
+        parameters["modem_serial_port"] = connection["serial_port"]
+        parameters["modem_baud_rate"] = connection["baud_rate"]
+    else:
+        parameters["modem_remote_host"] = connection["remote_host"]
+        parameters["modem_remote_port"] = connection["remote_port"]
+    return parameters
+
+
+def _profile_for_modem(vehicle: Vehicle) -> dict[str, Any]:
+    """An EvoLogics vehicle's MAC budgets with the S2C profile (unless the scenario says)."""
+    names = {spec.name for spec in MAC_KINDS[vehicle.mac.kind].parameters}
+    if vehicle.modem.kind == "evologics" and MODEM_PROFILE_PARAMETER.name in names:
+        return {MODEM_PROFILE_PARAMETER.name: EVOLOGICS_S2C.name}
+    return {}
+
+
 def _with_overrides(node: NodeDescription, overrides: Mapping[str, Any] | None
                     ) -> NodeDescription:
     if not overrides:
@@ -293,6 +328,9 @@ def describe_vehicle(scenario: Scenario, vehicle: Vehicle | str) -> NodeGroup:
         remappings = [("sound_speed_profile", SOUND_SPEED_PROFILE_TOPIC)]
         if vehicle.trajectory:
             remappings.insert(0, ("read_location", READ_LOCATION_SERVICE))
+    elif vehicle.modem.kind == "evologics":
+        modem_parameters = {**common, **_evologics_parameters(vehicle)}
+        remappings = []
     else:
         modem_parameters = {**common, **_driver_parameters(vehicle)}
         remappings = []
@@ -326,7 +364,8 @@ def _mac_node(vehicle: Vehicle, mac_config: MacConfig, namespace: str, parameter
     mac = MAC_KINDS[mac_config.kind]
     from_vehicle = {name: getattr(vehicle, name) for name in mac.vehicle_parameters}
     return _node(mac.executable, None, namespace, {
-        **mac.fixed_parameters, **from_vehicle, **mac_config.parameters, **parameters},
+        **mac.fixed_parameters, **from_vehicle, **_profile_for_modem(vehicle),
+        **mac_config.parameters, **parameters},
         remappings)
 
 

@@ -41,6 +41,7 @@ from acomms_bringup.description.scenario import Scenario
 from acomms_bringup.description.stack import NodeGroup, StackDescription, describe_stack
 from acomms_bringup.run import report
 from acomms_bringup.run.compose import start_sim_clock
+from acomms_bringup.run.emulated_modems import EmulatedModems
 from acomms_bringup.run.local_events import plan_events
 from acomms_bringup.run.observers import attach_dispatch_observers, attach_queue_ledgers
 from acomms_bringup.run.progress import Progress
@@ -187,6 +188,7 @@ class Runner:
         # callables(runner) run once every group is up, before the traffic starts (issue 21:
         # MCAP recording, live view)
         self.started_hooks: list = []
+        self.emulated_modems = EmulatedModems(scenario)  # evologics, connection: emulated
 
     # ---- life cycle of the run -------------------------------------------------------------
     def start(self, log_level: str = "warn") -> None:
@@ -200,6 +202,7 @@ class Runner:
                                  events=self.event_plans, context=self.context)
         start_sim_clock(self.recorder, self.stack.sim_start_s)  # issue 16: clock.start_time
         self.executor.add_node(self.recorder)
+        self.stack = self.emulated_modems.serve(self.stack)  # evologics emulators, if any
         self.spin_in_background()
         self._start_groups()
         self.start_s = now_s(self.recorder)
@@ -374,6 +377,7 @@ class Runner:
                 except Exception:  # already destroyed with a failed startup: nothing to do
                     pass
         self.nodes.clear()
+        self.emulated_modems.close()  # after the drivers: no pty closes under a running node
         if self.context is not None and self.context.ok():
             rclpy.shutdown(context=self.context)
         return problems

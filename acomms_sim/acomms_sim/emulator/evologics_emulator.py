@@ -70,14 +70,20 @@ def start_modems(specs: list[dict], usbl_seed: int = 0,
     for spec in specs:
         latitude, longitude = offset_position(*ORIGIN, spec["north"], spec["east"])
         backend.set_position(spec["address"], latitude, longitude, spec["depth"])
-        model = EvologicsModel(spec["address"], backend,
-                               usbl=UsblErrorModel(seed=usbl_seed) if spec["usbl"] else None,
-                               relative_position=backend.relative_enu)
         link = os.path.join(link_dir, f"modem{spec['address']}") if link_dir else None
-        server = RawPtyServer(model, link)
-        server.start()
-        served.append((model, server))
+        served.append(serve_modem(backend, spec["address"],
+                                  UsblErrorModel(seed=usbl_seed) if spec["usbl"] else None, link))
     return backend, served
+
+
+def serve_modem(backend: SimChannelBackend, address: int, usbl: UsblErrorModel | None,
+                link: str | None = None) -> tuple[EvologicsModel, RawPtyServer]:
+    """One modem on the backend (it needs a position there to transmit), served on a new pty;
+    a USBL one when `usbl` is given. Close the server, then the model."""
+    model = EvologicsModel(address, backend, usbl=usbl, relative_position=backend.relative_enu)
+    server = RawPtyServer(model, link)
+    server.start()
+    return model, server
 
 
 def main(args=None) -> int:

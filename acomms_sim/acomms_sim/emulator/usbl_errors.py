@@ -57,6 +57,18 @@ class UsblErrorModel:
         return (max(self.range_error_fraction * range_m, self.range_error_floor_m),
                 math.radians(self.bearing_error_deg), math.radians(self.elevation_error_deg))
 
+    def horizontal_rms_m(self, horizontal_m: float, up_m: float) -> float:
+        """The horizontal RMS position error this model implies (first order) for a remote
+        `horizontal_m` away and `up_m` above the head: the range error along the horizontal
+        (times cos(elevation)), r * elevation error * sin(elevation) along, r * bearing error *
+        cos(elevation) across."""
+        slant = math.hypot(horizontal_m, up_m)
+        elevation = math.atan2(up_m, horizontal_m)
+        s_range, s_bearing, s_elevation = self.sigmas(slant)
+        along = math.hypot(s_range * math.cos(elevation),
+                           slant * s_elevation * math.sin(elevation))
+        return math.hypot(along, slant * s_bearing * math.cos(elevation))
+
     def measure(self, rng: np.random.Generator, east_m: float, north_m: float,
                 up_m: float) -> UsblFix:
         """A noisy fix of the true relative position (see the module docstring)."""
