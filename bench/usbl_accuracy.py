@@ -10,6 +10,14 @@ model's reported 3-D one-sigma accuracy; writes a PNG. Run:
 
     source env.sh && python bench/usbl_accuracy.py [--fixes 100] [--seed 1]
         [--out acomms_demo_out/usbl_accuracy.png]
+
+`--run DIR` instead reads a finished run of config/cola2_usbl.yaml (or `--scenario FILE` with the
+same vehicle names, auv and ship): the 'U' positions the AUV received against its true track at
+each fix time (acomms_bringup.run.usbl_run_errors), and prints per range bin the mean and 95th
+percentile horizontal error beside the RMS the ship's `usbl` error model implies:
+
+    acomms_run acomms_bringup/config/cola2_usbl.yaml --duration 120 --out /tmp/usbl_run
+    python bench/usbl_accuracy.py --run /tmp/usbl_run
 """
 
 from __future__ import annotations
@@ -55,12 +63,53 @@ def errors_at(model: UsblErrorModel, rng, horizontal_m: float, fixes: int):
     return np.array(errors), np.array(expected), np.array(reported)
 
 
+def scenario_usbl_model(path: str, vehicle: str = "ship") -> UsblErrorModel:
+    """The `usbl` error model of a scenario vehicle's emulated EvoLogics modem."""
+    from acomms_bringup.description.scenario import load_scenario
+
+    usbl = load_scenario(path).vehicle(vehicle).modem.connection.get("usbl")
+    if usbl is None:
+        raise SystemExit(f"{path}: vehicle {vehicle} has no emulated USBL modem")
+    return UsblErrorModel(**usbl)
+
+
+def run_report(run_dir: str, scenario: str, bin_m: float = 100.0) -> None:
+    """The 'U' errors of a finished run, per horizontal range bin (see the docstring)."""
+    from acomms_bringup.run.usbl_run_errors import u_errors
+
+    model = scenario_usbl_model(scenario)
+    errors, _truth = u_errors(pathlib.Path(run_dir), model)
+    if not errors:
+        raise SystemExit(f"{run_dir}: no 'U' position received (is it a cola2_usbl run?)")
+    print(f"{run_dir}: {len(errors)} 'U' positions received; USBL model: range "
+          f"{model.range_error_fraction:.2%} (floor {model.range_error_floor_m} m), bearing "
+          f"{model.bearing_error_deg} deg, elevation {model.elevation_error_deg} deg")
+    print(f"{'range m':>12} {'fixes':>6} {'mean m':>8} {'95% m':>8} {'model rms m':>12}")
+    bins: dict[int, list] = {}
+    for error in errors:
+        bins.setdefault(int(error.horizontal_range_m // bin_m), []).append(error)
+    for index in sorted(bins):
+        err = np.array([e.error_m for e in bins[index]])
+        model_rms = math.sqrt(np.mean([e.model_rms_m ** 2 for e in bins[index]]))
+        print(f"{index * bin_m:5.0f}-{(index + 1) * bin_m:<6.0f} {len(err):6d} {err.mean():8.2f} "
+              f"{np.percentile(err, 95):8.2f} {model_rms:12.2f}")
+    err = np.array([e.error_m for e in errors])
+    print(f"{'all':>12} {len(err):6d} {err.mean():8.2f} {np.percentile(err, 95):8.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fixes", type=int, default=100, help="fixes per bearing and depth")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", default="acomms_demo_out/usbl_accuracy.png")
+    parser.add_argument("--run", metavar="DIR", help="a finished cola2_usbl run's output "
+                        "directory: its 'U' errors against the AUV's true track")
+    parser.add_argument("--scenario", default="acomms_bringup/config/cola2_usbl.yaml",
+                        help="--run: the scenario it ran (its ship's usbl model)")
     args = parser.parse_args()
+    if args.run:
+        run_report(args.run, args.scenario)
+        return
     model = UsblErrorModel(seed=args.seed)
     rng = model.generator(3)
     print(f"USBL model: range {model.range_error_fraction:.2%} (floor "

@@ -48,7 +48,7 @@ def channel_backend(scenario: Scenario) -> SimChannelBackend:
     values = {**channel_parameters(scenario), **noise_parameters(scenario)}
     profile = None
     if channel.sound_speed_profile:
-        depths, speeds = zip(*channel.sound_speed_profile)
+        depths, speeds = zip(*channel.sound_speed_profile, strict=True)
         profile = SoundSpeedProfile(depths, speeds)
     fading = build_fading({"fading_model": channel.fading.model,
                            "fading_k_factor": channel.fading.k_factor,

@@ -1,0 +1,44 @@
+"""Journey: docs/guide/simulate-a-network.md "cola2 with EvoLogics USBL modems". The shipped
+`acomms_bringup/config/cola2_usbl.yaml` runs a ship with a USBL modem and an AUV on EvoLogics
+emulators (wall clock): the ship receives the AUV's 'S' navigation, its USBL fixes of the AUV
+become 'U' positions that the AUV receives, and each received 'U' position lies within the
+ship's configured USBL error model of the AUV's true track at the fix time."""
+
+from __future__ import annotations
+
+import statistics
+
+from journey_support import ROOT, documented, run_summary, shell
+
+from acomms_bringup.description.scenario import load_scenario
+from acomms_bringup.run.emulated_modems import POSITION_PERIOD_S
+from acomms_bringup.run.usbl_run_errors import u_errors
+from acomms_sim.emulator.usbl_errors import UsblErrorModel
+
+SCENARIO = "acomms_bringup/config/cola2_usbl.yaml"
+DURATION_S = 20    # wall seconds of the run (the scenario's 600 s shortened)
+TIME_RESOLUTION_S = 1.0   # the 'U' time_s in config/cola2_codecs.yaml: precision 0 (1 s)
+SIGMAS = 3.0       # a fix beyond 3 model RMS is a ~1e-4 event of the 2-D Gaussian error
+
+
+def test_cola2_usbl_run_delivers_s_and_u_within_the_usbl_model(tmp_path):
+    command = documented(f"acomms_run {SCENARIO}")
+    out = tmp_path / "run"
+    result = shell(f"{command} --duration {DURATION_S} --out {out}", timeout_s=120)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "Bridges" in result.stdout, result.stdout[-3000:]
+    bridges = run_summary(out)["bridges"]
+    auv, ship = bridges["/auv/cola2_vehicle_bridge"], bridges["/ship/cola2_topside_bridge"]
+    assert ship["structs_received"] >= 1 and ship["usbl_fixes_used"] >= 1, bridges
+    assert auv["structs_received"] >= 1, bridges
+    assert ship["usbl_refused_address"] == ship["usbl_refused_stale"] == 0, bridges
+
+    usbl = load_scenario(ROOT / SCENARIO).vehicle("ship").modem.connection["usbl"]
+    errors, truth = u_errors(out, UsblErrorModel(**usbl))
+    assert errors, "no 'U' position received within the true track"
+    # the fix time the 'U' carries is 1 s coarse, the emulated modem moves every 0.1 s
+    slack_m = truth.max_speed_mps() * (TIME_RESOLUTION_S + POSITION_PERIOD_S)
+    for error in errors:
+        assert error.error_m <= SIGMAS * error.model_rms_m + slack_m, (error, slack_m)
+    mean_rms = statistics.fmean(e.model_rms_m for e in errors)
+    assert statistics.fmean(e.error_m for e in errors) <= 2 * mean_rms + slack_m, errors
