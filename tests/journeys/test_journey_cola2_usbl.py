@@ -2,13 +2,16 @@
 `acomms_bringup/config/cola2_usbl.yaml` runs a ship with a USBL modem and an AUV on EvoLogics
 emulators (wall clock): the ship receives the AUV's 'S' navigation, its USBL fixes of the AUV
 become 'U' positions that the AUV receives, and each received 'U' position lies within the
-ship's configured USBL error model of the AUV's true track at the fix time."""
+ship's configured USBL error model of the AUV's true track at the fix time. Ctrl-C stops it like
+any run, and the emulators (in acomms_run's own process: no child process) leave no pty."""
 
 from __future__ import annotations
 
+import os
+import signal
 import statistics
 
-from journey_support import ROOT, documented, run_summary, shell
+from journey_support import ROOT, Background, documented, run_summary, shell
 
 from acomms_bringup.description.scenario import load_scenario
 from acomms_bringup.run.emulated_modems import POSITION_PERIOD_S
@@ -42,3 +45,40 @@ def test_cola2_usbl_run_delivers_s_and_u_within_the_usbl_model(tmp_path):
         assert error.error_m <= SIGMAS * error.model_rms_m + slack_m, (error, slack_m)
     mean_rms = statistics.fmean(e.model_rms_m for e in errors)
     assert statistics.fmean(e.error_m for e in errors) <= 2 * mean_rms + slack_m, errors
+
+
+def _ptys_and_children(pid: int) -> tuple[set[str], list[int]]:
+    """The pty devices the process has open (/dev/pts/N) and its child processes."""
+    ptys = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("/dev/pts/"):
+            ptys.add(target)
+    children = [int(p) for p in os.listdir("/proc") if p.isdigit() and _parent(p) == pid]
+    return ptys, children
+
+
+def _parent(pid: str) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return int(stat.read().rpartition(")")[2].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def test_ctrl_c_stops_the_emulated_run_and_leaves_no_pty(tmp_path):
+    command = documented(f"acomms_run {SCENARIO}")
+    out, log = tmp_path / "run", tmp_path / "run.log"
+    with Background(f"{command} --out {out}", log_path=log) as run:
+        assert run.wait_for_output("running", timeout_s=60), log.read_text()[-3000:]
+        ptys, children = _ptys_and_children(run.process.pid)
+        status = run.stop(signal.SIGINT)
+    assert len(ptys) >= 2 and children == [], (ptys, children)   # one pty per emulated modem
+    assert status == 130, run.output[-3000:]
+    assert "SIGINT: stopped at simulated" in run.output, run.output[-3000:]
+    assert "shutdown:" not in run.output, run.output[-3000:]
+    assert run_summary(out)["interrupted"] == "SIGINT"
+    assert not any(os.path.exists(pty) for pty in ptys), ptys

@@ -16,7 +16,7 @@ Schema (defaults in brackets)::
     duration_seconds: 600               # simulated seconds the runner runs, > 0
     seed: 1                             # [0] seeds every random process of the simulation
     clock:
-      use_sim_time: true                # [true unless a vehicle has a micromodem]
+      use_sim_time: true                # [true unless a vehicle has a micromodem/evologics]
       warp_factor: 10.0                 # [1.0] simulated seconds per wall second
       start_time: 2025-01-01T00:00:00Z  # [2025-01-01T00:00:00Z] ROS time when the simulated
                                         # clock starts: ISO 8601 (a zone or Z; none = UTC) or
@@ -51,6 +51,12 @@ Schema (defaults in brackets)::
         modem: {kind: sim}              # [source_level_db, tx_level: override the channel's]
                                         # or {kind: micromodem, connection: serial,
                                         #     serial_port: /dev/ttyUSB0, baud_rate: 19200}
+                                        # or {kind: evologics, connection: emulated, usbl:
+                                        #     {bearing_error_deg: 0.5}}: an EvoLogics S2C
+                                        #     emulator acomms_run starts (wall clock; usbl:
+                                        #     a USBL head with that error model), or a real
+                                        #     one: connection: serial | tcp (remote_host,
+                                        #     remote_port 9200)
         position: {latitude: 41.5, longitude: -70.6, depth: 10.0}
         trajectory:                     # instead of position: waypoints, linear in between
           - {time_seconds: 0, latitude: 41.5, longitude: -70.6, depth: 10}
