@@ -16,7 +16,7 @@ same vehicle names, auv and ship): the 'U' positions the AUV received against it
 each fix time (acomms_bringup.run.usbl_run_errors), and prints per range bin the mean and 95th
 percentile horizontal error beside the RMS the ship's `usbl` error model implies:
 
-    acomms_run acomms_bringup/config/cola2_usbl.yaml --duration 120 --out /tmp/usbl_run
+    acomms_run acomms_bringup/config/cola2_usbl.yaml --out /tmp/usbl_run
     python bench/usbl_accuracy.py --run /tmp/usbl_run
 """
 

@@ -19,13 +19,15 @@ from acomms_bringup.run.usbl_run_errors import u_errors
 from acomms_sim.emulator.usbl_errors import UsblErrorModel
 
 SCENARIO = "acomms_bringup/config/cola2_usbl.yaml"
+RUN = "acomms_run acomms_bringup/config/cola2_usbl.yaml --out /tmp/usbl_run"
+BENCH = "python bench/usbl_accuracy.py --run /tmp/usbl_run"
 DURATION_S = 20    # wall seconds of the run (the scenario's 600 s shortened)
 TIME_RESOLUTION_S = 1.0   # the 'U' time_s in config/cola2_codecs.yaml: precision 0 (1 s)
 SIGMAS = 3.0       # a fix beyond 3 model RMS is a ~1e-4 event of the 2-D Gaussian error
 
 
 def test_cola2_usbl_run_delivers_s_and_u_within_the_usbl_model(tmp_path):
-    command = documented(f"acomms_run {SCENARIO}")
+    command = documented(RUN)   # run here into tmp_path: the later --out wins
     out = tmp_path / "run"
     result = shell(f"{command} --duration {DURATION_S} --out {out}", timeout_s=120)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
@@ -44,7 +46,14 @@ def test_cola2_usbl_run_delivers_s_and_u_within_the_usbl_model(tmp_path):
     for error in errors:
         assert error.error_m <= SIGMAS * error.model_rms_m + slack_m, (error, slack_m)
     mean_rms = statistics.fmean(e.model_rms_m for e in errors)
-    assert statistics.fmean(e.error_m for e in errors) <= 2 * mean_rms + slack_m, errors
+    mean_error = statistics.fmean(e.error_m for e in errors)
+    assert mean_error <= 2 * mean_rms + slack_m, errors
+
+    # the bench reads the same run: its 'all' row is these errors' mean
+    report = shell(f"{documented(BENCH)} --run {out}", timeout_s=60, check=True).stdout
+    assert f"{len(errors)} 'U' positions received" in report, report
+    (row,) = [line.split() for line in report.splitlines() if line.split()[:1] == ["all"]]
+    assert row[1] == str(len(errors)) and abs(float(row[2]) - mean_error) < 0.006, report
 
 
 def _ptys_and_children(pid: int) -> tuple[set[str], list[int]]:
@@ -70,7 +79,7 @@ def _parent(pid: str) -> int | None:
 
 
 def test_ctrl_c_stops_the_emulated_run_and_leaves_no_pty(tmp_path):
-    command = documented(f"acomms_run {SCENARIO}")
+    command = documented(RUN)
     out, log = tmp_path / "run", tmp_path / "run.log"
     with Background(f"{command} --out {out}", log_path=log) as run:
         assert run.wait_for_output("running", timeout_s=60), log.read_text()[-3000:]

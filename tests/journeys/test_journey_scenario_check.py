@@ -17,7 +17,8 @@ CONFIG = ROOT / "acomms_bringup" / "config"
 # every scenario shipped in acomms_bringup/config/ (the rest are codec configs and params files)
 SCENARIOS = ("demo.yaml", "two_vehicles.yaml", "micromodem_pair.yaml", "external_positions.yaml",
              "wec_buoy_demo.yaml", "cola2_compact.yaml", "file_transfer.yaml",
-             "mac_switch_event.yaml", "ros_acomms_tdma_scenario.yaml", "relay_line.yaml")
+             "mac_switch_event.yaml", "ros_acomms_tdma_scenario.yaml", "relay_line.yaml",
+             "cola2_usbl.yaml")
 # Its ros_acomms TDMA parameter file is used as given: a warning per ros_acomms name in it.
 NOTED = "acomms_bringup/config/ros_acomms_tdma_scenario.yaml: warning: "
 
@@ -62,6 +63,9 @@ def test_every_shipped_scenario_is_accepted():
     pair = listings[SCENARIOS.index("micromodem_pair.yaml")]
     assert "/ship/acomms_driver_node" in pair and "/auv/acomms_driver_node" in pair, pair
     assert "modem_sim_node" not in pair and "sim_clock_node" not in pair, pair
+    usbl = listings[SCENARIOS.index("cola2_usbl.yaml")]   # EvoLogics emulators: no simulator
+    assert "/ship/evologics_driver_node" in usbl and "/auv/evologics_driver_node" in usbl, usbl
+    assert "modem_sim_node" not in usbl and "sim_clock_node" not in usbl, usbl
 
 
 def _two_vehicles(tmp_path: pathlib.Path, edit) -> None:
