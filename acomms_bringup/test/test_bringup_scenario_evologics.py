@@ -133,3 +133,12 @@ def test_shipped_cola2_usbl_scenario_loads():
     ship = scenario.vehicle("ship")
     assert ship.modem.kind == "evologics" and ship.modem.connection["usbl"]["seed"] == 7
     assert scenario.vehicle("auv").trajectory is not None
+
+
+def test_usbl_keys_are_the_error_models_fields():
+    import dataclasses
+
+    from acomms_bringup.description.scenario_keys import USBL_KEYS
+
+    fields = {f.name: f.default for f in dataclasses.fields(UsblErrorModel)}
+    assert {key.name: key.default for key in USBL_KEYS} == fields

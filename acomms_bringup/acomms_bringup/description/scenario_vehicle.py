@@ -13,7 +13,6 @@ from acomms_bringup.description.scenario_events import EVENT_KEYS, parse_events
 from acomms_bringup.description.scenario_keys import (
     EVOLOGICS_CONNECTIONS,
     MICROMODEM_CONNECTIONS,
-    USBL_KEYS,
     VEHICLE_NODE_NAMES,
     WAYPOINT_KEYS,
 )
@@ -394,6 +393,10 @@ def _evologics_connection(ctx: _Context, section: _Section) -> dict[str, Any]:
         if conn != "emulated":
             raise ctx.error(usbl.path, "the USBL error model is the emulator's: only with "
                                        "connection: emulated (a real modem measures its own)")
-        connection["usbl"] = {key.name: usbl.take(key.name) for key in USBL_KEYS}
+        connection["usbl"] = {   # UsblErrorModel's fields (scenario_keys.USBL_KEYS)
+            "range_error_fraction": usbl.take("range_error_fraction"),
+            "range_error_floor_m": usbl.take("range_error_floor_m"),
+            "bearing_error_deg": usbl.take("bearing_error_deg"),
+            "elevation_error_deg": usbl.take("elevation_error_deg"), "seed": usbl.take("seed")}
         usbl.finish()
     return connection
