@@ -142,3 +142,11 @@ def test_usbl_keys_are_the_error_models_fields():
 
     fields = {f.name: f.default for f in dataclasses.fields(UsblErrorModel)}
     assert {key.name: key.default for key in USBL_KEYS} == fields
+
+
+def test_launch_refuses_emulated_modems_naming_the_way():
+    from acomms_bringup.description.launch_actions import load_scenario_argument
+
+    with pytest.raises(ValueError, match="vehicle auv: modem connection: emulated runs under "
+                                         "acomms_run only"):
+        load_scenario_argument(os.path.join(CONFIG, "cola2_usbl.yaml"))

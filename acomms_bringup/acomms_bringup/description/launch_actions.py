@@ -20,7 +20,12 @@ import dataclasses
 import pathlib
 
 from acomms_bringup.description.scenario import Scenario, load_scenario, resolve_path
-from acomms_bringup.description.stack import NodeDescription, NodeGroup, StackDescription
+from acomms_bringup.description.stack import (
+    NodeDescription,
+    NodeGroup,
+    StackDescription,
+    emulated_vehicles,
+)
 
 DEFAULT_SCENARIO = "package://acomms_bringup/config/demo.yaml"
 DEFAULT_PARAMS_FILE = "package://acomms_bringup/config/vehicle_params.yaml"
@@ -32,8 +37,16 @@ LOG_LEVELS = ("debug", "info", "warn", "error", "fatal")
 
 
 def load_scenario_argument(value: str) -> Scenario:
-    """A scenario path as given on the command line: a file path or package://pkg/path."""
-    return load_scenario(resolve_path(value, pathlib.Path.cwd()))
+    """A scenario path as given on the command line: a file path or package://pkg/path.
+    ValueError for EvoLogics modems acomms_run would emulate (launch starts no emulator)."""
+    scenario = load_scenario(resolve_path(value, pathlib.Path.cwd()))
+    emulated = emulated_vehicles(scenario)
+    if emulated:
+        raise ValueError(f"{value}: vehicle {emulated[0].name}: modem connection: emulated runs "
+                         "under acomms_run only (it starts the EvoLogics emulators); with launch, "
+                         "start evologics_emulator --link-dir DIR and use connection: serial, "
+                         "serial_port: DIR/modem<SRC>")
+    return scenario
 
 
 def launch_manager_parameters(manager: NodeDescription, autostart: bool,

@@ -284,6 +284,12 @@ def _evologics_parameters(vehicle: Vehicle) -> dict[str, Any]:
     return parameters
 
 
+def emulated_vehicles(scenario: Scenario) -> list[Vehicle]:
+    """The vehicles whose modem acomms_run emulates (`{kind: evologics, connection: emulated}`)."""
+    return [v for v in scenario.vehicles if v.modem.kind == "evologics"
+            and v.modem.connection.get("connection") == "emulated"]
+
+
 def _profile_for_modem(vehicle: Vehicle) -> dict[str, Any]:
     """An EvoLogics vehicle's MAC budgets with the S2C profile (unless the scenario says)."""
     names = {spec.name for spec in MAC_KINDS[vehicle.mac.kind].parameters}

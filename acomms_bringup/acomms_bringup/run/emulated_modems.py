@@ -25,6 +25,7 @@ from acomms_bringup.description.scenario import Scenario, Vehicle
 from acomms_bringup.description.stack import (
     StackDescription,
     channel_parameters,
+    emulated_vehicles,
     noise_parameters,
 )
 from acomms_bringup.run.run_errors import RunError
@@ -35,11 +36,6 @@ from acomms_sim.nodes.sim_node_support import build_fading, build_noise, build_p
 from acomms_sim.physics.sound_speed import SoundSpeedProfile
 
 POSITION_PERIOD_S = 0.1  # wall seconds between moves of a modem along its trajectory
-
-
-def emulated_vehicles(scenario: Scenario) -> list[Vehicle]:
-    return [v for v in scenario.vehicles if v.modem.kind == "evologics"
-            and v.modem.connection.get("connection") == "emulated"]
 
 
 def channel_backend(scenario: Scenario) -> SimChannelBackend:
