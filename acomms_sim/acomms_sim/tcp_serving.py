@@ -23,8 +23,9 @@ only loses its own connection. All times here are wall-clock I/O timeouts (`time
 `share` (all served, each its own lines; output broadcast to all), `replace` (the new client
 replaces the others, logged) or `refuse` (the new client is closed while one is connected,
 logged). `on_connect(client)`, if given, is called for every admitted client (e.g. a
-byte-stream consumer forgets a partial frame of the client it replaced). Every drop and refusal is counted in `counters` (COUNTER_NAMES) and logged (at most
-a few lines per kind and 10 s: `LimitedLog`).
+byte-stream consumer forgets a partial frame of the client it replaced). Every drop and refusal
+is counted in `counters` (COUNTER_NAMES) and logged (at most a few lines per kind and 10 s:
+`LimitedLog`).
 """
 
 from __future__ import annotations

@@ -36,9 +36,9 @@ from acomms_sim.emulator.micromodem_emulator import (
     _wait_for_signal,
     channel_backend_from_spec,
 )
-from acomms_sim.tcp_serving import ServingLimits, TcpRawServer
 from acomms_sim.emulator.usbl_errors import UsblErrorModel
 from acomms_sim.physics.geodesy import offset_position
+from acomms_sim.tcp_serving import ServingLimits, TcpRawServer
 
 ORIGIN = (41.5, -70.6)  # where the north/east offsets start (any open-water point)
 
