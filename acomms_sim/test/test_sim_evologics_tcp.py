@@ -82,6 +82,9 @@ def test_tcp_flags_refused_with_one_line(capsys):
     assert emulator.main(["--modem", "1:0,0,2", "--tcp-port", "0", "--write-timeout",
                           "0"]) == 2
     assert capsys.readouterr().err.strip() == "evologics_emulator: write_timeout_s must be > 0"
+    assert emulator.main(["--modem", "1:0,0,2", "--tcp-port", "0", "--link-dir", "/tmp/x"]) == 2
+    assert capsys.readouterr().err.strip() == ("evologics_emulator: --link-dir links ptys; with "
+                                               "--tcp-port drivers connect to the ports")
 
 
 def test_command_line_serves_tcp_and_prints_the_summary():

@@ -184,11 +184,20 @@ def tcp_serving_from(options: argparse.Namespace) -> TcpServing | None:
     """TcpServing of the parsed TCP flags (None: ptys); ValueError naming a bad value."""
     if options.tcp_port is None:
         return None
+    if options.link_dir:
+        raise ValueError("--link-dir links ptys; with --tcp-port drivers connect to the ports")
     if not 0 <= options.tcp_port <= 65535:
         raise ValueError(f"--tcp-port {options.tcp_port} outside 0-65535")
     limits = ServingLimits(idle_timeout_s=options.idle_timeout,
                            write_timeout_s=options.write_timeout).validate()
     return TcpServing(options.tcp_port, options.host, options.on_new_client, limits)
+
+
+def _print_endpoints(served) -> None:
+    for model, server in served:
+        print(f"evologics_emulator: address {model.src}"
+              f"{' (usbl)' if model.usbl else ''}: {server.path}"
+              f"{f' (link {server.link})' if server.link else ''}", flush=True)
 
 
 def main(args=None) -> int:
@@ -208,12 +217,8 @@ def main(args=None) -> int:
     except (ValueError, OSError) as exc:
         print(f"evologics_emulator: {exc}", file=sys.stderr)
         return 2
-    for model, server in served:
-        print(f"evologics_emulator: address {model.src}"
-              f"{' (usbl)' if model.usbl else ''}: {server.path}"
-              f"{f' (link {server.link})' if server.link else ''}", flush=True)
     try:
-        _wait_for_signal()
+        _wait_for_signal(ready=lambda: _print_endpoints(served))
     finally:
         for line in stop_modems(backend, served):
             print(f"evologics_emulator: {line}", flush=True)
