@@ -264,6 +264,7 @@ def main() -> None:
         raw = Target("evologics_emulator (raw, replace)", EVOLOGICS, "tcp 127.0.0.1:",
                      "tcp 127.0.0.1:", (b"AT?AL\n", b"1\r\n"))
         rng = random.Random(options.seed)
+        print(f"{raw.name}: a garbage flood, then connect/close churn")
         flood(raw, options.flood_seconds, rng)
         churn(raw, options.churn, rng)
         run(raw, options.clients, options.seed)
