@@ -1,12 +1,17 @@
-"""Abusive TCP clients against netsim_manager and micromodem_emulator ports (issue 28).
+"""Abusive TCP clients against netsim_manager, micromodem_emulator and evologics_emulator ports
+(issues 28, 31).
 
 Starts each server as a user would (`netsim_manager --config ...`, `micromodem_emulator --src 1
---tcp-port 0 [--on-new-client share]`), opens N abusive clients in four kinds (idle, half a
-line, never reading while flooding requests, random garbage with and without newlines) and
-keeps them open; then a proper client connects and sends one valid request. Reported per
-server: the abusers' outcome (still open / closed by the server), the server's RSS before and
-after (from /proc), whether it is alive, the time until the proper client got its answer
-(target: within 1 s), and the server's own counters (its exit summary). Run:
+--tcp-port 0 [--on-new-client share]`, `evologics_emulator --modem 1:0,0,2 --tcp-port 0`: the
+raw byte mode), opens N abusive clients in four kinds (idle, half a line, never reading while
+flooding requests, random garbage with and without newlines) and keeps them open; then a proper
+client connects and sends one valid request. Reported per server: the abusers' outcome (still
+open / closed by the server), the server's RSS before and after (from /proc), whether it is
+alive, the time until the proper client got its answer (target: within 1 s), and the server's
+own counters (its exit summary). The raw-mode server also gets a garbage flood (random bytes,
+CR/LF, `+++`, broken AT frames, for --flood-seconds: megabytes taken per second) and a churn of
+--churn connect/send/close clients (connections per second), each followed by a proper client.
+Run:
 
     source env.sh && python bench/tcp_server_abuse.py [--clients 500]
 """
@@ -38,6 +43,9 @@ MANAGER_CONFIG = {
 }
 
 
+EVOLOGICS = ["evologics_emulator", "--modem", "1:0,0,2", "--tcp-port", "0"]
+
+
 def rss_mb(pid: int) -> float:
     with open(f"/proc/{pid}/status") as status:
         for line in status:
@@ -49,8 +57,10 @@ def rss_mb(pid: int) -> float:
 class Target:
     """A server process, its port and what a proper request / its answer look like."""
 
-    def __init__(self, name: str, command: list[str], port_word: str, ready_word: str):
+    def __init__(self, name: str, command: list[str], port_word: str, ready_word: str,
+                 request: tuple[bytes, bytes] | None = None):
         self.name = name
+        self.proper_request = request  # (request, answer) of a server that is no NMEA modem
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
         self.port = self.modem_port = None
         end = time.monotonic() + 30.0
@@ -65,6 +75,8 @@ class Target:
                 self.modem_port = int(line.rsplit(" ", 1)[1])
 
     def request(self) -> tuple[bytes, bytes]:
+        if self.proper_request is not None:
+            return self.proper_request
         if self.modem_port is None:  # an emulator port: ask for SRC
             return nmea.format_sentence("CCCFQ", ["SRC"]).encode(), b"$CACFG,SRC,"
         request = netsim_pb2.NetSimManagerRequest(id=7)
@@ -165,10 +177,77 @@ def run(target: Target, clients: int, seed: int) -> None:
         print(f"  exit: {line}")
 
 
+def hostile_bytes(rng: random.Random) -> bytes:
+    """One piece of a raw-mode flood: random bytes, line ends, escapes, broken AT frames."""
+    kind = rng.randrange(4)
+    if kind == 0:
+        return rng.randbytes(rng.randrange(1, 8192))
+    if kind == 1:
+        return rng.randbytes(rng.randrange(1, 200)) + rng.choice((b"\r\n", b"\n", b"\r"))
+    if kind == 2:
+        return b"+++" * rng.randrange(1, 50) + b"AT" + rng.randbytes(rng.randrange(0, 40))
+    length = rng.choice((0, 1, 64, 65, 1024, 99999))  # lengths that lie about the data
+    return f"AT*SEND{rng.choice(('IM', ''))},{length},2,ack,".encode() + rng.randbytes(
+        rng.randrange(0, 100)) + b"\n"
+
+
+def flood(target: Target, seconds: float, rng: random.Random) -> None:
+    """One client sends hostile bytes as fast as the server takes them (reading its replies)."""
+    sent = replies = 0
+    rss_before = rss_mb(target.process.pid)
+    start = time.monotonic()
+    with socket.create_connection(("127.0.0.1", target.port), timeout=5.0) as sock:
+        sock.setblocking(False)
+        pending = b""
+        while time.monotonic() - start < seconds:
+            pending = pending or hostile_bytes(rng)
+            try:
+                count = sock.send(pending)
+                sent, pending = sent + count, pending[count:]
+            except BlockingIOError:
+                time.sleep(0.001)
+            except OSError as exc:
+                print(f"  flood: closed by the server after {sent} bytes ({exc})")
+                break
+            try:
+                replies += len(sock.recv(1 << 20))
+            except (BlockingIOError, InterruptedError):
+                pass
+    elapsed = time.monotonic() - start
+    served = proper_client(target)
+    print(f"  flood: {sent / 1e6:.1f} MB of hostile bytes taken in {elapsed:.1f} s "
+          f"({sent / 1e6 / elapsed:.2f} MB/s), {replies} bytes of replies; RSS "
+          f"{rss_before:.1f} -> {rss_mb(target.process.pid):.1f} MB; alive "
+          f"{target.process.poll() is None}; proper client served in "
+          f"{'no answer' if served is None else f'{served * 1000:.0f} ms'}")
+
+
+def churn(target: Target, clients: int, rng: random.Random) -> None:
+    """Clients that connect, send a little garbage and close, one after another."""
+    failures = 0
+    rss_before = rss_mb(target.process.pid)
+    start = time.monotonic()
+    for _ in range(clients):
+        try:
+            with socket.create_connection(("127.0.0.1", target.port), timeout=5.0) as sock:
+                sock.sendall(hostile_bytes(rng)[:512])
+        except OSError:
+            failures += 1
+    elapsed = time.monotonic() - start
+    served = proper_client(target)
+    print(f"  churn: {clients} connect/send/close clients in {elapsed:.1f} s "
+          f"({clients / elapsed:.0f}/s, {failures} failed to connect); RSS "
+          f"{rss_before:.1f} -> {rss_mb(target.process.pid):.1f} MB; alive "
+          f"{target.process.poll() is None}; proper client served in "
+          f"{'no answer' if served is None else f'{served * 1000:.0f} ms'}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=500)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--flood-seconds", type=float, default=5.0)
+    parser.add_argument("--churn", type=int, default=2000)
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         config = os.path.join(tmp, "netsim_manager.yaml")
@@ -182,6 +261,13 @@ def main() -> None:
                 ("micromodem_emulator (share)", emulator + ["--on-new-client", "share"],
                  ("on tcp", "on tcp"))):
             run(Target(name, command, *words), options.clients, options.seed)
+        raw = Target("evologics_emulator (raw, replace)", EVOLOGICS, "tcp 127.0.0.1:",
+                     "tcp 127.0.0.1:", (b"AT?AL\n", b"1\r\n"))
+        rng = random.Random(options.seed)
+        print(f"{raw.name}: a garbage flood, then connect/close churn")
+        flood(raw, options.flood_seconds, rng)
+        churn(raw, options.churn, rng)
+        run(raw, options.clients, options.seed)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,8 @@ two served by one `EmulatorNetwork` on the simulated channel (`SimChannelBackend
 and two `udp_link_driver`s over localhost UDP (a UDP datagram arrives whole: no reception start),
 and two `evologics_driver_node`s on the ptys of two `evologics_emulator` S2C modems (no miniframe:
 its packet is the dataframe bytes alone, sent as burst data, `packet_fields`; gaps: no
-`reception_start`, no SNR in its CST, no `ping_modem`).
+`reception_start`, no SNR in its CST, no `ping_modem`), and the same over TCP (the emulator's
+`--tcp-port`, as S2C modems serve TCP 9200).
 A new driver joins by adding one entry to IMPLEMENTATIONS: a function of (ros, tmp_path) that
 returns a ModemPair. Where an implementation does not provide a check yet, its pair names the
 check in `known_gaps`: the check must then fail (xfail), and passing it fails the test until
@@ -224,14 +225,15 @@ class EvologicsPair(ModemPair):
                      "dataframe_rate": 5, "miniframe_bytes": b""}
     mini = b""
     data_rate = 5
+    tcp: evologics_emulator.TcpServing | None = None  # TCP ports instead of the ptys
 
     def __init__(self, ros: RosHarness):
         super().__init__(ros)
         specs = [evologics_emulator.parse_modem(f"{src}:{RANGE_M * (src - 1)},0,{DEPTH_M}")
                  for src in SRCS.values()]
-        self.backend, self.served = evologics_emulator.start_modems(specs)
+        self.backend, self.served = evologics_emulator.start_modems(specs, tcp=self.tcp)
         for (name, src), (_, server) in zip(SRCS.items(), self.served, strict=True):
-            values = {"modem_serial_port": server.path, "SRC": src, "reconnect_initial_s": 0.1,
+            values = {**self.link_parameters(server), "SRC": src, "reconnect_initial_s": 0.1,
                       "diagnostics_period_s": 0.25}
             self.nodes[name] = ros.add(EvologicsDriverNode(
                 context=ros.context, namespace=name,
@@ -240,15 +242,27 @@ class EvologicsPair(ModemPair):
         assert self.spin_until(lambda: all(n.session.connected for n in self.nodes.values())), \
             "the drivers never connected to their emulated modems"
 
+    def link_parameters(self, server) -> dict:
+        return {"modem_serial_port": server.path}
+
     def close(self) -> None:
-        for model, server in self.served:
-            server.close()
-            model.close()
-        self.backend.close()
+        evologics_emulator.stop_modems(self.backend, self.served)
+
+
+class EvologicsTcpPair(EvologicsPair):
+    """The same, each driver connected over TCP to its emulated modem's port."""
+
+    name = "evologics_driver_node (tcp)"
+    tcp = evologics_emulator.TcpServing(0)
+
+    def link_parameters(self, server) -> dict:
+        return {"modem_connection_type": "tcp", "modem_remote_host": "127.0.0.1",
+                "modem_remote_port": server.port}
 
 
 IMPLEMENTATIONS = {
     "evologics_driver_node": lambda ros, tmp_path: EvologicsPair(ros),
+    "evologics_driver_node_tcp": lambda ros, tmp_path: EvologicsTcpPair(ros),
     "modem_sim_node": lambda ros, tmp_path: SimPair(ros),
     "acomms_driver_node": DriverPair,
     "udp_link_driver": lambda ros, tmp_path: UdpPair(ros),

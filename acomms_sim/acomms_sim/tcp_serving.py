@@ -1,23 +1,31 @@
-"""A line-oriented TCP server that no client can stall: the one server of netsim_manager's port
-and of every emulated modem's port (micromodem_emulator `--tcp-port`, netsim's modem ports).
+"""A TCP server that no client can stall: the one server of netsim_manager's port and of every
+emulated modem's port (micromodem_emulator `--tcp-port`, netsim's modem ports, evologics_emulator
+`--tcp-port`).
 
-ROS-free. One thread runs a `selectors` loop over non-blocking sockets; `on_line(client, line)`
-is called there for every complete line. Output (`send`, `broadcast`, from any thread) goes to
+ROS-free. One thread runs a `selectors` loop over non-blocking sockets. `TcpLineServer` calls
+`on_line(client, line)` there for every complete line; `TcpRawServer` (raw byte mode, for
+byte-stream protocols whose binary payloads hold CR/LF) calls `on_data(client, data)` for every
+chunk received (at most RECEIVE_CHUNK bytes), unsplit: it buffers no input, so the consumer's own
+framer bounds its buffer. Output (`send`, `broadcast`, from any thread) goes to
 a bounded per-client buffer and is written without blocking, so a client that does not read
 only loses its own connection. All times here are wall-clock I/O timeouts (`time.monotonic`):
 
-- idle: a client that sent no complete line for `idle_timeout_s` is dropped (0: never);
+- idle: a client that sent no complete line (raw: no byte) for `idle_timeout_s` is dropped
+  (0: never);
 - slow: a client whose pending output exceeds `max_output_bytes`, or made no write progress
   for `write_timeout_s`, is dropped;
 - full: with `max_clients` connected, a new client is accepted and the client idle longest is
   dropped (so idle connections can never lock new clients out);
-- a partial line longer than `max_line_bytes` is discarded up to its newline (counted).
+- a partial line longer than `max_line_bytes` is discarded up to its newline (counted; line
+  mode only).
 
 `on_new_client` decides what a new connection does to the clients already connected:
 `share` (all served, each its own lines; output broadcast to all), `replace` (the new client
 replaces the others, logged) or `refuse` (the new client is closed while one is connected,
-logged). Every drop and refusal is counted in `counters` (COUNTER_NAMES) and logged (at most
-a few lines per kind and 10 s: `LimitedLog`).
+logged). `on_connect(client)`, if given, is called for every admitted client (e.g. a
+byte-stream consumer forgets a partial frame of the client it replaced). Every drop and refusal
+is counted in `counters` (COUNTER_NAMES) and logged (at most a few lines per kind and 10 s:
+`LimitedLog`).
 """
 
 from __future__ import annotations
@@ -125,7 +133,7 @@ class Client:
         self.address = address
         self.splitter = LineSplitter(max_line_bytes)
         self.output = bytearray()
-        self.last_line = now  # accept time, then the last complete line received
+        self.last_line = now  # accept time, then the last complete line (raw: bytes) received
         self.last_write = now  # the last write progress (or when output started waiting)
         self.doomed: str | None = None  # a counter name: dropped by the loop thread
 
@@ -140,12 +148,14 @@ class TcpLineServer:
     def __init__(self, on_line: Callable[[Client, bytes], None], port: int = 0,
                  host: str = "127.0.0.1", limits: ServingLimits | None = None,
                  on_new_client: str = "share", on_log: Callable[[str], None] | None = None,
-                 counters: collections.Counter | None = None, name: str = "tcp"):
+                 counters: collections.Counter | None = None, name: str = "tcp",
+                 on_connect: Callable[[Client], None] | None = None):
         if on_new_client not in ON_NEW_CLIENT:
             raise ValueError(f"on_new_client {on_new_client!r} not one of {ON_NEW_CLIENT}")
         self.limits = (limits or ServingLimits()).validate()
         self.on_line = on_line
         self.on_new_client = on_new_client
+        self.on_connect = on_connect
         self.on_log = LimitedLog(on_log or (lambda text: None))  # (kind, text)
         self.counters = counters if counters is not None else collections.Counter()
         self.name = name
@@ -305,6 +315,10 @@ class TcpLineServer:
             with self._lock:
                 self._drop(client, "disconnections")
             return
+        self._handle_input(client, data)
+
+    def _handle_input(self, client: Client, data: bytes) -> None:
+        """Line mode: every complete line to on_line."""
         too_long = client.splitter.too_long
         lines = client.splitter.feed(data)
         if client.splitter.too_long > too_long:
@@ -314,14 +328,21 @@ class TcpLineServer:
         if lines:
             client.last_line = time.monotonic()
         for line in lines:
-            if client.doomed or client.sock not in self.clients:
+            if not self._dispatch(self.on_line, client, line):
                 return
-            try:
-                self.on_line(client, line)
-            except Exception as exc:  # noqa: BLE001 - a handler bug must not stop the server
-                self.counters["internal_errors"] += 1
-                self.on_log("internal_errors", f"{client.address}: error handling a line: "
-                            f"{exc!r}")
+
+    def _dispatch(self, handler: Callable[[Client, bytes], None], client: Client,
+                  item: bytes) -> bool:
+        """handler(client, item) unless the client is going; a handler error is counted and
+        logged. False if the client is gone."""
+        if client.doomed or client.sock not in self.clients:
+            return False
+        try:
+            handler(client, item)
+        except Exception as exc:  # noqa: BLE001 - a handler bug must not stop the server
+            self.counters["internal_errors"] += 1
+            self.on_log("internal_errors", f"{client.address}: error handling input: {exc!r}")
+        return True
 
     def _expire(self, now: float) -> None:
         limits = self.limits
@@ -375,6 +396,8 @@ class TcpLineServer:
         self.clients[sock] = client
         self._selector.register(sock, selectors.EVENT_READ, client)
         self.counters["connections"] += 1
+        if self.on_connect is not None:
+            self._dispatch(lambda admitted, _: self.on_connect(admitted), client, b"")
 
     def _drop(self, client: Client, reason: str) -> None:
         """Close one client (loop thread, lock held), counting reason."""
@@ -389,3 +412,13 @@ class TcpLineServer:
         if reason not in ("disconnections", "clients_replaced"):
             self.on_log(reason, f"{client!r} dropped ({reason.removeprefix('clients_')}; "
                         f"{len(client.output)} bytes unsent)")
+
+
+class TcpRawServer(TcpLineServer):
+    """Raw byte mode (see the module docstring): `on_data(client, data)` gets every chunk as
+    received, CR/LF and all; every limit, policy and counter of TcpLineServer applies, any
+    byte received counts as input for the idle timeout (no line_too_long: nothing is split)."""
+
+    def _handle_input(self, client: Client, data: bytes) -> None:
+        client.last_line = time.monotonic()
+        self._dispatch(self.on_line, client, data)

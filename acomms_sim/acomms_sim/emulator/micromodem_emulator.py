@@ -153,24 +153,33 @@ class TcpServer:
     `share` (every client gets the modem's output, any may send). `counters` counts
     connections, refusals, replacements and drops; `summary()` is the one-line summary."""
 
+    log_prefix = "micromodem_emulator: SRC"  # of the default on_log's lines
+
     def __init__(self, model: MicromodemModel, port: int = 0, host: str = "127.0.0.1",
                  on_new_client: str = "replace", limits: ServingLimits | None = None,
                  on_log: Callable[[str], None] | None = None):
         self.model = model
         self.dropped_output = 0
-        self._server = TcpLineServer(
-            lambda client, line: model.handle_line(line), port, host,
-            limits or ServingLimits(idle_timeout_s=0.0), on_new_client,
-            on_log or (lambda text: print(f"micromodem_emulator: SRC {model.src}: {text}",
+        self._server = self._make_server(
+            port, host, limits or ServingLimits(idle_timeout_s=0.0), on_new_client,
+            on_log or (lambda text: print(f"{self.log_prefix} {model.src}: {text}",
                                           file=sys.stderr, flush=True)),
             name=f"modem{model.src}_tcp")
         self.port = self._server.port
         self.counters = self._server.counters
         model.output = self.write_text
 
+    def _make_server(self, *args, **kwargs) -> TcpLineServer:
+        """The line server feeding the model (a byte-stream model's server overrides this)."""
+        return TcpLineServer(lambda client, line: self.model.handle_line(line), *args, **kwargs)
+
     def write_text(self, text: str) -> None:
         """The model's output: never waits."""
-        if not self._server.broadcast(text.encode("ascii", errors="replace")):
+        self.write_output(text.encode("ascii", errors="replace"))
+
+    def write_output(self, data: bytes) -> None:
+        """Model bytes to every client, never waiting (counted when nobody took them)."""
+        if not self._server.broadcast(data):
             self.dropped_output += 1  # no client (or none taking output)
 
     def write_bytes(self, data: bytes) -> None:
@@ -310,12 +319,15 @@ def load_network(path: str, airtime_scale: float = 1.0, on_new_client: str = "re
     return EmulatorNetwork(spec, path, airtime_scale, on_new_client, limits)
 
 
-def _wait_for_signal(models=()) -> None:
-    """Until SIGTERM / SIGINT; SIGUSR1 pulses every modem's TXTRIG input."""
+def _wait_for_signal(models=(), ready: Callable[[], None] | None = None) -> None:
+    """Until SIGTERM / SIGINT; SIGUSR1 pulses every modem's TXTRIG input. `ready` runs once the
+    handlers are in place (e.g. prints the ports: a stop sent when they appear is handled)."""
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGUSR1, lambda *_: [model.pulse_txtrig() for model in models])
+    if ready is not None:
+        ready()
     while not stop.wait(0.5):
         pass
 
