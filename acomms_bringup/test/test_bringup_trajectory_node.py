@@ -6,6 +6,7 @@ from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import NavSatFix
+from std_msgs.msg import Float64
 
 from acomms_bringup.nodes.trajectory_node import TrajectoryNode, check_waypoints
 from acomms_core.ros.testing import RosHarness
@@ -105,3 +106,50 @@ def test_waypoints_set_at_runtime_on_an_empty_node(ros):
     assert node.trigger_deactivate() == TransitionCallbackReturn.SUCCESS
     assert node.trigger_cleanup() == TransitionCallbackReturn.SUCCESS
     assert len(node._configured) == 0 and len(node._activated) == 0
+
+
+def test_course_over_ground_follows_the_leg_under_way():
+    from acomms_bringup.description.scenario_types import Position, Trajectory, Waypoint
+    north_then_east_then_hold = Trajectory((
+        Waypoint(0, Position(41.0, -70.0, 0)), Waypoint(100, Position(41.01, -70.0, 0)),
+        Waypoint(200, Position(41.01, -69.99, 0)), Waypoint(300, Position(41.01, -69.99, 5))))
+    assert north_then_east_then_hold.course_deg_at(-10) == pytest.approx(0.0)
+    assert north_then_east_then_hold.course_deg_at(50) == pytest.approx(0.0)
+    assert north_then_east_then_hold.course_deg_at(150) == pytest.approx(90.0, abs=0.01)
+    # Diving in place keeps the last course; so does the time after the last waypoint.
+    assert north_then_east_then_hold.course_deg_at(250) == pytest.approx(90.0, abs=0.01)
+    assert north_then_east_then_hold.course_deg_at(1e6) == pytest.approx(90.0, abs=0.01)
+    south_west = Trajectory((Waypoint(0, Position(41.0, -70.0, 0)),
+                             Waypoint(10, Position(41.0, -70.0, 0)),
+                             Waypoint(20, Position(40.99, -70.0132, 0))))
+    assert 180.0 < south_west.course_deg_at(5) < 270.0  # a hold first: the next leg's course
+    held = Trajectory((Waypoint(0, Position(41.0, -70.0, 0)), Waypoint(9, Position(41.0, -70, 3))))
+    assert held.course_deg_at(5) == 0.0
+
+
+def test_heading_topic_publishes_the_course_with_each_fix(ros):
+    node = ros.add(TrajectoryNode(namespace="/traj_heading", context=ros.context,
+                                  parameter_overrides=[
+        *waypoint_parameters([0.0, 100.0], [41.0, 41.0], [-70.0, -69.99], [2.0, 2.0]),
+        Parameter("heading_topic", value="heading")]))
+    headings = []
+    ros.helper.create_subscription(Float64, "/traj_heading/heading", headings.append, 10)
+    assert node.trigger_configure() == TransitionCallbackReturn.SUCCESS
+    assert ros.spin_until(lambda: node._heading_publisher.get_subscription_count() > 0,
+                          timeout=5.0)
+    assert node.trigger_activate() == TransitionCallbackReturn.SUCCESS
+    assert ros.spin_until(lambda: headings, timeout=5.0)
+    assert headings[-1].data == pytest.approx(90.0, abs=0.01)  # due east
+    node.trigger_deactivate()
+    node.trigger_cleanup()
+    assert node._heading_publisher is None
+
+
+def test_no_heading_topic_no_heading_publisher(ros):
+    node = ros.add(TrajectoryNode(namespace="/traj_plain", context=ros.context,
+                                  parameter_overrides=waypoint_parameters(
+                                      [0.0, 1.0], [41.0, 41.0], [-70.0, -70.0], [1.0, 1.0])))
+    assert node.trigger_configure() == TransitionCallbackReturn.SUCCESS
+    assert node._heading_publisher is None
+    assert not [t for t, _ in node.get_publisher_names_and_types_by_node(
+        "trajectory_node", "/traj_plain") if t.endswith("heading")]

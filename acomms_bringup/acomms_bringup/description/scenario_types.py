@@ -12,6 +12,7 @@ from typing import Any
 
 from acomms_bringup.description.scenario_events import LocalEvent
 from acomms_bringup.description.scenario_keys import DEFAULT_ABSORPTION_MODEL
+from acomms_sim.physics.geodesy import bearing_deg
 
 
 class ScenarioError(ValueError):
@@ -63,6 +64,20 @@ class Trajectory:
                                 a.longitude + fraction * (b.longitude - a.longitude),
                                 a.depth + fraction * (b.depth - a.depth))
         return points[-1].position
+
+    def course_deg_at(self, time_seconds: float) -> float:
+        """Course over ground at that time, degrees clockwise from true north: the direction of
+        the leg under way, else of the last leg with horizontal motion before it, else of the
+        first one after it (a trajectory that never moves: 0)."""
+        legs = list(zip(self.waypoints, self.waypoints[1:], strict=False))
+        current = sum(1 for before, _ in legs if before.time_seconds < time_seconds) - 1
+        order = list(range(max(current, 0), -1, -1)) + list(range(max(current, 0) + 1, len(legs)))
+        for index in order:
+            a, b = legs[index][0].position, legs[index][1].position
+            course = bearing_deg(a.latitude, a.longitude, b.latitude, b.longitude)
+            if course is not None:
+                return course
+        return 0.0
 
 
 @dataclasses.dataclass(frozen=True)

@@ -4,7 +4,8 @@ A moving vehicle in a scenario has waypoints (time, latitude, longitude, depth);
 moves in straight lines (`acomms_bringup.description.scenario.Trajectory`). This lifecycle node
 publishes the current position on `fix` (sensor_msgs/NavSatFix, altitude = −depth, status FIX;
 relative to the vehicle namespace) at `publish_rate_hz` on the node clock, so with `use_sim_time`
-it follows simulated time. platform_location_node follows these topics (`position_topics`) and
+it follows simulated time; with `heading_topic` set, the course over ground too (a simulated
+ship's heading). platform_location_node follows these topics (`position_topics`) and
 answers the simulated modems' `read_location` calls with them.
 
 Trajectory time 0 is `start_time_seconds` on the node clock, or the moment of activation when that
@@ -19,6 +20,7 @@ from typing import Any
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import NavSatFix, NavSatStatus
+from std_msgs.msg import Float64
 
 from acomms_bringup.description.scenario import Position, Trajectory, Waypoint
 from acomms_core.ros.ros_support import (
@@ -47,6 +49,11 @@ PARAMETERS = (
                   minimum=0.01, maximum=100.0),
     ParameterSpec("start_time_seconds", -1.0,
                   "Node-clock time of trajectory time 0, s; negative: the activation time."),
+    ParameterSpec("heading_topic", "",
+                  "If set, also publish the course over ground on this topic with each fix "
+                  "(std_msgs/Float64, degrees clockwise from true north; Trajectory."
+                  "course_deg_at): a ship's heading for a simulated topside, e.g. the cola2 "
+                  "topside bridge's heading_topic.", read_only=True),
 )
 
 
@@ -91,6 +98,7 @@ class TrajectoryNode(LifecycleNode):
         self._activated = NodeResources(self)  # timer: on_activate .. on_deactivate
         self._trajectory: Trajectory | None = None
         self._publisher = None
+        self._heading_publisher = None
         self._start_s = 0.0
         self.published_count = 0
         declare_parameters(self, PARAMETERS, check_waypoints)
@@ -102,6 +110,9 @@ class TrajectoryNode(LifecycleNode):
             self.get_logger().error(f"configure refused: {exc}")
             return TransitionCallbackReturn.FAILURE
         self._publisher = self._configured.publisher(NavSatFix, "fix", 10)
+        heading_topic = self.get_parameter("heading_topic").value
+        if heading_topic:
+            self._heading_publisher = self._configured.publisher(Float64, heading_topic, 10)
         return TransitionCallbackReturn.SUCCESS
 
     def on_activate(self, state) -> TransitionCallbackReturn:
@@ -119,7 +130,7 @@ class TrajectoryNode(LifecycleNode):
     def on_cleanup(self, state) -> TransitionCallbackReturn:
         self._activated.release()
         self._configured.release()
-        self._publisher = None
+        self._publisher = self._heading_publisher = None
         self._trajectory = None
         return TransitionCallbackReturn.SUCCESS
 
@@ -130,7 +141,8 @@ class TrajectoryNode(LifecycleNode):
         if self._trajectory is None or self._publisher is None:
             return
         stamp = self.get_clock().now().to_msg()
-        position = self._trajectory.position_at(stamp_seconds(stamp) - self._start_s)
+        elapsed_s = stamp_seconds(stamp) - self._start_s
+        position = self._trajectory.position_at(elapsed_s)
         message = NavSatFix(latitude=position.latitude, longitude=position.longitude,
                             altitude=-float(position.depth),
                             status=NavSatStatus(status=NavSatStatus.STATUS_FIX,
@@ -138,6 +150,8 @@ class TrajectoryNode(LifecycleNode):
         message.header.stamp = stamp
         message.header.frame_id = self.get_name()
         self._publisher.publish(message)
+        if self._heading_publisher is not None:
+            self._heading_publisher.publish(Float64(data=self._trajectory.course_deg_at(elapsed_s)))
         self.published_count += 1
 
 

@@ -50,6 +50,14 @@ def slant_range_m(horizontal_m: float, depth1_m: float, depth2_m: float) -> floa
     return math.hypot(horizontal_m, depth2_m - depth1_m)
 
 
+def bearing_deg(lat1: float, lon1: float, lat2: float, lon2: float) -> float | None:
+    """Geodesic azimuth from point 1 to point 2, degrees clockwise from true north in [0, 360);
+    None for the same point (no direction)."""
+    if lat1 == lat2 and lon1 == lon2:
+        return None
+    return WGS84.Inverse(lat1, lon1, lat2, lon2, Geodesic.AZIMUTH)["azi1"] % 360.0
+
+
 def offset_position(latitude: float, longitude: float, north_m: float, east_m: float):
     """Position at the geodesic distance hypot(north_m, east_m) in the direction of the offset
     (used for scenarios and tests: horizontal_distance_m gives the offset's length back)."""
