@@ -159,7 +159,7 @@ def test_runner_selects_the_mac_through_a_local_event(tmp_path):
 def test_wall_clock_run_publishes_the_event_at_its_time_after_the_start():
     """Wall clock (use_sim_time false): the run's second 0 is its start on the wall clock, so
     an event at 2 s comes ~2 wall s after the start (not at once), its `{time}` counts from the
-    start, and the summary books it at ~2 s."""
+    start, and the summary books it at ~2 s; traffic counts from there too (start_seconds 1)."""
     import time
 
     from std_msgs.msg import String
@@ -170,7 +170,7 @@ def test_wall_clock_run_publishes_the_event_at_its_time_after_the_start():
     at_s, slack_s = 2.0, 1.0   # slack: the executor's latency on a loaded machine
     data = yaml.safe_load(EXAMPLE.read_text())
     data["clock"] = {"use_sim_time": False}
-    data["vehicles"][0].pop("traffic")
+    data["vehicles"][0]["traffic"][0]["start_seconds"] = 1.0   # period 10 s: one message
     data["vehicles"][0]["events"] = [{"at_seconds": at_s, "topic": "mission/command",
                                       "type": "std_msgs/String",
                                       "fields": {"data": "go at {time}"}}]
@@ -190,6 +190,9 @@ def test_wall_clock_run_publishes_the_event_at_its_time_after_the_start():
     [(after_s, text)] = got
     assert at_s - 0.2 <= after_s <= at_s + slack_s, got
     assert abs(float(text.split()[-1]) - at_s) <= slack_s, text
-    [event] = report.summarize(runner.record)["local_events"]
+    summary = report.summarize(runner.record)
+    [event] = summary["local_events"]
     assert at_s <= event["at_s"] <= at_s + slack_s, event
+    [sent] = runner.record.sent
+    assert 1.0 <= sent.sent_s - runner.start_s <= 1.0 + slack_s, sent
     assert runner.record.start_time_s == pytest.approx(runner.start_s)

@@ -120,8 +120,9 @@ class RunRecord:
     warnings: list[str] = dataclasses.field(default_factory=list)  # the run may be invalid
     end_s: float = 0.0  # simulated time when recording stopped
     interrupted: str | None = None  # the signal that stopped the run early (SIGINT, SIGTERM)
-    # ROS time of simulated second 0 (the scenario's clock.start_time): the record holds ROS
-    # times (as run.mcap), the written outputs seconds since this origin
+    # ROS time of simulated second 0 (the scenario's clock.start_time; a wall-clock run: its
+    # start): the record holds ROS times (as run.mcap), the written outputs seconds since this
+    # origin
     start_time_s: float = 0.0
     transmissions: list[Transmission] = dataclasses.field(default_factory=list)
     receptions: list[Reception] = dataclasses.field(default_factory=list)
