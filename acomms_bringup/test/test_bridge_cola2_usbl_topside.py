@@ -26,6 +26,7 @@ class Topside:
                 Parameter("wire_mode", value="compact"), Parameter("period_s", value=0.1),
                 Parameter("remote_address", value=AUV_ADDRESS), *extra]))
         self.got = []
+        self.measurements = 0
         h.create_subscription(Cola2UsblFix, f"{namespace}/to_acomms/cola2_usbl",
                               self.got.append, 10)
         self.pub = {name: h.create_publisher(cls, f"{namespace}/{name}", 10) for name, cls in (
@@ -49,8 +50,13 @@ class Topside:
             heading is None and imu_yaw_deg is None or self.node.heading is not None), 10.0)
 
     def usbl_fix(self, enu=(math.nan,) * 3, xyz=(math.nan,) * 3, address=AUV_ADDRESS,
-                 age_s=0.0):
-        msg = UsblFix(remote_address=address, accuracy_m=2.0)
+                 age_s=0.0, source=UsblFix.SOURCE_USBLLONG, measured_s=None):
+        """A fix as the driver publishes it; measured_s: the modem's measurement time (default:
+        a new measurement each call)."""
+        self.measurements += 1
+        msg = UsblFix(remote_address=address, accuracy_m=2.0, source=source,
+                      measurement_time_s=float(self.measurements if measured_s is None
+                                               else measured_s))
         msg.east_m, msg.north_m, msg.up_m = enu
         msg.x_m, msg.y_m, msg.z_m = xyz
         stamp = self.node.get_clock().now().nanoseconds * 1e-9 - age_s
@@ -60,7 +66,7 @@ class Topside:
 
     def wait_counts(self, **expected):
         counts = self.node.counts
-        assert self.ros.spin_until(lambda: all(counts[f"usbl_{k}"] == v for k, v in
+        assert self.ros.spin_until(lambda: all(counts.get(f"usbl_{k}") == v for k, v in
                                                expected.items()), 10.0), counts
 
     def wait_position(self, predicate):
@@ -79,7 +85,7 @@ def test_usbl_fix_with_gps_heading_and_lever_arm_becomes_the_next_u():
         top.wait_counts(refused_address=1, fixes_used=0)
         top.usbl_fix(enu=(300.0, 400.0, -50.0), age_s=60.0)
         top.wait_counts(refused_stale=2, fixes_used=0)
-        top.usbl_fix()                                 # USBLANGLES: no position
+        top.usbl_fix(source=UsblFix.SOURCE_USBLANGLES)   # angles alone: no position
         top.wait_counts(refused_no_position=1, fixes_used=0)
         assert top.got == []                           # no fix, no command: nothing sent
         stamp = top.usbl_fix(enu=(300.0, 400.0, -50.0))
@@ -91,6 +97,24 @@ def test_usbl_fix_with_gps_heading_and_lever_arm_becomes_the_next_u():
         assert u.depth_m == pytest.approx(52.0)
         assert u.accuracy_m == pytest.approx(2.5)      # hypot(USBL 2 m, GPS 1.5 m)
         assert u.time_s == pytest.approx(stamp, abs=1e-6)
+
+
+def test_the_angles_of_a_measurement_with_a_position_are_not_refused():
+    """The modem reports a measurement as USBLLONG then USBLANGLES (same remote, same
+    measurement time): one fix used, nothing refused; a USBLANGLES alone is refused."""
+    angles = UsblFix.SOURCE_USBLANGLES
+    with RosHarness() as ros:
+        top = Topside(ros, "/ship3")
+        top.ship_inputs(heading=0.0)
+        top.usbl_fix(enu=(300.0, 400.0, -50.0), measured_s=10.0)
+        top.usbl_fix(source=angles, measured_s=10.0)
+        top.usbl_fix(enu=(310.0, 400.0, -50.0), measured_s=12.0)
+        top.usbl_fix(source=angles, measured_s=12.0)
+        top.wait_counts(fixes_used=2, angles_with_position=2, refused_no_position=0)
+        top.usbl_fix(source=angles, measured_s=13.0)      # no USBLLONG for it
+        top.usbl_fix(source=angles, measured_s=12.0, address=AUV_ADDRESS + 1)  # another modem
+        top.wait_counts(fixes_used=2, angles_with_position=2, refused_no_position=1,
+                        refused_address=1)
 
 
 def test_head_frame_with_imu_heading_and_yaw_offset():

@@ -154,3 +154,45 @@ def test_runner_selects_the_mac_through_a_local_event(tmp_path):
     assert [(r["topic"], r["source"], r["sent_s"]) for r in rows] == [
         ("mission/command", "bravo", "20.0"), (SELECT, "alpha", "40.0")]
     assert json.loads((out / "summary.json").read_text())["local_events"] == [mission, event]
+
+
+def test_wall_clock_run_publishes_the_event_at_its_time_after_the_start():
+    """Wall clock (use_sim_time false): the run's second 0 is its start on the wall clock, so
+    an event at 2 s comes ~2 wall s after the start (not at once), its `{time}` counts from the
+    start, and the summary books it at ~2 s; traffic counts from there too (start_seconds 1)."""
+    import time
+
+    from std_msgs.msg import String
+
+    from acomms_bringup.run import report
+    from acomms_bringup.run.runner import Runner
+
+    at_s, slack_s = 2.0, 1.0   # slack: the executor's latency on a loaded machine
+    data = yaml.safe_load(EXAMPLE.read_text())
+    data["clock"] = {"use_sim_time": False}
+    data["vehicles"][0]["traffic"][0]["start_seconds"] = 1.0   # period 10 s: one message
+    data["vehicles"][0]["events"] = [{"at_seconds": at_s, "topic": "mission/command",
+                                      "type": "std_msgs/String",
+                                      "fields": {"data": "go at {time}"}}]
+    runner = Runner(_parse(data), progress=False)
+    assert runner.clock_mode == "wall"
+    got = []  # (wall s after the run's start, text)
+    try:
+        runner.start()
+        started = time.monotonic() - (runner.sim_elapsed_s())  # the run's start, monotonic
+        runner.recorder.create_subscription(
+            String, "/alpha/mission/command",
+            lambda m: got.append((time.monotonic() - started, m.data)), 10)
+        runner.run(at_s + 2.0)   # bounded: a wall-clock run of 4 s
+    finally:
+        runner.stop()
+    assert len(got) == 1, got
+    [(after_s, text)] = got
+    assert at_s - 0.2 <= after_s <= at_s + slack_s, got
+    assert abs(float(text.split()[-1]) - at_s) <= slack_s, text
+    summary = report.summarize(runner.record)
+    [event] = summary["local_events"]
+    assert at_s <= event["at_s"] <= at_s + slack_s, event
+    [sent] = runner.record.sent
+    assert 1.0 <= sent.sent_s - runner.start_s <= 1.0 + slack_s, sent
+    assert runner.record.start_time_s == pytest.approx(runner.start_s)

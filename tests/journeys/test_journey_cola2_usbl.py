@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import statistics
+from collections import Counter
 
 from journey_support import ROOT, Background, documented, run_summary, shell
 
@@ -37,6 +38,10 @@ def test_cola2_usbl_run_delivers_s_and_u_within_the_usbl_model(tmp_path):
     assert ship["structs_received"] >= 1 and ship["usbl_fixes_used"] >= 1, bridges
     assert auv["structs_received"] >= 1, bridges
     assert ship["usbl_refused_address"] == ship["usbl_refused_stale"] == 0, bridges
+    # each measurement comes as USBLLONG + USBLANGLES: the angles are no refusal
+    assert ship["usbl_refused_no_position"] == 0, bridges
+    assert ship["usbl_angles_with_position"] >= ship["usbl_fixes_used"], bridges
+    _assert_links_from_the_drivers(out)
 
     usbl = load_scenario(ROOT / SCENARIO).vehicle("ship").modem.connection["usbl"]
     errors, truth = u_errors(out, UsblErrorModel(**usbl))
@@ -54,6 +59,41 @@ def test_cola2_usbl_run_delivers_s_and_u_within_the_usbl_model(tmp_path):
     assert f"{len(errors)} 'U' positions received" in report, report
     (row,) = [line.split() for line in report.splitlines() if line.split()[:1] == ["all"]]
     assert row[1] == str(len(errors)) and abs(float(row[2]) - mean_error) < 0.006, report
+
+
+def _driver_packets(mcap_path) -> tuple[Counter, Counter]:
+    """From the run's run.mcap: transmissions per vehicle (its driver's `transmit`) and packets
+    decoded per (sender SRC, receiver) (its driver's `packet_rx`)."""
+    from mcap.reader import make_reader
+    from mcap_ros2.decoder import DecoderFactory
+
+    sent, heard = Counter(), Counter()
+    with open(mcap_path, "rb") as handle:
+        reader = make_reader(handle, decoder_factories=[DecoderFactory()])
+        topics = [f"/{v}/{t}" for v in ("auv", "ship") for t in ("transmit", "packet_rx")]
+        for _schema, channel, _message, msg in reader.iter_decoded_messages(topics=topics):
+            vehicle, topic = channel.topic.strip("/").split("/")
+            if topic == "transmit":
+                sent[vehicle] += 1
+            else:
+                heard[(msg.packet.src, vehicle)] += 1
+    return sent, heard
+
+
+def _assert_links_from_the_drivers(out) -> None:
+    """The Links table counts what the receiving driver decoded as received (not in flight):
+    each link's numbers are those of the drivers' own topics in run.mcap."""
+    summary = run_summary(out)
+    sent, heard = _driver_packets(out / "run.mcap")
+    srcs = {v.name: v.src for v in load_scenario(ROOT / SCENARIO).vehicles}
+    for link in summary["links"]:
+        source, receiver = link["source"], link["receiver"]
+        received = heard[(srcs[source], receiver)]
+        assert received >= 1, (link, heard)
+        assert (link["sent"], link["received"], link["partial"]) == (
+            sent[source], received, 0), (link, sent, heard)
+        assert link["in_flight"] == link["sent"] - received, link
+        assert link["lost_noise"] == link["lost_collision"] == link["lost_half_duplex"] == 0
 
 
 def _ptys_and_children(pid: int) -> tuple[set[str], list[int]]:

@@ -4,7 +4,11 @@ The 'U' position comes from the latest of two sources: a ready-made NavSatFix of
 (`usbl_topic`), or a USBL fix of the AUV's modem (`usbl_fix_topic`, acomms_interfaces/UsblFix)
 combined with the ship's GPS (`ship_fix_topic`) and heading (`heading_topic`, `heading_type`)
 and the transducer's mounting (`usbl_position`), as cola2's topside does. USBL fixes are counted
-as used or refused (wrong address, stale inputs, no position) in the diagnostics.
+as used or refused (wrong address, stale inputs, no position) in the diagnostics, once per
+measurement: the modem reports a measurement with a position as USBLLONG followed by USBLANGLES
+(same remote and measurement time); that USBLANGLES adds nothing and is counted apart
+(`usbl_angles_with_position`). Only a measurement without a position (a USBLANGLES alone, or a
+USBLLONG without finite coordinates) is refused as `usbl_refused_no_position`.
 """
 
 from __future__ import annotations
@@ -83,9 +87,11 @@ class Cola2TopsideBridge(Cola2Bridge):
         self.ship_fix = self.heading = None   # (received_s, message) / (received_s, degrees)
         self.command = None
         self.command_left = 0
+        self.positioned = None   # (remote, measurement time) of the latest USBLLONG
         super().__init__(node_name, **kwargs)
         self.counts.update({"usbl_fixes_used": 0, "usbl_refused_address": 0,
-                            "usbl_refused_stale": 0, "usbl_refused_no_position": 0})
+                            "usbl_refused_stale": 0, "usbl_refused_no_position": 0,
+                            "usbl_angles_with_position": 0})
 
     def check_parameters(self, values: dict) -> str | None:
         for name, allowed in (("usbl_frame", FRAMES), ("heading_type", HEADING_TYPES)):
@@ -131,6 +137,12 @@ class Cola2TopsideBridge(Cola2Bridge):
         self.heading = (self.now_s(), heading_from_quaternion(q.x, q.y, q.z, q.w))
 
     def on_usbl_fix(self, msg: UsblFix) -> None:
+        measurement = (msg.remote_address, msg.measurement_time_s)
+        if msg.source == UsblFix.SOURCE_USBLLONG:
+            self.positioned = measurement
+        elif measurement == self.positioned:   # the angles of a measurement already handled
+            self.counts["usbl_angles_with_position"] += 1
+            return
         if msg.remote_address != self.usbl_address:
             self.refuse("address", f"fix of modem {msg.remote_address}, the AUV is "
                         f"{self.usbl_address}")

@@ -3,12 +3,13 @@ published once on the vehicle's own topic at their simulated time, never queued 
 
 `plan_events` resolves each entry's ROS type and builds its message once (an unknown type or a
 field that does not fit: `TrafficError` naming the scenario key), as acomms_check_scenario and
-acomms_run do before anything starts. `LocalEventPublisher` (owned by the recorder node) creates
-the publishers, wakes one timer at each event's time on the node's ROS clock (a deterministic
-clock steps straight to it), publishes what is due and books each event as a
-`report.LocalEventRecord` (the summary's "Local events", messages.csv rows with fate
-`local_event`; not counted as link traffic).
-"""
+acomms_run do before anything starts. Times count from the run's second 0: `clock.start_time`
+with simulated time; in a wall-clock run the run's start on the wall clock, known only when the
+run starts (`EventPlan.move_origin`, called by the recorder's `start_traffic`).
+`LocalEventPublisher` (owned by the recorder node) creates the publishers, wakes one timer at
+each event's time on the node's ROS clock (a deterministic clock steps straight to it),
+publishes what is due and books each event as a `report.LocalEventRecord` (the summary's "Local
+events", messages.csv rows with fate `local_event`; not counted as link traffic)."""
 
 from __future__ import annotations
 
@@ -32,9 +33,14 @@ class EventPlan:
     vehicle: Vehicle
     event: LocalEvent
     cls: type
-    due_s: float  # ROS time: clock.start_time + at_seconds
-    origin_s: float  # ROS time of simulated second 0 (`{time}` counts from here)
+    due_s: float  # ROS time: the run's second 0 (origin_s) + at_seconds
+    origin_s: float  # ROS time of the run's second 0 (`{time}` counts from here)
     done: bool = False
+
+    def move_origin(self, origin_s: float) -> None:
+        """Count from origin_s instead (a wall-clock run: its start, known only then)."""
+        self.due_s += origin_s - self.origin_s
+        self.origin_s = origin_s
 
     @property
     def topic(self) -> str:

@@ -77,7 +77,8 @@ def _sender_lines(axes, rows: list[dict], bases: dict[str, float],
     drawn = []
     for row in rows:
         sender = row.get("sender")
-        if row["kind"] != "rx" or sender not in bases or row["vehicle"] not in bases:
+        if (row["kind"] != "rx" or sender not in bases or row["vehicle"] not in bases
+                or row["sent_s"] is None):   # a driver's reception paired with no transmission
             continue
         axes.plot([row["sent_s"], row["start_s"]],
                   [bases[sender] + 0.5, bases[row["vehicle"]] + 0.48],

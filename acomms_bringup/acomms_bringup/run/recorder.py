@@ -6,7 +6,10 @@
   profile, bytes), every arrival's fate (`<vehicle>/reception_events`, SimReceptionEvent: outcome,
   SNR, RL, NL, TL, range, frames) and the transmitter's position of every packet on the simulated
   channel (`/acoustic_channel`) as `acomms_bringup.run.report` records, and hands each record to
-  its `listeners` (the live view: objects with `on_record(record)`);
+  its `listeners` (the live view: objects with `on_record(record)`); a vehicle whose modem is a
+  driver (`micromodem`, `evologics`: no simulator reports its arrivals) has its receptions
+  learnt from its driver's `packet_rx` (`records.driver_reception`: what it decoded, paired
+  with the sender's transmission; what it never heard stays in flight);
 - hands every message that comes out of a vehicle's packet_dispatch_node on a traffic entry's
   publish_topic to the delivery matcher (`acomms_bringup.run.matching`) with the vehicle that
   sent its packet: the in-process dispatch nodes tell `on_dispatched` (their `observer` hook)
@@ -95,7 +98,12 @@ class Recorder(Node):
             reliability=ReliabilityPolicy.RELIABLE), callback_group=self._group)
 
     def _subscribe_channel_events(self) -> None:
-        from acomms_interfaces.msg import SimPacket, SimReceptionEvent, TransmittedPacket
+        from acomms_interfaces.msg import (
+            ReceivedPacket,
+            SimPacket,
+            SimReceptionEvent,
+            TransmittedPacket,
+        )
 
         self.create_subscription(SimPacket, "/acoustic_channel", self._on_channel_packet, 100,
                                  callback_group=self._group)
@@ -107,6 +115,10 @@ class Recorder(Node):
             self.create_subscription(SimReceptionEvent, f"{ns}/reception_events",
                                      lambda m, v=vehicle: self._on_event(v, m), 100,
                                      callback_group=self._group)
+            if vehicle.modem.kind != "sim":   # a driver: what it decoded, from packet_rx
+                self.create_subscription(ReceivedPacket, f"{ns}/packet_rx",
+                                         lambda m, v=vehicle: self._on_driver_rx(v, m), 100,
+                                         callback_group=self._group)
 
     def _subscribe_arrivals(self) -> None:
         """One subscription per (publish topic, type) and vehicle, for the streams it carries."""
@@ -125,11 +137,16 @@ class Recorder(Node):
                 self._pending[name] = self._pending[subscription.topic_name]
 
     # ---- traffic ---------------------------------------------------------------------------
-    def start_traffic(self) -> None:
+    def start_traffic(self, origin_s: float | None = None) -> None:
         """Publish each plan's messages when due, polled on a grid of at most
         TRAFFIC_TICK_MAX_S; the timer wakes only at the grid time of the next due message, so a
         deterministic clock skips the empty polls and messages keep their polled times. Local
-        events (`local_events`) start here too."""
+        events (`local_events`) start here too. origin_s: the ROS time the plans' times count
+        from when the clock has no fixed start (a wall-clock run: its start), else None (they
+        count from clock.start_time)."""
+        if origin_s is not None:
+            for plan in [*self.plans, *self.local_events.plans]:
+                plan.move_origin(origin_s)
         self.local_events.start()
         if not self.plans:
             return
@@ -207,6 +224,16 @@ class Recorder(Node):
             float(event.snr_db), bool(event.collided), float(event.receive_level_db),
             float(event.noise_db), float(event.transmission_loss_db), float(event.slant_range_m),
             int(event.num_frames), int(event.num_bad_frames)))
+
+    def _on_driver_rx(self, vehicle: Vehicle, message) -> None:
+        packet, cst = message.packet, message.cst
+        payload = bytes(packet.miniframe_bytes) + bytes(packet.dataframe_bytes)
+        with self.lock:
+            reception = report.driver_reception(
+                vehicle.name, int(packet.src), int(packet.dest),
+                stamp_seconds(message.header.stamp), payload, self.record.transmissions,
+                float(cst.snr_in), int(cst.num_frames), int(cst.bad_frames_num))
+        self._book(self.record.receptions, reception)
 
     def _on_channel_packet(self, packet) -> None:
         vehicle = self._vehicle_by_src.get(int(packet.packet.src))

@@ -1,7 +1,8 @@
 """The plain records of a run (ROS-free): what the embedded runner records while the scenario runs
 (`Transmission`, `Reception`, `Fix`, `SentMessage`, `Delivery`, the queues' ledger) gathered in
 a `RunRecord`. `matching` re-pairs its deliveries, `report` summarises it and writes the outputs;
-both read these records from here."""
+both read these records from here. `driver_reception` makes the `Reception` of a packet a modem
+driver (not the simulator) reports received."""
 
 from __future__ import annotations
 
@@ -119,8 +120,9 @@ class RunRecord:
     warnings: list[str] = dataclasses.field(default_factory=list)  # the run may be invalid
     end_s: float = 0.0  # simulated time when recording stopped
     interrupted: str | None = None  # the signal that stopped the run early (SIGINT, SIGTERM)
-    # ROS time of simulated second 0 (the scenario's clock.start_time): the record holds ROS
-    # times (as run.mcap), the written outputs seconds since this origin
+    # ROS time of simulated second 0 (the scenario's clock.start_time; a wall-clock run: its
+    # start): the record holds ROS times (as run.mcap), the written outputs seconds since this
+    # origin
     start_time_s: float = 0.0
     transmissions: list[Transmission] = dataclasses.field(default_factory=list)
     receptions: list[Reception] = dataclasses.field(default_factory=list)
@@ -148,3 +150,28 @@ class RunRecord:
             if vehicle_src == src:
                 return name
         return f"SRC {src}"
+
+
+def _outcome(num_frames: int, num_bad_frames: int) -> str:
+    if num_frames > 0 and num_bad_frames >= num_frames:
+        return "frame_errors"
+    return "partial" if num_bad_frames > 0 else "received"
+
+
+def driver_reception(receiver: str, src: int, dest: int, reported_s: float, payload: bytes,
+                     transmissions: list[Transmission], snr_db: float = math.nan,
+                     num_frames: int = 0, num_bad_frames: int = 0) -> Reception:
+    """The Reception of a packet a modem driver published on `packet_rx` at reported_s (its
+    node clock: the packet was decoded then). A driver reports only what it decoded, with no
+    transmit time: the packet is paired with the latest transmission of SRC src started by
+    then with the same bytes (any, when none has them: frames may have failed), whose start
+    and on-air time give transmit_s and the arrival (reported_s - on-air time); no
+    transmission: transmit_s NaN, arrival at reported_s. Outcome from the frame counts:
+    received, partial (some bad) or frame_errors (all bad)."""
+    sent = [t for t in transmissions if t.src == src and t.start_s <= reported_s]
+    same = [t for t in sent if t.payload == payload]
+    paired = max(same or sent, key=lambda t: t.start_s, default=None)
+    duration = paired.duration_s if paired is not None else 0.0
+    return Reception(receiver, src, dest, paired.start_s if paired is not None else math.nan,
+                     reported_s - duration, duration, _outcome(num_frames, num_bad_frames),
+                     snr_db, False, num_frames=num_frames, num_bad_frames=num_bad_frames)

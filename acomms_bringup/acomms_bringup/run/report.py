@@ -22,7 +22,9 @@ Accounting rules:
   (the receiver was transmitting), collision (busy: the receiver was locked onto another packet;
   or undetected / all frames failed while another in-band packet overlapped it), noise
   (undetected or all frames failed without interference; fading losses count here).
-  Packets whose reception had not been evaluated when the run ended are "in flight". The CSV
+  Packets whose reception had not been evaluated when the run ended are "in flight". A modem
+  driver (real modem or emulator) reports only the packets it decoded (`driver_reception`):
+  on its links a packet it did not decode is in flight, never a loss by cause. The CSV
   keeps the modem's outcome (OUTCOMES) and this loss cause side by side (`loss_cause`).
 - `messages_sent` counts published messages, `deliveries_expected` the (message, destination)
   pairs that `messages_delivered` and the accounting count.
@@ -49,6 +51,7 @@ from acomms_bringup.run.records import LocalEventRecord as LocalEventRecord
 from acomms_bringup.run.records import Reception as Reception
 from acomms_bringup.run.records import SentMessage as SentMessage
 from acomms_bringup.run.records import Transmission as Transmission
+from acomms_bringup.run.records import driver_reception as driver_reception
 
 
 def _mean(values: list[float]) -> float | None:
@@ -327,7 +330,7 @@ def timeline_rows(record: RunRecord) -> list[dict]:
                      "transmission_loss_db": _round(r.transmission_loss_db),
                      "slant_range_m": _round(r.slant_range_m, 1), "num_frames": r.num_frames,
                      "num_bad_frames": r.num_bad_frames, "sender": record.vehicle_of(r.src),
-                     "sent_s": round(r.transmit_s - origin, 4)})
+                     "sent_s": _round(r.transmit_s - origin, 4)})
     rows.sort(key=lambda row: (row["start_s"], row["vehicle"], row["kind"]))
     return rows
 

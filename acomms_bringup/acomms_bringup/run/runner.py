@@ -206,12 +206,15 @@ class Runner:
         self.spin_in_background()
         self._start_groups()
         self.start_s = now_s(self.recorder)
+        wall = self.clock_mode == "wall"
+        if wall:  # no fixed start: second 0 of the outputs, traffic and events is now
+            self.record.start_time_s = self.start_s
         attach_queue_ledgers(self)
         attach_dispatch_observers(self)
         for hook in self.started_hooks:
             hook(self)
         self._started_wall = time.monotonic()
-        self.recorder.start_traffic()
+        self.recorder.start_traffic(self.start_s if wall else None)
 
     def _spin(self) -> None:
         """Spin until shutdown. rclpy re-raises a callback's exception out of spin(), which would

@@ -140,6 +140,11 @@ class TrafficPlan:
     origin_s: float = 0.0  # ROS time of simulated second 0 (clock.start_time): `{time}` counts
                            # from here, as start_seconds does
 
+    def move_origin(self, origin_s: float) -> None:
+        """Count from origin_s instead (a wall-clock run: its start, known only then)."""
+        self.next_due_s += origin_s - self.origin_s
+        self.origin_s = origin_s
+
     @property
     def label(self) -> str:
         return self.traffic.topic
