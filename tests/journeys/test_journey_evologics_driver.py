@@ -63,9 +63,14 @@ def _packet_ack_and_fix(stack: contextlib.ExitStack, commands: list[str], tmp_pa
         stack.enter_context(Background(command, log_path=tmp_path / f"node{index}.log"))
     ros = stack.enter_context(RosHarness())
     got = {"rx": [], "ack": [], "usbl": []}
-    ros.helper.create_subscription(ReceivedPacket, "/auv/packet_rx", got["rx"].append, 10)
-    ros.helper.create_subscription(ModemAck, "/ship/ack", got["ack"].append, 10)
-    ros.helper.create_subscription(UsblFix, "/ship/usbl_fix", got["usbl"].append, 10)
+    subscriptions = [
+        ros.helper.create_subscription(ReceivedPacket, "/auv/packet_rx", got["rx"].append, 10),
+        ros.helper.create_subscription(ModemAck, "/ship/ack", got["ack"].append, 10),
+        ros.helper.create_subscription(UsblFix, "/ship/usbl_fix", got["usbl"].append, 10)]
+    # The drivers run in other processes: a packet sent before this process has discovered their
+    # publishers would be received unseen (volatile topics), so wait for them first.
+    assert ros.spin_until(lambda: all(s.get_publisher_count() for s in subscriptions), WAIT_S), \
+        "the drivers' packet_rx / ack / usbl_fix publishers were never discovered"
     client = ros.helper.create_client(QueueTxPacket, "/ship/queue_tx_packet")
     request = QueueTxPacket.Request(packet=Packet(dest=2, dataframe_bytes=b"journey"))
 
