@@ -394,8 +394,8 @@ def main(args=None) -> int:
         print(f"micromodem_emulator: {exc}", file=sys.stderr)
         return 1
     server.start()
-    print(f"micromodem_emulator: SRC {options.src} on {where}", flush=True)
-    _wait_for_signal([model])
+    _wait_for_signal([model], ready=lambda: print(f"micromodem_emulator: SRC {options.src} on "
+                                                  f"{where}", flush=True))
     server.close()
     if isinstance(server, TcpServer):
         print(f"micromodem_emulator: SRC {options.src} {server.summary()}", flush=True)
@@ -411,9 +411,12 @@ def _serve_network(options, limits: ServingLimits) -> int:
     except (ValueError, OSError) as exc:
         print(f"micromodem_emulator: {exc}", file=sys.stderr)
         return 1
-    for src, where in network.endpoints.items():
-        print(f"micromodem_emulator: SRC {src} on {where}", flush=True)
-    _wait_for_signal(network.models)
+
+    def print_endpoints() -> None:  # once a stop is handled: whoever waits for them may stop it
+        for src, where in network.endpoints.items():
+            print(f"micromodem_emulator: SRC {src} on {where}", flush=True)
+
+    _wait_for_signal(network.models, ready=print_endpoints)
     network.close()
     for line in network.summary():
         print(f"micromodem_emulator: {line}", flush=True)
