@@ -113,3 +113,43 @@ def test_timer_deadlines_follow_period_changes_cancels_and_new_timers(ros):
     assert sorted(deadlines.deadlines_ns(nodes, 1 * S)) == [S // 4, 1 * S, 1 * S, 3 * S]
     assert deadlines.first_due is c  # the first node in order with a timer due (none has run)
     clocks.release()
+
+
+def test_lazy_clocks_set_only_the_due_nodes_and_the_others_on_first_read(ros):
+    """Issue 30 item 3: a lazy LocalClocks sets, per step, only the clocks of the nodes with a
+    timer due (in its order); any other clock reads the step time anyway (its now(), or before
+    a callback of its node), and its timers' deadlines stay right."""
+    stepper, nodes, ran = ros
+    a, b, c, d = nodes
+    next(iter(b.timers)).timer_period_ns = 3 * S  # b: next due at 3 s, the others at 1 s
+    next(iter(b.timers)).reset()
+    clocks = LocalClocks([d, c, b, a], lazy=True)
+    clocks.adopt()
+    clocks.set_ns(0)
+    stepper.use_clocks(clocks)
+    stepper.drain(0.0, now_ns=0)
+    assert sorted(stepper.next_deadline_ns()) == [1 * S, 1 * S, 1 * S, 3 * S]
+    due = stepper.due_nodes(1 * S)
+    assert sorted(n.get_name() for n in due) == ["local_clock_a", "local_clock_c",
+                                                 "local_clock_d"]
+    sets = clocks.sets
+    clocks.set_ns(1 * S, due)
+    assert clocks.sets - sets == 3  # b's clock was not set...
+    assert clocks.clock_ns(b.get_clock()) == 0
+    stepper.drain(1.0, now_ns=1 * S)
+    assert ran == ["d", "c", "a"]  # LocalClocks order, not the order `due` came in
+    # ...its deadline is still read right, and it reads the step time once asked
+    assert sorted(stepper.next_deadline_ns()) == [2 * S, 2 * S, 2 * S, 3 * S]
+    assert b.get_clock().now().nanoseconds == 1 * S
+    assert clocks.clock_ns(b.get_clock()) == 1 * S
+    clocks.set_ns(2 * S, stepper.due_nodes(2 * S))
+    assert clocks.clock_ns(b.get_clock()) == 1 * S
+    clocks.sync_node(b)  # what the stepper does before a callback of b
+    assert clocks.clock_ns(b.get_clock()) == 2 * S
+    stepper.drain(2.0, now_ns=2 * S)
+    clocks.set_ns(3 * S, stepper.due_nodes(3 * S))
+    stepper.drain(3.0, now_ns=3 * S)
+    assert ran == ["d", "c", "a", "d", "c", "a", "d", "c", "b", "a"]
+    clocks.release()  # every clock at the last time, plain ROS clocks again
+    assert all(n.get_clock().now().nanoseconds == 3 * S for n in nodes)
+    assert all(type(n.get_clock()).__name__ == "ROSClock" for n in nodes)

@@ -18,6 +18,7 @@ from rclpy.clock import ClockType
 from rclpy.executors import ShutdownException, TimeoutException
 
 from acomms_core.ros.service_calls import AWAITED
+from acomms_sim.clock.local_clocks import SET_NS
 from acomms_sim.clock.stepping import DEFAULT_STEP_TIMEOUT_S, StepTimeout, Watchdog
 
 REMOTE_REPLY_POLL_S = 0.001  # wall wait between polls while a remote service reply is pending
@@ -105,12 +106,15 @@ _SKIP, _DRIVEN, _ASK = 0, 1, 2  # a timer's clock: not ROS time / set by the ste
 class TimerDeadlines:
     """`ros_timer_deadlines_ns`, asked every step: what each timer's clock is gets looked up
     once per timer (a stepped run asks this for ~100 timers per step), deadlines read from the
-    timers' rcl handles."""
+    timers' rcl handles. A driven clock reads what `LocalClocks` last set on it (a lazy one
+    may still be at an earlier step), else `now_ns`. `due_nodes(t)`: the nodes with a timer
+    due at t, by the last deadlines read."""
 
     def __init__(self, driven: Collection[int] = ()):
         self.driven = frozenset(driven)
         self._known: dict[int, tuple] = {}  # id(timer) -> (timer, kind, rcl handle, clock)
         self.first_due = None  # the node of the first timer found due by the last deadlines_ns
+        self._by_node: list[tuple[int, object]] = []  # (deadline, node) of the last read
 
     def _entry(self, timer) -> tuple:
         clock = timer.clock
@@ -123,6 +127,7 @@ class TimerDeadlines:
 
     def deadlines_ns(self, nodes, now_ns: int | None = None) -> list[int]:
         deadlines, nows, known, seen = [], {}, self._known, 0
+        by_node = self._by_node = []
         self.first_due = None
         for node in nodes:
             for timer in node.timers:
@@ -140,9 +145,8 @@ class TimerDeadlines:
                     until = entry[2].time_until_next_call()  # None: canceled
                     if until is None:
                         continue
-                    if kind == _DRIVEN and now_ns is not None:
-                        now = now_ns
-                    else:
+                    now = getattr(entry[3], SET_NS, now_ns) if kind == _DRIVEN else None
+                    if now is None:
                         clock = entry[3]
                         now = nows.get(id(clock))
                         if now is None:
@@ -150,6 +154,7 @@ class TimerDeadlines:
                 except Exception:  # destroyed meanwhile
                     continue
                 deadlines.append(now + until)
+                by_node.append((now + until, node))
                 if self.first_due is None and now + until <= (now if now_ns is None else now_ns):
                     self.first_due = node
         if len(known) > 2 * seen + 64:  # forget destroyed timers
@@ -157,12 +162,20 @@ class TimerDeadlines:
             self._known = {key: entry for key, entry in known.items() if key in live}
         return deadlines
 
+    def due_nodes(self, at_ns: int) -> list:
+        """The nodes with a timer due at at_ns by the last `deadlines_ns` (each once)."""
+        due = {id(node): node for deadline, node in self._by_node if deadline <= at_ns}
+        return list(due.values())
+
 
 class DrivenClocks:
     """A stepper's `driven` clocks (ids of clocks the caller sets to the step time itself) and
-    the timer deadlines read with them."""
+    the timer deadlines read with them; `use_clocks(local_clocks)` drives those of a
+    `LocalClocks` (a lazy one is brought up to date before each callback of a node, where the
+    stepper wraps callbacks)."""
 
     _timers: TimerDeadlines
+    local_clocks = None
 
     @property
     def driven(self) -> frozenset[int]:
@@ -171,6 +184,14 @@ class DrivenClocks:
     @driven.setter
     def driven(self, clock_ids) -> None:
         self._timers = TimerDeadlines(clock_ids)
+
+    def use_clocks(self, local_clocks) -> None:
+        self.driven = local_clocks.clock_ids()
+        self.local_clocks = local_clocks
+
+    def due_nodes(self, at_ns: int) -> list:
+        """The nodes with a ROS-time timer due at at_ns (by the last deadlines read)."""
+        return self._timers.due_nodes(at_ns)
 
 
 class ExecutorStepper(DrivenClocks):
