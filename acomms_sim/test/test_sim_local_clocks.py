@@ -10,6 +10,7 @@ from rclpy.context import Context
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from acomms_sim.clock.deadline_cache import CachedTimerDeadlines
 from acomms_sim.clock.events_stepper import (
     EventsStepper,
     events_executor_available,
@@ -93,14 +94,16 @@ def test_deadlines_of_driven_clocks_are_read_at_the_step_time(ros):
     clocks.release()
 
 
-def test_timer_deadlines_follow_period_changes_cancels_and_new_timers(ros):
-    """TimerDeadlines looks each timer's clock up once, but reads every deadline afresh: a
-    period change (wake_timer_at), a cancel and a timer created later all show at once."""
+@pytest.mark.parametrize("kind", [TimerDeadlines, CachedTimerDeadlines])
+def test_timer_deadlines_follow_period_changes_cancels_and_new_timers(ros, kind):
+    """TimerDeadlines looks each timer's clock up once, but reads every deadline afresh (the
+    cached kind: where it can have changed): a period change (wake_timer_at), a cancel, a
+    timer created later and one destroyed all show at once."""
     _stepper, nodes, _ran = ros
     clocks = LocalClocks(nodes)
     clocks.adopt()
     clocks.set_ns(0)
-    deadlines = TimerDeadlines(clocks.clock_ids())
+    deadlines = kind(clocks.clock_ids())
     assert deadlines.deadlines_ns(nodes, 0) == [1 * S] * 4 and deadlines.first_due is None
     a, b, c, _d = nodes
     a_timer = next(iter(a.timers))
@@ -112,7 +115,16 @@ def test_timer_deadlines_follow_period_changes_cancels_and_new_timers(ros):
     clocks.set_ns(1 * S)
     assert sorted(deadlines.deadlines_ns(nodes, 1 * S)) == [S // 4, 1 * S, 1 * S, 3 * S]
     assert deadlines.first_due is c  # the first node in order with a timer due (none has run)
+    extra = c.create_timer(7.0, lambda: None)
+    assert sorted(deadlines.deadlines_ns(nodes, 1 * S)) == [S // 4, 1 * S, 1 * S, 3 * S, 8 * S]
+    c.destroy_timer(extra)
+    next(iter(b.timers)).reset()
+    assert sorted(deadlines.deadlines_ns(nodes, 1 * S)) == [S // 4, 1 * S, 1 * S, 2 * S, 3 * S]
     clocks.release()
+    if kind is CachedTimerDeadlines:
+        assert deadlines.reads < 20  # not every timer at every call
+        deadlines.release()
+        assert {type(t).__name__ for n in nodes for t in n.timers} == {"Timer"}
 
 
 def test_lazy_clocks_set_only_the_due_nodes_and_the_others_on_first_read(ros):

@@ -32,10 +32,10 @@ from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import UInt64
 
+from acomms_sim.clock.deadline_cache import CachedTimerDeadlines
 from acomms_sim.clock.executor_stepper import (
     CallbackFailed,
     DrivenClocks,
-    TimerDeadlines,
     awaited_calls,
     node_name,
     pending_requests,
@@ -133,7 +133,10 @@ def _counting(callback, owner, stepper: EventsStepper, bookkeeping: bool):
 
 
 class EventsStepper(DrivenClocks):
-    """Drains an EventsExecutor to quiescence and finds its next ROS-time deadline."""
+    """Drains an EventsExecutor to quiescence and finds its next ROS-time deadline (timer
+    deadlines read again only where they can have changed: `CachedTimerDeadlines`)."""
+
+    _deadlines_class = CachedTimerDeadlines
 
     def __init__(self, executor, context, step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S,
                  clock=time.monotonic, bookkeeping=()):
@@ -151,7 +154,7 @@ class EventsStepper(DrivenClocks):
         self._final_deadlines: list[int] | None = None  # timer deadlines at the end of a drain
         self._earliest_deadline_ns: int | None = None  # of the deadlines last handed out
         self._remote_clients: list = []
-        self._timers = TimerDeadlines()
+        self._timers = CachedTimerDeadlines()
         self._undriven: tuple | None = None  # (the TimerDeadlines, nodes with undriven clocks)
         self._now_ns: int | None = None
         self._wrapped: list = []  # (entity, original callback), restored by close()
@@ -288,10 +291,11 @@ class EventsStepper(DrivenClocks):
         return deadlines
 
     def close(self) -> None:
-        """Restore the entities' own callbacks; remove and destroy the fence node."""
+        """Restore the entities' own callbacks and timers; remove and destroy the fence node."""
         for entity, callback in self._wrapped:
             entity.callback = callback
         self._wrapped.clear()
+        self._timers.release()
         try:
             self.executor.remove_node(self.fence_node)
         finally:

@@ -125,41 +125,49 @@ class TimerDeadlines:
         entry = self._known[id(timer)] = (timer, kind, timer.handle, clock)
         return entry
 
+    def read(self, timer, now_ns: int | None, nows: dict) -> int | None:
+        """One timer's next call time (ns; None: canceled, destroyed or not ROS time). `nows`
+        caches the clocks asked (id -> ns) within one pass."""
+        entry = self._known.get(id(timer))
+        if entry is None or entry[0] is not timer:
+            try:
+                entry = self._entry(timer)
+            except Exception:  # destroyed meanwhile
+                return None
+        kind = entry[1]
+        if kind == _SKIP:
+            return None
+        try:
+            until = entry[2].time_until_next_call()  # None: canceled
+            if until is None:
+                return None
+            now = getattr(entry[3], SET_NS, now_ns) if kind == _DRIVEN else None
+            if now is None:
+                clock = entry[3]
+                now = nows.get(id(clock))
+                if now is None:
+                    now = nows[id(clock)] = clock.now().nanoseconds
+        except Exception:  # destroyed meanwhile
+            return None
+        return now + until
+
     def deadlines_ns(self, nodes, now_ns: int | None = None) -> list[int]:
-        deadlines, nows, known, seen = [], {}, self._known, 0
+        deadlines, nows, seen = [], {}, 0
         by_node = self._by_node = []
         self.first_due = None
         for node in nodes:
             for timer in node.timers:
                 seen += 1
-                entry = known.get(id(timer))
-                if entry is None or entry[0] is not timer:
-                    try:
-                        entry = self._entry(timer)
-                    except Exception:  # destroyed meanwhile
-                        continue
-                kind = entry[1]
-                if kind == _SKIP:
+                deadline = self.read(timer, now_ns, nows)
+                if deadline is None:
                     continue
-                try:
-                    until = entry[2].time_until_next_call()  # None: canceled
-                    if until is None:
-                        continue
-                    now = getattr(entry[3], SET_NS, now_ns) if kind == _DRIVEN else None
-                    if now is None:
-                        clock = entry[3]
-                        now = nows.get(id(clock))
-                        if now is None:
-                            now = nows[id(clock)] = clock.now().nanoseconds
-                except Exception:  # destroyed meanwhile
-                    continue
-                deadlines.append(now + until)
-                by_node.append((now + until, node))
-                if self.first_due is None and now + until <= (now if now_ns is None else now_ns):
+                deadlines.append(deadline)
+                by_node.append((deadline, node))
+                if self.first_due is None and now_ns is not None and deadline <= now_ns:
                     self.first_due = node
-        if len(known) > 2 * seen + 64:  # forget destroyed timers
+        if len(self._known) > 2 * seen + 64:  # forget destroyed timers
             live = {id(t) for node in nodes for t in node.timers}
-            self._known = {key: entry for key, entry in known.items() if key in live}
+            self._known = {key: entry for key, entry in self._known.items() if key in live}
         return deadlines
 
     def due_nodes(self, at_ns: int) -> list:
@@ -175,6 +183,7 @@ class DrivenClocks:
     stepper wraps callbacks)."""
 
     _timers: TimerDeadlines
+    _deadlines_class = TimerDeadlines
     local_clocks = None
 
     @property
@@ -183,7 +192,10 @@ class DrivenClocks:
 
     @driven.setter
     def driven(self, clock_ids) -> None:
-        self._timers = TimerDeadlines(clock_ids)
+        release = getattr(self._timers, "release", None)
+        if release is not None:
+            release()
+        self._timers = self._deadlines_class(clock_ids)
 
     def use_clocks(self, local_clocks) -> None:
         self.driven = local_clocks.clock_ids()
