@@ -165,3 +165,46 @@ def test_lazy_clocks_set_only_the_due_nodes_and_the_others_on_first_read(ros):
     clocks.release()  # every clock at the last time, plain ROS clocks again
     assert all(n.get_clock().now().nanoseconds == 3 * S for n in nodes)
     assert all(type(n.get_clock()).__name__ == "ROSClock" for n in nodes)
+
+
+def test_a_lazy_clock_reads_the_step_time_in_its_nodes_callbacks(ros):
+    """A node with nothing due is not set at the step, yet in its callbacks (here: a message
+    from a node whose timer is due) its clock is already at the step time, before anything
+    asks it: rcl-level uses (a timer created or reset there) count from the right time."""
+    from std_msgs.msg import UInt64
+
+    stepper, nodes, ran = ros
+    executor = stepper.executor
+    talker = Node("local_clock_talker", context=nodes[0].context, parameter_overrides=[
+        Parameter("use_sim_time", value=True)])
+    listener = Node("local_clock_listener", context=nodes[0].context, parameter_overrides=[
+        Parameter("use_sim_time", value=True)])
+    publisher = talker.create_publisher(UInt64, "/local_clock_lazy", 10)
+    talker.create_timer(1.5, lambda: publisher.publish(UInt64(data=1)))
+    seen = []
+    clocks = LocalClocks([*nodes, talker, listener], lazy=True)
+
+    def on_message(_msg):
+        seen.append(clocks.clock_ns(listener.get_clock()))  # not asked: what was set on it
+        seen.append(listener.get_clock().now().nanoseconds)
+
+    listener.create_subscription(UInt64, "/local_clock_lazy", on_message, 10)
+    for node in (talker, listener):
+        executor.add_node(node)
+    try:
+        clocks.adopt()
+        clocks.set_ns(0)
+        stepper.use_clocks(clocks)
+        stepper.drain(0.0, now_ns=0)
+        now_ns = 0
+        while now_ns < 3 * S:
+            now_ns = min(d for d in stepper.next_deadline_ns() if d > now_ns)
+            clocks.set_ns(now_ns, stepper.due_nodes(now_ns))
+            stepper.drain(now_ns / S, now_ns=now_ns)
+        assert seen == [S * 3 // 2, S * 3 // 2, 3 * S, 3 * S]
+        assert len(ran) == 12  # a..d at 1, 2 and 3 s
+        clocks.release()
+    finally:
+        for node in (talker, listener):
+            executor.remove_node(node)
+            node.destroy_node()

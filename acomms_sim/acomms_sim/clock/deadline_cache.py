@@ -18,6 +18,7 @@ from __future__ import annotations
 from rclpy.timer import Timer
 
 from acomms_sim.clock.executor_stepper import TimerDeadlines
+from acomms_sim.clock.local_clocks import bring_up_to_date
 
 _WATCHER = "_acomms_deadlines"
 
@@ -31,6 +32,7 @@ class TrackedTimer(Timer):
             watcher.touch(self, gone)
 
     def reset(self) -> None:
+        bring_up_to_date(self.clock)  # the new deadline counts from the clock's time
         super().reset()
         self._changed()
 

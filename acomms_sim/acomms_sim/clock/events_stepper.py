@@ -150,6 +150,7 @@ class EventsStepper(DrivenClocks):
         self.failed_node = None  # whose callback raised last (the executor does not say)
         self._fence_sent = self._fence_seen = 0
         self._entity_count = -1
+        self._node_count = -1
         self._drains = 0
         self._final_deadlines: list[int] | None = None  # timer deadlines at the end of a drain
         self._earliest_deadline_ns: int | None = None  # of the deadlines last handed out
@@ -178,8 +179,11 @@ class EventsStepper(DrivenClocks):
         """Wrap the callbacks of entities created since the last drain, and note which clients
         call services served in another process (cheap when nothing was created)."""
         self._drains += 1
-        if self._drains % ENTITY_SCAN_EVERY and self._entity_count >= 0:
+        node_count = len(self.executor.get_nodes())
+        if (self._drains % ENTITY_SCAN_EVERY and self._entity_count >= 0
+                and node_count == self._node_count):
             return
+        self._node_count = node_count  # a node added: its entities are wrapped at once
         nodes = self.nodes
         count = sum(1 for node in nodes for kind in (node.subscriptions, node.services,
                                                      node.timers, node.clients) for _ in kind)

@@ -20,9 +20,10 @@ another node's timer looks for it).
 Lazy (`LocalClocks(nodes, lazy=True)`, issue 30 item 3: a step costs what is due, not the node
 count): `set_ns(t, due)` sets only the clocks of the nodes in `due` (those with a ROS-time timer
 due at t; in the nodes' order, so timers due together still run in that order) and every other
-clock is brought to t when first read in the step: its `now()` (the adopted clocks become
-`SteppedClock`s), and before any callback of its node (`sync_node`, called by the EventsStepper's
-callback wrapper, so timers a callback creates or resets count from t). `clock_ns(clock)` says
+clock is brought to t when first used in the step: its `now()`, or any other use of its rcl
+handle such as a timer created on it (the adopted clocks become `SteppedClock`s), a reset of one
+of its timers (`bring_up_to_date`, by `deadline_cache.TrackedTimer`), and before any callback of
+its node (`sync_node`, called by the EventsStepper's callback wrapper). `clock_ns(clock)` says
 what a clock reads without asking it (a timer's deadline is that plus its time until the next
 call). `release()` first brings every clock to the last time set.
 The /clock topic itself is still published (sim_clock_node) for other processes and tools. A node
@@ -45,15 +46,23 @@ def _time_source(node):
 
 
 class SteppedClock(ROSClock):
-    """An adopted ROS clock of a lazy `LocalClocks`: brought to the step time on first read."""
+    """An adopted ROS clock of a lazy `LocalClocks`: brought to the step time on first use of
+    its rcl handle (what `now()`, a timer created on it and any other rclpy use go through)."""
 
     _acomms_owner: LocalClocks | None = None
 
-    def now(self) -> Time:
+    @property
+    def handle(self):
         owner = self._acomms_owner
         if owner is not None and getattr(self, SET_NS, None) != owner.now_ns:
             owner.sync_clock(self)
-        return super().now()
+        return ROSClock.handle.fget(self)
+
+
+def bring_up_to_date(clock) -> None:
+    """A lazily set clock at the step time now (its timer is about to be reset); else nothing."""
+    if type(clock) is SteppedClock:
+        clock.handle  # noqa: B018 - the property brings it up to date
 
 
 class LocalClocks:
@@ -107,8 +116,8 @@ class LocalClocks:
         source._last_time_set = now
         for clock in source._associated_clocks:
             if getattr(clock, SET_NS, None) != now_ns:
+                setattr(clock, SET_NS, now_ns)  # first: set_ros_time_override uses the handle
                 ROSClock.set_ros_time_override(clock, now)
-                setattr(clock, SET_NS, now_ns)
                 self.sets += 1
 
     def sync_clock(self, clock) -> None:
