@@ -170,6 +170,9 @@ class TimerDeadlines:
             self._known = {key: entry for key, entry in self._known.items() if key in live}
         return deadlines
 
+    def release(self) -> None:
+        """Nothing to undo (`CachedTimerDeadlines` gives the timers back)."""
+
     def due_nodes(self, at_ns: int) -> list:
         """The nodes with a timer due at at_ns by the last `deadlines_ns` (each once)."""
         due = {id(node): node for deadline, node in self._by_node if deadline <= at_ns}
@@ -192,9 +195,7 @@ class DrivenClocks:
 
     @driven.setter
     def driven(self, clock_ids) -> None:
-        release = getattr(self._timers, "release", None)
-        if release is not None:
-            release()
+        self._timers.release()
         self._timers = self._deadlines_class(clock_ids)
 
     def use_clocks(self, local_clocks) -> None:
