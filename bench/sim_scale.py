@@ -2,11 +2,13 @@
 
 For each N (default 4 8 16 32 64) the `sim_scale_scenario` scenario (N vehicles, one TDMA slot
 each, one nav message per vehicle per cycle) runs in a fresh `acomms_run --warp max` process.
-Printed per N: start-up wall s, run wall s, simulated/wall ratio, clock steps, messages
-delivered, peak RSS of that process, and whether summary.json and messages.csv equal the
-reference run's (wall-time fields aside). The reference is the same scenario at a slow warp
-(`--reference-warp`, default 20) for N up to `--reference-max-n` (a slow run of 64 vehicles for an
-hour takes a long time); larger N print "-". Writes a PNG of the ratio and the start-up time vs N.
+Printed per N: start-up wall s, run wall s, simulated/wall ratio, clock steps, the step cost
+(`us/step`: run wall µs per step, callbacks included, and `us/step/veh` that per vehicle),
+messages delivered, peak RSS of that process, and whether summary.json and messages.csv equal
+the reference run's (wall-time fields aside). The reference is the same scenario at a slow warp
+(`--reference-warp`, default 20) for N up to `--reference-max-n` (a slow run of 64 vehicles for
+an hour takes a long time); larger N print "-". Writes a PNG of the ratio and the start-up
+time vs N.
 The runs use this shell's ROS_DOMAIN_ID when it is set (on a shared machine, set your own).
 Each row also gives the DDS endpoints of the run's process per vehicle (what acomms_run counts
 from the ROS graph once every node is active). `--lean` runs every N in both modes, default
@@ -89,6 +91,12 @@ def same_results(one: dict, other: dict) -> bool:
             and one["messages"] == other["messages"])
 
 
+def step_cost_us(summary: dict) -> float | None:
+    """Wall µs per clock step of the run (run wall time over steps, callbacks included)."""
+    steps, wall = summary.get("steps"), summary.get("run_wall_s")
+    return round(1e6 * wall / steps) if steps and wall else None
+
+
 def measure(n: int, args, tmp: pathlib.Path, lean: bool = False) -> dict:
     scenario = write_scale_scenario(n, tmp / f"scale{n}.yaml", duration_s=args.duration,
                                     status_period_s=args.status_period)
@@ -104,7 +112,8 @@ def measure(n: int, args, tmp: pathlib.Path, lean: bool = False) -> dict:
            "run_wall_s": summary.get("run_wall_s"), "ratio": summary.get("sim_wall_ratio"),
            "ratio_range": f"{min(ratios)}-{max(ratios)}" if len(runs) > 1 else "-",
            "repeats_identical": "yes" if all(same_results(r, fast) for r in runs) else "NO",
-           "steps": summary.get("steps"), "delivered": summary.get("messages_delivered"),
+           "steps": summary.get("steps"), "step_us": step_cost_us(summary),
+           "delivered": summary.get("messages_delivered"),
            "sent": summary.get("messages_sent"), "rss_mb": round(fast["rss_mb"]),
            "equal_to_reference": "-"}
     if n <= args.reference_max_n and not lean:
@@ -168,7 +177,8 @@ def main() -> int:
     if args.mcap_exclude:
         EXTRA_ARGS.extend(["--mcap-exclude", args.mcap_exclude])
     header = ("N", "mode", "endpts/veh", "startup_s", "run_s", "sim/wall", "range", "steps",
-              "delivered", "rss_MB", "= reference", "K identical", "= default")
+              "us/step", "us/step/veh", "delivered", "rss_MB", "= reference", "K identical",
+              "= default")
     print("  ".join(f"{h:>11}" for h in header), flush=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -182,6 +192,8 @@ def main() -> int:
                 default = default or row
                 values = (n, row["mode"], row["endpoints"], row["startup_wall_s"],
                           row["run_wall_s"], row["ratio"], row["ratio_range"], row["steps"],
+                          row["step_us"],
+                          None if row["step_us"] is None else round(row["step_us"] / n, 1),
                           f"{row['delivered']}/{row['sent']}", row["rss_mb"],
                           row["equal_to_reference"], row["repeats_identical"], same)
                 print("  ".join(f"{v!s:>11}" for v in values), flush=True)

@@ -25,6 +25,7 @@ SHORT_RUNS = {
     "bench/sim_scale.py": ("2 --duration 20 --reference-max-n 0 --no-mcap --png {tmp}/scale.png",
                            2),
     "bench/startup_scale.py": ("2", 2),
+    "bench/step_cost.py": ("2 --steps 20", 2),
 }
 
 

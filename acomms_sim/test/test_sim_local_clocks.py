@@ -10,6 +10,7 @@ from rclpy.context import Context
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from acomms_sim.clock.deadline_cache import CachedTimerDeadlines
 from acomms_sim.clock.events_stepper import (
     EventsStepper,
     events_executor_available,
@@ -93,14 +94,16 @@ def test_deadlines_of_driven_clocks_are_read_at_the_step_time(ros):
     clocks.release()
 
 
-def test_timer_deadlines_follow_period_changes_cancels_and_new_timers(ros):
-    """TimerDeadlines looks each timer's clock up once, but reads every deadline afresh: a
-    period change (wake_timer_at), a cancel and a timer created later all show at once."""
+@pytest.mark.parametrize("kind", [TimerDeadlines, CachedTimerDeadlines])
+def test_timer_deadlines_follow_period_changes_cancels_and_new_timers(ros, kind):
+    """TimerDeadlines looks each timer's clock up once, but reads every deadline afresh (the
+    cached kind: where it can have changed): a period change (wake_timer_at), a cancel, a
+    timer created later and one destroyed all show at once."""
     _stepper, nodes, _ran = ros
     clocks = LocalClocks(nodes)
     clocks.adopt()
     clocks.set_ns(0)
-    deadlines = TimerDeadlines(clocks.clock_ids())
+    deadlines = kind(clocks.clock_ids())
     assert deadlines.deadlines_ns(nodes, 0) == [1 * S] * 4 and deadlines.first_due is None
     a, b, c, _d = nodes
     a_timer = next(iter(a.timers))
@@ -112,4 +115,96 @@ def test_timer_deadlines_follow_period_changes_cancels_and_new_timers(ros):
     clocks.set_ns(1 * S)
     assert sorted(deadlines.deadlines_ns(nodes, 1 * S)) == [S // 4, 1 * S, 1 * S, 3 * S]
     assert deadlines.first_due is c  # the first node in order with a timer due (none has run)
+    extra = c.create_timer(7.0, lambda: None)
+    assert sorted(deadlines.deadlines_ns(nodes, 1 * S)) == [S // 4, 1 * S, 1 * S, 3 * S, 8 * S]
+    c.destroy_timer(extra)
+    next(iter(b.timers)).reset()
+    assert sorted(deadlines.deadlines_ns(nodes, 1 * S)) == [S // 4, 1 * S, 1 * S, 2 * S, 3 * S]
     clocks.release()
+    if kind is CachedTimerDeadlines:
+        assert deadlines.reads < 20  # not every timer at every call
+        deadlines.release()
+        assert {type(t).__name__ for n in nodes for t in n.timers} == {"Timer"}
+
+
+def test_lazy_clocks_set_only_the_due_nodes_and_the_others_on_first_read(ros):
+    """Issue 30 item 3: a lazy LocalClocks sets, per step, only the clocks of the nodes with a
+    timer due (in its order); any other clock reads the step time anyway (its now(), or before
+    a callback of its node), and its timers' deadlines stay right."""
+    stepper, nodes, ran = ros
+    a, b, c, d = nodes
+    next(iter(b.timers)).timer_period_ns = 3 * S  # b: next due at 3 s, the others at 1 s
+    next(iter(b.timers)).reset()
+    clocks = LocalClocks([d, c, b, a], lazy=True)
+    clocks.adopt()
+    clocks.set_ns(0)
+    stepper.use_clocks(clocks)
+    stepper.drain(0.0, now_ns=0)
+    assert sorted(stepper.next_deadline_ns()) == [1 * S, 1 * S, 1 * S, 3 * S]
+    due = stepper.due_nodes(1 * S)
+    assert sorted(n.get_name() for n in due) == ["local_clock_a", "local_clock_c",
+                                                 "local_clock_d"]
+    sets = clocks.sets
+    clocks.set_ns(1 * S, due)
+    assert clocks.sets - sets == 3  # b's clock was not set...
+    assert clocks.clock_ns(b.get_clock()) == 0
+    stepper.drain(1.0, now_ns=1 * S)
+    assert ran == ["d", "c", "a"]  # LocalClocks order, not the order `due` came in
+    # ...its deadline is still read right, and it reads the step time once asked
+    assert sorted(stepper.next_deadline_ns()) == [2 * S, 2 * S, 2 * S, 3 * S]
+    assert b.get_clock().now().nanoseconds == 1 * S
+    assert clocks.clock_ns(b.get_clock()) == 1 * S
+    clocks.set_ns(2 * S, stepper.due_nodes(2 * S))
+    assert clocks.clock_ns(b.get_clock()) == 1 * S
+    clocks.sync_node(b)  # what the stepper does before a callback of b
+    assert clocks.clock_ns(b.get_clock()) == 2 * S
+    stepper.drain(2.0, now_ns=2 * S)
+    clocks.set_ns(3 * S, stepper.due_nodes(3 * S))
+    stepper.drain(3.0, now_ns=3 * S)
+    assert ran == ["d", "c", "a", "d", "c", "a", "d", "c", "b", "a"]
+    clocks.release()  # every clock at the last time, plain ROS clocks again
+    assert all(n.get_clock().now().nanoseconds == 3 * S for n in nodes)
+    assert all(type(n.get_clock()).__name__ == "ROSClock" for n in nodes)
+
+
+def test_a_lazy_clock_reads_the_step_time_in_its_nodes_callbacks(ros):
+    """A node with nothing due is not set at the step, yet in its callbacks (here: a message
+    from a node whose timer is due) its clock is already at the step time, before anything
+    asks it: rcl-level uses (a timer created or reset there) count from the right time."""
+    from std_msgs.msg import UInt64
+
+    stepper, nodes, ran = ros
+    executor = stepper.executor
+    talker = Node("local_clock_talker", context=nodes[0].context, parameter_overrides=[
+        Parameter("use_sim_time", value=True)])
+    listener = Node("local_clock_listener", context=nodes[0].context, parameter_overrides=[
+        Parameter("use_sim_time", value=True)])
+    publisher = talker.create_publisher(UInt64, "/local_clock_lazy", 10)
+    talker.create_timer(1.5, lambda: publisher.publish(UInt64(data=1)))
+    seen = []
+    clocks = LocalClocks([*nodes, talker, listener], lazy=True)
+
+    def on_message(_msg):
+        seen.append(clocks.clock_ns(listener.get_clock()))  # not asked: what was set on it
+        seen.append(listener.get_clock().now().nanoseconds)
+
+    listener.create_subscription(UInt64, "/local_clock_lazy", on_message, 10)
+    for node in (talker, listener):
+        executor.add_node(node)
+    try:
+        clocks.adopt()
+        clocks.set_ns(0)
+        stepper.use_clocks(clocks)
+        stepper.drain(0.0, now_ns=0)
+        now_ns = 0
+        while now_ns < 3 * S:
+            now_ns = min(d for d in stepper.next_deadline_ns() if d > now_ns)
+            clocks.set_ns(now_ns, stepper.due_nodes(now_ns))
+            stepper.drain(now_ns / S, now_ns=now_ns)
+        assert seen == [S * 3 // 2, S * 3 // 2, 3 * S, 3 * S]
+        assert len(ran) == 12  # a..d at 1, 2 and 3 s
+        clocks.release()
+    finally:
+        for node in (talker, listener):
+            executor.remove_node(node)
+            node.destroy_node()

@@ -8,7 +8,10 @@ with Tick/Tock participants in other processes, repeat Tick rounds at the same t
 round in which nobody (here or there) did any work; then move time straight to the earliest
 pending event (ROS-time timer deadlines here, `next_event` of the participants), at most `warp` ×
 real time: /clock is published (sim_clock_node in mode `stepped`) for other processes, and the
-clocks of this process's nodes are set directly, in a fixed order (`LocalClocks`). Time does not
+clocks of this process's nodes are set directly, in a fixed order (`LocalClocks`; on the
+EventsExecutor lazily: at each step only the clocks of the nodes with a timer due, the others
+when first read or before their node's next callback, so a step costs what is due rather than
+the node count). Time does not
 move while a node waits for the reply to a `call_awaited` service call (the steppers hold the
 step; `AWAITED.stepping()` tells the callers not to abandon calls on wall-clock timeouts: see
 acomms_core.ros.service_calls). A callback that
@@ -74,12 +77,13 @@ class SteppedRun:
     def run(self, duration_s: float) -> None:
         runner = self.runner
         stepper = self._take_over_executor()
-        clocks = LocalClocks(self._ordered_nodes())
+        lazy = isinstance(stepper, EventsStepper)  # it brings a node's clock up before a callback
+        clocks = LocalClocks(self._ordered_nodes(), lazy=lazy)
         clocks.adopt()
         throttle = WarpThrottle(runner.warp)
         start_ns = seconds_to_ns(runner.start_s)
         clocks.set_ns(start_ns)
-        stepper.driven = clocks.clock_ids()
+        stepper.use_clocks(clocks)
         now_ns, end_ns = start_ns, start_ns + seconds_to_ns(duration_s)
         try:
             self._wait_for_local_services(stepper, start_ns)
@@ -93,7 +97,7 @@ class SteppedRun:
                     now_ns = next_step_ns(now_ns, stepper.next_deadline_ns() + remote, end_ns)
                     self._throttle(throttle, ns_to_seconds(now_ns - start_ns))
                     self.clock.set_time_ns(now_ns)  # /clock, for other processes and tools
-                    clocks.set_ns(now_ns)
+                    clocks.set_ns(now_ns, stepper.due_nodes(now_ns) if lazy else None)
                     runner.stats.steps += 1
         except CallbackFailed as exc:
             raise RunStopped(f"{exc} at simulated time "

@@ -32,10 +32,10 @@ from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import UInt64
 
+from acomms_sim.clock.deadline_cache import CachedTimerDeadlines
 from acomms_sim.clock.executor_stepper import (
     CallbackFailed,
     DrivenClocks,
-    TimerDeadlines,
     awaited_calls,
     node_name,
     pending_requests,
@@ -94,13 +94,18 @@ def make_events_executor(context):
             faulthandler.enable = enable
 
 
-def _counting(callback, node: str, stepper: EventsStepper, bookkeeping: bool):
-    """`callback` counted, naming `node` when it raises; same signature and coroutine-ness
-    (rclpy passes TimerInfo only if asked and awaits coroutine functions)."""
+def _counting(callback, owner, stepper: EventsStepper, bookkeeping: bool):
+    """`callback` of node `owner` counted, naming the node when it raises, its clock brought to
+    the step time first (lazy `LocalClocks`); same signature and coroutine-ness (rclpy passes
+    TimerInfo only if asked and awaits coroutine functions)."""
+    node = node_name(owner)
 
     def note() -> None:
         stepper.callbacks_seen += 1
         stepper.bookkeeping_seen += bookkeeping
+        clocks = stepper.local_clocks
+        if clocks is not None:
+            clocks.sync_node(owner)
 
     if inspect.iscoroutinefunction(callback):
         @functools.wraps(callback)
@@ -128,7 +133,10 @@ def _counting(callback, node: str, stepper: EventsStepper, bookkeeping: bool):
 
 
 class EventsStepper(DrivenClocks):
-    """Drains an EventsExecutor to quiescence and finds its next ROS-time deadline."""
+    """Drains an EventsExecutor to quiescence and finds its next ROS-time deadline (timer
+    deadlines read again only where they can have changed: `CachedTimerDeadlines`)."""
+
+    _deadlines_class = CachedTimerDeadlines
 
     def __init__(self, executor, context, step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S,
                  clock=time.monotonic, bookkeeping=()):
@@ -142,11 +150,13 @@ class EventsStepper(DrivenClocks):
         self.failed_node = None  # whose callback raised last (the executor does not say)
         self._fence_sent = self._fence_seen = 0
         self._entity_count = -1
+        self._node_count = -1
         self._drains = 0
         self._final_deadlines: list[int] | None = None  # timer deadlines at the end of a drain
         self._earliest_deadline_ns: int | None = None  # of the deadlines last handed out
         self._remote_clients: list = []
-        self._timers = TimerDeadlines()
+        self._timers = CachedTimerDeadlines()
+        self._undriven: tuple | None = None  # (the TimerDeadlines, nodes with undriven clocks)
         self._now_ns: int | None = None
         self._wrapped: list = []  # (entity, original callback), restored by close()
         self.fence_node = Node(f"acomms_step_fence_{os.getpid()}", context=context,
@@ -169,8 +179,11 @@ class EventsStepper(DrivenClocks):
         """Wrap the callbacks of entities created since the last drain, and note which clients
         call services served in another process (cheap when nothing was created)."""
         self._drains += 1
-        if self._drains % ENTITY_SCAN_EVERY and self._entity_count >= 0:
+        node_count = len(self.executor.get_nodes())
+        if (self._drains % ENTITY_SCAN_EVERY and self._entity_count >= 0
+                and node_count == self._node_count):
             return
+        self._node_count = node_count  # a node added: its entities are wrapped at once
         nodes = self.nodes
         count = sum(1 for node in nodes for kind in (node.subscriptions, node.services,
                                                      node.timers, node.clients) for _ in kind)
@@ -178,13 +191,14 @@ class EventsStepper(DrivenClocks):
             return
         self._entity_count = count
         for node in nodes:
-            name, bookkeeping = node_name(node), node in self.bookkeeping
+            bookkeeping = node in self.bookkeeping
             for entity in (*node.subscriptions, *node.services, *node.timers):
                 callback = getattr(entity, "callback", None)
                 if callback is not None and not getattr(callback, _WRAPPED, False):
-                    entity.callback = _counting(callback, name, self, bookkeeping)
+                    entity.callback = _counting(callback, node, self, bookkeeping)
                     self._wrapped.append((entity, callback))
         self._remote_clients = remote_clients(nodes)
+        self._undriven = None
 
     def remote_pending(self) -> list[str]:
         """Nodes with a request to a service that no node of this executor serves."""
@@ -233,15 +247,18 @@ class EventsStepper(DrivenClocks):
             return []
         self._now_ns = now_ns
         nodes = self.nodes
-        for node in nodes:
+        if self._undriven is None or self._undriven[0] is not self._timers:
+            driven = self.driven
+            self._undriven = (self._timers, [n for n in nodes if id(n.get_clock()) not in driven])
+        for node in self._undriven[1]:
             clock = node.get_clock()
-            if id(clock) in self.driven:
-                continue
             if clock.ros_time_is_active and clock.now().nanoseconds < now_ns:
                 return [f"{node_name(node)} (its clock has not reached the step yet)"]
         deadlines = self._timers.deadlines_ns(nodes, now_ns)
         if any(deadline <= now_ns for deadline in deadlines):
             due = self._timers.first_due
+            if due is not None and self.local_clocks is not None:
+                self.local_clocks.sync_node(due)  # a lazy clock not yet at the step: it is now
             return [f"{node_name(due) if due else 'a node'} (a timer due now has not run yet)"]
         self._final_deadlines = deadlines
         return []
@@ -278,10 +295,11 @@ class EventsStepper(DrivenClocks):
         return deadlines
 
     def close(self) -> None:
-        """Restore the entities' own callbacks; remove and destroy the fence node."""
+        """Restore the entities' own callbacks and timers; remove and destroy the fence node."""
         for entity, callback in self._wrapped:
             entity.callback = callback
         self._wrapped.clear()
+        self._timers.release()
         try:
             self.executor.remove_node(self.fence_node)
         finally:

@@ -18,6 +18,7 @@ from rclpy.clock import ClockType
 from rclpy.executors import ShutdownException, TimeoutException
 
 from acomms_core.ros.service_calls import AWAITED
+from acomms_sim.clock.local_clocks import SET_NS
 from acomms_sim.clock.stepping import DEFAULT_STEP_TIMEOUT_S, StepTimeout, Watchdog
 
 REMOTE_REPLY_POLL_S = 0.001  # wall wait between polls while a remote service reply is pending
@@ -105,12 +106,15 @@ _SKIP, _DRIVEN, _ASK = 0, 1, 2  # a timer's clock: not ROS time / set by the ste
 class TimerDeadlines:
     """`ros_timer_deadlines_ns`, asked every step: what each timer's clock is gets looked up
     once per timer (a stepped run asks this for ~100 timers per step), deadlines read from the
-    timers' rcl handles."""
+    timers' rcl handles. A driven clock reads what `LocalClocks` last set on it (a lazy one
+    may still be at an earlier step), else `now_ns`. `due_nodes(t)`: the nodes with a timer
+    due at t, by the last deadlines read."""
 
     def __init__(self, driven: Collection[int] = ()):
         self.driven = frozenset(driven)
         self._known: dict[int, tuple] = {}  # id(timer) -> (timer, kind, rcl handle, clock)
         self.first_due = None  # the node of the first timer found due by the last deadlines_ns
+        self._by_node: list[tuple[int, object]] = []  # (deadline, node) of the last read
 
     def _entry(self, timer) -> tuple:
         clock = timer.clock
@@ -121,48 +125,69 @@ class TimerDeadlines:
         entry = self._known[id(timer)] = (timer, kind, timer.handle, clock)
         return entry
 
+    def read(self, timer, now_ns: int | None, nows: dict) -> int | None:
+        """One timer's next call time (ns; None: canceled, destroyed or not ROS time). `nows`
+        caches the clocks asked (id -> ns) within one pass."""
+        entry = self._known.get(id(timer))
+        if entry is None or entry[0] is not timer:
+            try:
+                entry = self._entry(timer)
+            except Exception:  # destroyed meanwhile
+                return None
+        kind = entry[1]
+        if kind == _SKIP:
+            return None
+        try:
+            until = entry[2].time_until_next_call()  # None: canceled
+            if until is None:
+                return None
+            now = getattr(entry[3], SET_NS, now_ns) if kind == _DRIVEN else None
+            if now is None:
+                clock = entry[3]
+                now = nows.get(id(clock))
+                if now is None:
+                    now = nows[id(clock)] = clock.now().nanoseconds
+        except Exception:  # destroyed meanwhile
+            return None
+        return now + until
+
     def deadlines_ns(self, nodes, now_ns: int | None = None) -> list[int]:
-        deadlines, nows, known, seen = [], {}, self._known, 0
+        deadlines, nows, seen = [], {}, 0
+        by_node = self._by_node = []
         self.first_due = None
         for node in nodes:
             for timer in node.timers:
                 seen += 1
-                entry = known.get(id(timer))
-                if entry is None or entry[0] is not timer:
-                    try:
-                        entry = self._entry(timer)
-                    except Exception:  # destroyed meanwhile
-                        continue
-                kind = entry[1]
-                if kind == _SKIP:
+                deadline = self.read(timer, now_ns, nows)
+                if deadline is None:
                     continue
-                try:
-                    until = entry[2].time_until_next_call()  # None: canceled
-                    if until is None:
-                        continue
-                    if kind == _DRIVEN and now_ns is not None:
-                        now = now_ns
-                    else:
-                        clock = entry[3]
-                        now = nows.get(id(clock))
-                        if now is None:
-                            now = nows[id(clock)] = clock.now().nanoseconds
-                except Exception:  # destroyed meanwhile
-                    continue
-                deadlines.append(now + until)
-                if self.first_due is None and now + until <= (now if now_ns is None else now_ns):
+                deadlines.append(deadline)
+                by_node.append((deadline, node))
+                if self.first_due is None and now_ns is not None and deadline <= now_ns:
                     self.first_due = node
-        if len(known) > 2 * seen + 64:  # forget destroyed timers
+        if len(self._known) > 2 * seen + 64:  # forget destroyed timers
             live = {id(t) for node in nodes for t in node.timers}
-            self._known = {key: entry for key, entry in known.items() if key in live}
+            self._known = {key: entry for key, entry in self._known.items() if key in live}
         return deadlines
+
+    def release(self) -> None:
+        """Nothing to undo (`CachedTimerDeadlines` gives the timers back)."""
+
+    def due_nodes(self, at_ns: int) -> list:
+        """The nodes with a timer due at at_ns by the last `deadlines_ns` (each once)."""
+        due = {id(node): node for deadline, node in self._by_node if deadline <= at_ns}
+        return list(due.values())
 
 
 class DrivenClocks:
     """A stepper's `driven` clocks (ids of clocks the caller sets to the step time itself) and
-    the timer deadlines read with them."""
+    the timer deadlines read with them; `use_clocks(local_clocks)` drives those of a
+    `LocalClocks` (a lazy one is brought up to date before each callback of a node, where the
+    stepper wraps callbacks)."""
 
     _timers: TimerDeadlines
+    _deadlines_class = TimerDeadlines
+    local_clocks = None
 
     @property
     def driven(self) -> frozenset[int]:
@@ -170,7 +195,16 @@ class DrivenClocks:
 
     @driven.setter
     def driven(self, clock_ids) -> None:
-        self._timers = TimerDeadlines(clock_ids)
+        self._timers.release()
+        self._timers = self._deadlines_class(clock_ids)
+
+    def use_clocks(self, local_clocks) -> None:
+        self.driven = local_clocks.clock_ids()
+        self.local_clocks = local_clocks
+
+    def due_nodes(self, at_ns: int) -> list:
+        """The nodes with a ROS-time timer due at at_ns (by the last deadlines read)."""
+        return self._timers.due_nodes(at_ns)
 
 
 class ExecutorStepper(DrivenClocks):

@@ -1,0 +1,160 @@
+"""Timer deadlines read again only where they can have changed (issue 30 item 3).
+
+`TimerDeadlines` reads the next call time of every ROS-time timer of every node at every step: at
+32 vehicles ~200 timers, most of them due minutes later, and the read was the largest cost of a
+step outside the callbacks. `CachedTimerDeadlines` keeps each timer's absolute deadline (the time
+its clock reads when it is read plus its time until the next call: right for a lazily set clock
+too) and reads a timer again only when
+- it is new (a node's timer count changed: that node's timers are looked at again),
+- its deadline was at or before the step time (it was due: it ran, or is about to),
+- it was reset, canceled, given a new period or destroyed: the timers it has seen become
+  `TrackedTimer`s (an rclpy Timer whose methods note the change here).
+Anything else that moves a timer's next call time goes through those methods or through the
+timer firing (then it was due). `release()` makes them plain rclpy Timers again.
+"""
+
+from __future__ import annotations
+
+from rclpy.timer import Timer
+
+from acomms_sim.clock.executor_stepper import TimerDeadlines
+from acomms_sim.clock.local_clocks import bring_up_to_date
+
+_WATCHER = "_acomms_deadlines"
+
+
+class TrackedTimer(Timer):
+    """An rclpy Timer that tells its `CachedTimerDeadlines` when its next call time changes."""
+
+    def _changed(self, gone: bool = False) -> None:
+        watcher = getattr(self, _WATCHER, None)
+        if watcher is not None:
+            watcher.touch(self, gone)
+
+    def reset(self) -> None:
+        bring_up_to_date(self.clock)  # the new deadline counts from the clock's time
+        super().reset()
+        self._changed()
+
+    def cancel(self) -> None:
+        super().cancel()
+        self._changed()
+
+    def destroy(self) -> None:
+        self._changed(gone=True)
+        super().destroy()
+
+    @property
+    def timer_period_ns(self) -> int:
+        return Timer.timer_period_ns.fget(self)
+
+    @timer_period_ns.setter
+    def timer_period_ns(self, value: int) -> None:
+        Timer.timer_period_ns.fset(self, value)
+        self._changed()
+
+
+def _timer_list(node) -> list:
+    """The node's timers as rclpy keeps them (its private `_timers` list; this is the one place
+    that reads it): its length tells, at no cost, whether the node created or destroyed one."""
+    timers = getattr(node, "_timers", None)
+    return timers if isinstance(timers, list) else list(node.timers)
+
+
+class CachedTimerDeadlines(TimerDeadlines):
+    """`TimerDeadlines` that reads a timer again only where it can have changed (module
+    docstring); same answers."""
+
+    def __init__(self, driven=()):
+        super().__init__(driven)
+        self._cache: dict[int, list] = {}  # id(timer) -> [timer, node, deadline or None]
+        self._of_node: dict[int, list[int]] = {}  # id(node) -> ids of its timers in _cache
+        self._nodes: list = []  # the nodes of the last pass
+        self._lists: list[list] = []  # their timer lists (rclpy's own, changed in place)
+        self._lengths: list[int] = []  # the lengths those lists had when last looked at
+        self._dirty: dict[int, object] = {}  # id(timer) -> timer, to read again
+        self._gone: list = []  # nodes that destroyed a timer since the last pass
+        self.reads = 0  # deadlines read (a measure of the per-step cost)
+
+    def touch(self, timer, gone: bool = False) -> None:
+        """The timer's next call time may have changed: read it again; `gone` (destroyed):
+        its node's timers are looked at again (another may have come meanwhile)."""
+        self._dirty[id(timer)] = timer
+        cached = self._cache.get(id(timer))
+        if gone and cached is not None:
+            self._gone.append(cached[1])
+
+    def _look_at(self, node) -> None:
+        """Take the node's timers as they are now (new ones to read, gone ones forgotten)."""
+        timers = _timer_list(node)
+        for key in self._of_node.get(id(node), ()):
+            cached = self._cache.get(key)
+            if cached is not None and not any(timer is cached[0] for timer in timers):
+                del self._cache[key]
+        for timer in timers:
+            cached = self._cache.get(id(timer))
+            if cached is None or cached[0] is not timer:
+                if type(timer) is Timer:
+                    timer.__class__ = TrackedTimer
+                setattr(timer, _WATCHER, self)
+                self._cache[id(timer)] = [timer, node, None]
+                self._dirty[id(timer)] = timer
+        self._of_node[id(node)] = [id(timer) for timer in timers]
+
+    def _follow(self, nodes) -> None:
+        """Nodes that came, went, or whose number of timers changed are looked at again."""
+        if nodes != self._nodes:  # list comparison: by identity first, in C
+            self._nodes = list(nodes)
+            self._lists = [_timer_list(node) for node in nodes]
+            self._lengths = [-1] * len(nodes)
+            live = {id(node) for node in nodes}
+            self._cache = {key: cached for key, cached in self._cache.items()
+                           if id(cached[1]) in live}
+        gone, self._gone = self._gone, []
+        for node in gone:
+            self._look_at(node)
+        lengths = [len(timers) for timers in self._lists]
+        if lengths != self._lengths:
+            for index, (now, before) in enumerate(zip(lengths, self._lengths, strict=True)):
+                if now != before:
+                    self._look_at(self._nodes[index])
+            self._lengths = lengths
+
+    def deadlines_ns(self, nodes, now_ns: int | None = None) -> list[int]:
+        if now_ns is None:
+            return super().deadlines_ns(nodes, now_ns)
+        self._follow(nodes)
+        cache, nows, read = self._cache, {}, self.read
+        for key in list(self._dirty):
+            cached = cache.get(key)
+            if cached is not None:
+                cached[2] = read(cached[0], now_ns, nows)
+                self.reads += 1
+        self._dirty.clear()
+        self.first_due = None
+        deadlines, by_node = [], []
+        for cached in cache.values():
+            deadline = cached[2]
+            if deadline is None:
+                continue
+            if deadline <= now_ns:  # due: it ran (or runs now), read it again
+                deadline = cached[2] = read(cached[0], now_ns, nows)
+                self.reads += 1
+                if deadline is None:
+                    continue
+                if self.first_due is None and deadline <= now_ns:
+                    self.first_due = cached[1]
+            deadlines.append(deadline)
+            by_node.append((deadline, cached[1]))
+        self._by_node = by_node
+        return deadlines
+
+    def release(self) -> None:
+        """The timers seen become plain rclpy Timers again."""
+        for timer, _node, _deadline in self._cache.values():
+            if type(timer) is TrackedTimer:
+                timer.__class__ = Timer
+            if getattr(timer, _WATCHER, None) is self:
+                delattr(timer, _WATCHER)
+        self._cache, self._of_node, self._dirty = {}, {}, {}
+        self._nodes, self._lists, self._lengths = [], [], []
