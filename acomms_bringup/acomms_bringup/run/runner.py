@@ -127,6 +127,19 @@ def _logger_name(fully_qualified_name: str) -> str:
     return fully_qualified_name.strip("/").replace("/", ".")
 
 
+
+def destroyed_while_waiting(exc: BaseException) -> bool:
+    """rclpy's MultiThreadedExecutor (the free clock's) builds its wait set in the spinning
+    thread while callbacks in its workers may destroy entities (a node shutting down releases
+    its publishers); a QoS event handler being destroyed then raises InvalidHandle from
+    `add_to_wait_set`. No callback failed: the next spin builds the wait set without it."""
+    if type(exc).__name__ != "InvalidHandle":
+        return False
+    frame = exc.__traceback__
+    while frame is not None and frame.tb_next is not None:
+        frame = frame.tb_next
+    return frame is not None and frame.tb_frame.f_code.co_name == "add_to_wait_set"
+
 class Runner:
     """One scenario in one process: start() brings it up, run() runs it, stop() brings it down.
 
@@ -230,6 +243,8 @@ class Runner:
             except Exception as exc:  # noqa: BLE001 - a node callback failed
                 if not self.context.ok():
                     break
+                if destroyed_while_waiting(exc):
+                    continue
                 self.callback_errors += 1
                 kind = f"{type(exc).__name__}: {exc}"
                 if kind not in reported:
