@@ -26,6 +26,7 @@ and deliveries (`matching`) into a `report.RunRecord`. `stop()` shuts the groups
 from __future__ import annotations
 
 import dataclasses
+import pathlib
 import sys
 import threading
 import time
@@ -42,7 +43,12 @@ from acomms_bringup.description.stack import NodeGroup, StackDescription, descri
 from acomms_bringup.run import report
 from acomms_bringup.run.compose import start_sim_clock
 from acomms_bringup.run.local_events import plan_events
-from acomms_bringup.run.observers import attach_dispatch_observers, attach_queue_ledgers
+from acomms_bringup.run.observers import (
+    attach_dispatch_observers,
+    attach_queue_ledgers,
+    attach_remote_events,
+)
+from acomms_bringup.run.partitioned import Partition
 from acomms_bringup.run.progress import Progress
 from acomms_bringup.run.recorder import Recorder
 from acomms_bringup.run.run_errors import RunError, RunStopped  # noqa: F401 (re-exported)
@@ -137,22 +143,31 @@ class Runner:
                  num_threads: int = 4, clock_mode: str = "free",
                  warp: float | None = -1.0, participants: tuple[str, ...] = (),
                  step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S, exclude: tuple[str, ...] = (),
-                 step_executor: str | None = None, checkpoint=None, lean: bool | None = None):
+                 step_executor: str | None = None, checkpoint=None, lean: bool | None = None,
+                 processes: int | None = None, participant_log: pathlib.Path | None = None):
         """warp: deterministic throttle, None = as fast as possible, -1 = the scenario's;
         exclude: groups run by participants in other processes (acomms_participant);
         step_executor: 'events' or 'single' (deterministic clock; default: events if rclpy has
         the EventsExecutor); checkpoint: called where start-up and the run can stop (between
         steps, while waiting for a stage); what it raises ends start() or run() (acomms_run:
-        `StopSignals.check`); lean: `compose.lean_options`, None: the scenario's runtime.lean"""
+        `StopSignals.check`); lean: `compose.lean_options`, None: the scenario's runtime.lean;
+        processes: the vehicles split over this many processes (`partition`; None: the
+        scenario's runtime.processes), the participants' output into participant_log"""
         self.scenario = scenario
         self.lean = scenario.lean if lean is None else lean
         self.stream = stream
         self.clock_mode = clock_mode if scenario.clock.use_sim_time else "wall"
+        self.partition = Partition.plan(self, scenario.processes if processes is None
+                                        else processes, exclude or participants, participant_log)
+        if self.partition is not None:
+            exclude, participants = self.partition.exclude, self.partition.names
         self.warp = scenario.clock.warp_factor if warp == -1.0 else warp
         self.participants = tuple(participants)
         self.step_timeout_s = step_timeout_s
         self.step_executor_kind = step_executor or default_step_executor()
         self.checkpoint = checkpoint or (lambda: None)
+        if self.partition is not None:
+            self.checkpoint = self.partition.guarded(self.checkpoint)
         self.stats = StepStats()
         self._behind: dict[str, str] = {}  # free clock: node -> fell-behind counts
         stack = describe_stack(scenario)
@@ -191,6 +206,8 @@ class Runner:
     # ---- life cycle of the run -------------------------------------------------------------
     def start(self, log_level: str = "warn") -> None:
         """Create every node and bring every group to active, in order; RunError on failure."""
+        if self.partition is not None:  # they come up while this process does
+            self.partition.spawn(log_level)
         self.context = Context()
         rclpy.init(context=self.context,
                    args=["acomms_run", "--ros-args", "--log-level", log_level])
@@ -202,8 +219,12 @@ class Runner:
         self.executor.add_node(self.recorder)
         self.spin_in_background()
         self._start_groups()
+        if self.partition is not None:
+            self.partition.wait_until_joined()
         self.start_s = now_s(self.recorder)
         attach_queue_ledgers(self)
+        attach_remote_events(self, {v.name for v in self.scenario.vehicles} - {
+            g.name for g in self.stack.groups})
         attach_dispatch_observers(self)
         for hook in self.started_hooks:
             hook(self)
@@ -350,6 +371,8 @@ class Runner:
             self.recorder.stop_traffic()  # the hand-back: its timer goes while nothing uses it
         if self.step_executor is not None:
             hand_back_executor(self)
+        if self.recorder is not None:
+            self.recorder.book_unexplained_arrivals()
         if self.clock_mode == "free":
             self.check_fell_behind()
         if self.recorder is not None:
@@ -376,6 +399,8 @@ class Runner:
         self.nodes.clear()
         if self.context is not None and self.context.ok():
             rclpy.shutdown(context=self.context)
+        if self.partition is not None:
+            problems += self.partition.stop()
         return problems
 
     # ---- helpers (also used by tests) ------------------------------------------------------
