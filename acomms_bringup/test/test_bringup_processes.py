@@ -75,6 +75,7 @@ def test_sigterm_stops_acomms_run_and_its_participants(tmp_path):
 
 def test_a_participant_that_dies_stops_the_run_with_one_line(tmp_path):
     run, participants = start_run(tmp_path)
+    time.sleep(2.0)  # warp 1: a few simulated seconds run first
     os.kill(participants[0], signal.SIGKILL)
     assert run.wait(timeout=60) == 1
     wait_until(lambda: not any(alive(pid) for pid in participants), 20, "participants ended")

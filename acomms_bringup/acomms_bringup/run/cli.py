@@ -178,6 +178,9 @@ def _bring_up_and_run(runner: Runner, arguments, out) -> None:
             f"({endpoints['total']} DDS endpoints, {endpoints['per_vehicle']} per vehicle"
             f"{', lean' if runner.lean else ''}); running")
     runner.run()
+    if runner.participants:  # steps count time advances in every mode; the rounds are extra
+        say(f"acomms_run: {runner.stats.rounds} Tick/Tock rounds with "
+            f"{', '.join(runner.participants)}")
 
 
 def _finish(runner: Runner, outputs: RunOutputs, out,
