@@ -42,17 +42,20 @@ class Partition:
         self._checked = 0.0
 
     @classmethod
-    def plan(cls, runner, processes: int, manual, log_path: pathlib.Path | None
+    def plan(cls, runner, processes: int | None, manual, log_path: pathlib.Path | None
              ) -> Partition | None:
-        """The partition of `runner`'s scenario over `processes` (None: one process);
-        RunError (one line) when it cannot be made. `manual`: --exclude/--participants given."""
+        """The partition of `runner`'s scenario over `processes` (None: the scenario's
+        runtime.processes; the result is None for one process); RunError (one line) when it
+        cannot be made. `manual`: (--exclude, --participants), given by hand; the participants'
+        output goes to `log_path` (default: a file in the temporary directory)."""
         scenario = runner.scenario
+        processes = scenario.processes if processes is None else processes
         if processes == 1:
             return None
         if runner.clock_mode != "deterministic":
             raise RunError(f"--processes {processes}: needs the deterministic clock "
                            f"(this run's clock is {runner.clock_mode})")
-        if manual:
+        if any(manual):
             raise RunError(f"--processes {processes} splits the vehicles itself: not with "
                            "--exclude or --participants")
         if scenario.path is None:
@@ -65,6 +68,18 @@ class Partition:
         log_path = log_path or pathlib.Path(tempfile.gettempdir()) / (
             f"acomms_run_{os.getpid()}_participants.log")
         return cls(runner, shares, log_path)
+
+    @staticmethod
+    def split(partition: Partition | None, exclude, participants) -> tuple[tuple, tuple]:
+        """(exclude, participants) of the run: the partition's, else those given."""
+        if partition is None:
+            return tuple(exclude), tuple(participants)
+        return partition.exclude, partition.names
+
+    @staticmethod
+    def guard(partition: Partition | None, checkpoint):
+        """The runner's checkpoint: `guarded` with a partition, else `checkpoint` itself."""
+        return checkpoint if partition is None else partition.guarded(checkpoint)
 
     def spawn(self, log_level: str) -> None:
         runner = self.runner

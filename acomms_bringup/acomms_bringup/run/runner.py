@@ -151,23 +151,18 @@ class Runner:
         the EventsExecutor); checkpoint: called where start-up and the run can stop (between
         steps, while waiting for a stage); what it raises ends start() or run() (acomms_run:
         `StopSignals.check`); lean: `compose.lean_options`, None: the scenario's runtime.lean;
-        processes: the vehicles split over this many processes (`partition`; None: the
-        scenario's runtime.processes), the participants' output into participant_log"""
+        processes, participant_log: `partitioned.Partition.plan`"""
         self.scenario = scenario
         self.lean = scenario.lean if lean is None else lean
         self.stream = stream
         self.clock_mode = clock_mode if scenario.clock.use_sim_time else "wall"
-        self.partition = Partition.plan(self, scenario.processes if processes is None
-                                        else processes, exclude or participants, participant_log)
-        if self.partition is not None:
-            exclude, participants = self.partition.exclude, self.partition.names
+        self.partition = Partition.plan(self, processes, (exclude, participants), participant_log)
+        exclude, participants = Partition.split(self.partition, exclude, participants)
         self.warp = scenario.clock.warp_factor if warp == -1.0 else warp
         self.participants = tuple(participants)
         self.step_timeout_s = step_timeout_s
         self.step_executor_kind = step_executor or default_step_executor()
-        self.checkpoint = checkpoint or (lambda: None)
-        if self.partition is not None:
-            self.checkpoint = self.partition.guarded(self.checkpoint)
+        self.checkpoint = Partition.guard(self.partition, checkpoint or (lambda: None))
         self.stats = StepStats()
         self._behind: dict[str, str] = {}  # free clock: node -> fell-behind counts
         stack = describe_stack(scenario)
@@ -304,7 +299,7 @@ class Runner:
         if self.clock_mode == "deterministic":
             SteppedRun(self).run(duration_s)
         else:
-            self._run_free(duration_s)
+            run_free(self, duration_s)
         self.progress.update(duration_s, time.monotonic() - self._started_wall, final=True)
 
     def mac_counters(self) -> dict[str, dict[str, int]]:
@@ -328,25 +323,6 @@ class Runner:
                       f"{report.fell_behind_warning(node, counts)}", file=sys.stderr)
         self.record.warnings = [report.fell_behind_warning(node, counts)
                                 for node, counts in sorted(self._behind.items())]
-
-    def _run_free(self, duration_s: float) -> None:
-        last_sim, last_move = -1.0, time.monotonic()
-        last_check = time.monotonic()
-        while True:
-            self.checkpoint()
-            elapsed = self.sim_elapsed_s()
-            if elapsed >= duration_s:
-                break
-            self.progress.update(elapsed, time.monotonic() - self._started_wall)
-            if time.monotonic() - last_check > 1.0:
-                last_check = time.monotonic()
-                self.check_fell_behind()
-            if elapsed > last_sim:
-                last_sim, last_move = elapsed, time.monotonic()
-            elif time.monotonic() - last_move > STALL_TIMEOUT_S:
-                raise RunError(f"simulated time stopped at {elapsed:.1f} s "
-                               f"(no /clock for {STALL_TIMEOUT_S:g} wall s)")
-            time.sleep(0.05)
 
     # ---- deterministic stepping --------------------------------------------------------------
     def clock_node(self):
@@ -444,3 +420,25 @@ class Runner:
     def summary(self) -> dict:
         with self.recorder.lock:
             return report.summarize(self.record)
+
+
+def run_free(runner: Runner, duration_s: float) -> None:
+    """The free clock: wait until simulated time reached duration_s, warning when a MAC fell
+    behind; RunError when simulated time stops moving."""
+    last_sim, last_move = -1.0, time.monotonic()
+    last_check = time.monotonic()
+    while True:
+        runner.checkpoint()
+        elapsed = runner.sim_elapsed_s()
+        if elapsed >= duration_s:
+            break
+        runner.progress.update(elapsed, time.monotonic() - runner._started_wall)
+        if time.monotonic() - last_check > 1.0:
+            last_check = time.monotonic()
+            runner.check_fell_behind()
+        if elapsed > last_sim:
+            last_sim, last_move = elapsed, time.monotonic()
+        elif time.monotonic() - last_move > STALL_TIMEOUT_S:
+            raise RunError(f"simulated time stopped at {elapsed:.1f} s "
+                           f"(no /clock for {STALL_TIMEOUT_S:g} wall s)")
+        time.sleep(0.05)
