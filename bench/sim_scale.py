@@ -197,6 +197,8 @@ def main() -> int:
                              "(default: the nodes' 1 s)")
     parser.add_argument("--lean", action="store_true",
                         help="every N in both modes: default, then acomms_run --lean")
+    parser.add_argument("--lean-only", action="store_true",
+                        help="every N in the lean mode only (acomms_run --lean)")
     parser.add_argument("--processes", type=int, nargs="+", default=[1], metavar="K",
                         help="every N (and mode) with acomms_run --processes K for each K "
                              "(e.g. 1 2 4); '= 1 proc' says whether the outputs equal K=1's")
@@ -211,7 +213,8 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.n:
-            for lean in (False, True) if args.lean else (False,):
+            modes = (True,) if args.lean_only else (False, True) if args.lean else (False,)
+            for lean in modes:
                 for processes in args.processes:
                     rows.append(measure(n, args, pathlib.Path(tmp), lean, processes))
                     print_row(rows[-1], rows)

@@ -3,7 +3,7 @@
     acomms_run acomms_bringup/config/demo.yaml [--duration S] [--warp W|max] [--out DIR] [--quiet]
                [--clock deterministic|free] [--executor events|single] [--step-timeout S]
                [--participants NAME,...] [--live [--live-port N] [--live-host H]] [--no-mcap]
-               [--mcap-exclude REGEX] [--lean]
+               [--mcap-exclude REGEX] [--lean] [--processes K]
 
 Time (`--clock`): `deterministic` (the default) advances simulated time only when every node
 finished the work due now, then jumps to the next pending event: the same scenario and seed give
@@ -17,7 +17,10 @@ what its callbacks cost) or the SingleThreadedExecutor (`--executor single`, reb
 over every entity per wait: slower, same results). `--lean` (or the scenario's `runtime: {lean:
 true}`) makes the nodes without the services only other processes need (type description,
 lifecycle, parameters except the MACs'; `acomms_bringup.run.compose.lean_options`): fewer DDS
-endpoints, a faster start-up, the same results.
+endpoints, a faster start-up, the same results. `--processes K` (or the scenario's `runtime:
+{processes: K}`) splits the vehicles over this process and K-1 `acomms_participant` processes it
+starts (`acomms_bringup.run.partitioned`; their output in the run folder's participants.log):
+the same outputs as one process; a participant that exits stops the run with one line naming it.
 
 Loads the scenario, brings every node up in this process (`acomms_bringup.run.runner.Runner`),
 runs it for its duration in simulated time with a progress bar, shuts it down, prints the summary

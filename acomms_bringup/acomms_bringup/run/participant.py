@@ -6,6 +6,10 @@ conductor: sim_clock_node in mode `conductor` with `participants`). This process
 groups up (their lifecycle managers), then answers every Tick with a Tock
 (`acomms_sim.clock.participant.StepParticipant`): its nodes finish the step's work before the
 conductor moves time on, so the run gives the same results as with every node in one process.
+What its vehicles' queues and dispatch nodes do goes to the conductor's recorder over ROS
+(`acomms_bringup.run.remote_events`), so the run's accounting is that of one process, on this
+machine or another. `--lean`: lean nodes (as acomms_run's); `--conductor-pid PID` (what
+`acomms_run --processes` passes): exit when that process is gone.
 It exits when no Tick came for `--idle-exit` wall seconds after the first one (the run ended),
 or with status 1 and one line when a group does not come up or a step fails. SIGINT or SIGTERM
 (`acomms_core.ros.interrupts.StopSignals`) ends it between two steps or during start-up with one
