@@ -8,8 +8,10 @@ groups up (their lifecycle managers), then answers every Tick with a Tock
 conductor moves time on, so the run gives the same results as with every node in one process.
 What its vehicles' queues and dispatch nodes do goes to the conductor's recorder over ROS
 (`acomms_bringup.run.remote_events`), so the run's accounting is that of one process, on this
-machine or another. `--lean`: lean nodes (as acomms_run's); `--conductor-pid PID` (what
-`acomms_run --processes` passes): exit when that process is gone.
+machine or another. The nodes' clocks are set to each Tick's time directly, in a fixed order
+(`acomms_sim.clock.local_clocks.LocalClocks`, as acomms_run's own). `--lean`: lean nodes (as
+acomms_run's); `--conductor-pid PID` (what `acomms_run --processes` passes): exit when that
+process is gone.
 It exits when no Tick came for `--idle-exit` wall seconds after the first one (the run ended),
 or with status 1 and one line when a group does not come up or a step fails. SIGINT or SIGTERM
 (`acomms_core.ros.interrupts.StopSignals`) ends it between two steps or during start-up with one
@@ -34,6 +36,7 @@ from acomms_bringup.description.stack import describe_stack
 from acomms_bringup.run.compose import ComposeError
 from acomms_bringup.run.startup import GroupFailed, Startup, StartupError, spin_executor_until
 from acomms_core.ros.interrupts import Interrupted, process_stop_signals
+from acomms_sim.clock.local_clocks import LocalClocks
 from acomms_sim.clock.participant import StepParticipant
 from acomms_sim.clock.stepping import DEFAULT_STEP_TIMEOUT_S
 
@@ -153,6 +156,9 @@ def run(arguments, signals=None) -> int:
                           scenario.lean if arguments.lean is None else arguments.lean,
                           starting)
         participant = StepParticipant(executor, arguments.name, arguments.step_timeout)
+        participant.clocks = LocalClocks(list(nodes.values()))  # in creation order
+        participant.clocks.adopt()
+        participant.stepper.driven = participant.clocks.clock_ids()
         _publish_remote_events(scenario, nodes, participant.node)
         last = [time.monotonic(), 0]
 

@@ -5,10 +5,11 @@
 
 On each Tick from the conductor (sim_clock_node in mode `conductor` or `stepped` with
 `participants`), the participant lets its nodes' clocks reach the Tick's time (/clock is
-published before the Tick), drains its executor to quiescence (`ExecutorStepper`) and publishes a
-Tock with the step_id, its name (listed in the conductor's `participants`), the work done and its
-next pending ROS-time timer deadline. `acomms_participant` (`main`) runs described nodes this way
-from the command line.
+published before the Tick; or, given `clocks` (`local_clocks.LocalClocks`), sets them to
+the Tick's time itself, in a fixed order), drains its executor to quiescence
+(`ExecutorStepper`) and publishes a Tock with the step_id, its name (listed in the conductor's
+`participants`), the work done and its next pending ROS-time timer deadline.
+`acomms_participant` (`main`) runs described nodes this way from the command line.
 """
 
 from __future__ import annotations
@@ -51,6 +52,10 @@ class StepParticipant:
         self.stepper = ExecutorStepper(executor, step_timeout_s, bookkeeping=[self.node])
         self.steps = 0
         self.error: str | None = None  # set when a callback failed or a step timed out
+        # optional LocalClocks (adopted) of the nodes: set to each Tick's time in a fixed order
+        # instead of waiting for every node's /clock (best effort: one lost is a stuck step)
+        self.clocks = None
+        self._clock_ns: int | None = None
 
     def _ticks_append(self, tick: Tick) -> None:
         self._ticks.append(tick)
@@ -98,6 +103,9 @@ class StepParticipant:
 
     def answer(self, tick: Tick) -> None:
         now_ns = stamp_ns(tick.header.stamp)
+        if self.clocks is not None and now_ns != self._clock_ns:
+            self.clocks.set_ns(now_ns)
+            self._clock_ns = now_ns
         work = self._wait_for_time(now_ns)
         work += self.stepper.drain(now_ns / NS_PER_S)
         future = [d for d in self.stepper.next_deadline_ns() if d > now_ns]
