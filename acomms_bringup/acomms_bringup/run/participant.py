@@ -36,6 +36,7 @@ from acomms_bringup.description.stack import describe_stack
 from acomms_bringup.run.compose import ComposeError
 from acomms_bringup.run.startup import GroupFailed, Startup, StartupError, spin_executor_until
 from acomms_core.ros.interrupts import Interrupted, process_stop_signals
+from acomms_sim.clock.events_stepper import make_executor
 from acomms_sim.clock.local_clocks import LocalClocks
 from acomms_sim.clock.participant import StepParticipant
 from acomms_sim.clock.stepping import DEFAULT_STEP_TIMEOUT_S
@@ -114,6 +115,20 @@ def _publish_remote_events(scenario, nodes: dict, node) -> int:
     return observed
 
 
+def _stepping_executor(started, context):
+    """The executor the steps run on (`make_executor`: rclpy's EventsExecutor where it has it,
+    as acomms_run's steps): every node of `started` (the start-up's executor, retired) moves."""
+    executor = make_executor(context)
+    if isinstance(executor, SingleThreadedExecutor):
+        executor.shutdown()
+        return started
+    for node in started.get_nodes():
+        started.remove_node(node)
+        executor.add_node(node)
+    started.shutdown()
+    return executor
+
+
 def _orphan_check(pid: int | None, period_s: float = 0.5):
     """A callable that is True once process `pid` is gone (looked at every period_s)."""
     last = [0.0, False]
@@ -155,6 +170,7 @@ def run(arguments, signals=None) -> int:
         nodes = _bring_up(stack, set(arguments.groups.split(",")), context, executor,
                           scenario.lean if arguments.lean is None else arguments.lean,
                           starting)
+        executor = _stepping_executor(executor, context)
         participant = StepParticipant(executor, arguments.name, arguments.step_timeout)
         participant.clocks = LocalClocks(list(nodes.values()))  # in creation order
         participant.clocks.adopt()
