@@ -122,3 +122,19 @@ def test_remote_queue_events_book_the_same_ledger_as_the_queue_itself():
     assert dispatched == [("/gw/nav", 1, 1.5)]
     assert books.refused == 2
     assert decode(lines[3])[3]["payload"] == b"\x01\xff"
+
+
+def test_acomms_run_refuses_more_processes_than_vehicles_with_one_line(tmp_path, capsys):
+    from acomms_bringup.run import cli
+
+    assert cli.main([str(CONFIG / "demo.yaml"), "--processes", "4", "--quiet",
+                     "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"acomms_run: {CONFIG / 'demo.yaml'}: 4 processes for 3 vehicles: each "
+                   "process runs at least one vehicle"]
+    assert not (tmp_path / "out").exists()
+    assert cli.main([str(CONFIG / "demo.yaml"), "--processes", "2", "--clock", "free",
+                     "--quiet"]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"acomms_run: {CONFIG / 'demo.yaml'}: --processes 2: needs the deterministic clock "
+        "(this run's clock is free)")
