@@ -112,10 +112,12 @@ def vehicle_profiles(scenario: Scenario, stack: StackDescription) -> dict[str, M
 
 def run_endpoints(runner: Runner) -> dict:
     """DDS endpoints of every node of a started run (`startup.count_endpoints`): by kind, total,
-    and per vehicle (the total over the vehicles)."""
+    and per vehicle (the total over the vehicles this process runs)."""
     names = [*runner.nodes, runner.recorder.get_fully_qualified_name()]
     counts = count_endpoints(runner.recorder, names)
-    counts["per_vehicle"] = round(counts["total"] / max(1, len(runner.scenario.vehicles)))
+    here = {group.name for group in runner.stack.groups}
+    counts["per_vehicle"] = round(counts["total"] / max(1, sum(
+        v.name in here for v in runner.scenario.vehicles)))
     return counts
 
 
