@@ -21,6 +21,12 @@ messages.csv equal the default run's.
     python bench/sim_scale.py 10 --mcap-exclude '.*(_status|_counters)|/diagnostics'
     python bench/sim_scale.py 10 --no-mcap --status-period 10   # status every 10 simulated s
     python bench/sim_scale.py 10 16 32 64 --no-mcap --lean --reference-max-n 0  # both modes
+    python bench/sim_scale.py 32 64 --no-mcap --lean --processes 1 2 4 --reference-max-n 0
+
+`--processes K ...` runs every N (and mode) split over K processes for each K
+(`acomms_run --processes K`; the mode column says `/Kp`) and prints `= 1 proc`: whether the
+outputs equal the same mode's one-process run. N up to 128 (SRC 121, the broadcast address, is
+skipped).
 """
 
 from __future__ import annotations
@@ -55,13 +61,15 @@ def domain_id(default: int) -> int:
 
 
 def run_once(scenario: pathlib.Path, out: pathlib.Path, warp: str, domain: int,
-             lean: bool = False) -> dict:
-    """One acomms_run process; its summary, messages, peak RSS (MB) and DDS endpoints per
-    vehicle. Not --quiet (that line would not be printed): the progress bar to a pipe is ten
+             lean: bool = False, processes: int = 1) -> dict:
+    """One acomms_run process (with K > 1: and its K-1 participants); its summary, messages,
+    peak RSS (MB; of the largest process) and DDS endpoints per vehicle (of acomms_run's own
+    process). Not --quiet (that line would not be printed): the progress bar to a pipe is ten
     lines per run."""
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
     command = ["acomms_run", str(scenario), "--warp", warp, "--out", str(out), *EXTRA_ARGS,
-               *(["--lean"] if lean else [])]
+               *(["--lean"] if lean else []),
+               *(["--processes", str(processes)] if processes > 1 else [])]
     started = time.monotonic()
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True)
@@ -96,12 +104,17 @@ def step_cost_us(summary: dict) -> float | None:
     steps, wall = summary.get("steps"), summary.get("run_wall_s")
     return round(1e6 * wall / steps) if steps and wall else None
 
+def mode_name(lean: bool, processes: int) -> str:
+    """The mode of a row: default or lean, and `/Kp` with K processes."""
+    return ("lean" if lean else "default") + (f"/{processes}p" if processes > 1 else "")
 
-def measure(n: int, args, tmp: pathlib.Path, lean: bool = False) -> dict:
+
+def measure(n: int, args, tmp: pathlib.Path, lean: bool = False, processes: int = 1) -> dict:
     scenario = write_scale_scenario(n, tmp / f"scale{n}.yaml", duration_s=args.duration,
                                     status_period_s=args.status_period)
-    mode = "lean" if lean else "default"
-    runs = [run_once(scenario, tmp / f"max{n}_{mode}_{k}", "max", domain_id(40 + n % 50), lean)
+    mode = mode_name(lean, processes)
+    runs = [run_once(scenario, tmp / f"max{n}_{mode.replace('/', '_')}_{k}", "max",
+                     domain_id(40 + n % 50), lean, processes)
             for k in range(args.repeat)]
     runs.sort(key=lambda run: run["summary"].get("sim_wall_ratio") or 0.0)
     fast = runs[len(runs) // 2]  # the median run by ratio (the machine's load varies)
@@ -116,7 +129,7 @@ def measure(n: int, args, tmp: pathlib.Path, lean: bool = False) -> dict:
            "delivered": summary.get("messages_delivered"),
            "sent": summary.get("messages_sent"), "rss_mb": round(fast["rss_mb"]),
            "equal_to_reference": "-"}
-    if n <= args.reference_max_n and not lean:
+    if n <= args.reference_max_n and not lean and processes == 1:
         slow = run_once(scenario, tmp / f"ref{n}", str(args.reference_warp),
                         domain_id(41 + n % 50))
         row["equal_to_reference"] = "yes" if same_results(slow, fast) else "NO"
@@ -131,7 +144,9 @@ def plot(rows: list[dict], path: pathlib.Path) -> None:
 
     fig, left = plt.subplots(figsize=(7, 4))
     right = left.twinx()
-    for mode, style in (("default", "-"), ("lean", ":")):
+    styles = ("-", ":", "--", "-.")
+    for index, mode in enumerate(dict.fromkeys(r["mode"] for r in rows)):
+        style = styles[index % len(styles)]
         chosen = [r for r in rows if r["mode"] == mode]
         if chosen:
             ns = [r["n"] for r in chosen]
@@ -149,6 +164,27 @@ def plot(rows: list[dict], path: pathlib.Path) -> None:
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
+
+
+def print_row(row: dict, rows: list[dict]) -> None:
+    """One row; `= default`: equal to the default mode's run with as many processes, `= 1
+    proc`: equal to the same mode's run in one process ('-': no such run)."""
+    def same_as(other_mode: str) -> str:
+        other = next((r for r in rows if r["n"] == row["n"] and r["mode"] == other_mode), None)
+        if other is None or other is row:
+            return "-"
+        return "yes" if same_results(row["run"], other["run"]) else "NO"
+
+    lean = row["mode"].startswith("lean")
+    processes = int(row["mode"].split("/")[1][:-1]) if "/" in row["mode"] else 1
+    values = (row["n"], row["mode"], row["endpoints"], row["startup_wall_s"], row["run_wall_s"],
+              row["ratio"], row["ratio_range"], row["steps"], row["step_us"],
+              None if row["step_us"] is None else round(row["step_us"] / row["n"], 1),
+              f"{row['delivered']}/{row['sent']}",
+              row["rss_mb"], row["equal_to_reference"], row["repeats_identical"],
+              same_as(mode_name(False, processes)) if lean else "-",
+              same_as(mode_name(lean, 1)))
+    print("  ".join(f"{v!s:>11}" for v in values), flush=True)
 
 
 def main() -> int:
@@ -171,6 +207,11 @@ def main() -> int:
                              "(default: the nodes' 1 s)")
     parser.add_argument("--lean", action="store_true",
                         help="every N in both modes: default, then acomms_run --lean")
+    parser.add_argument("--lean-only", action="store_true",
+                        help="every N in the lean mode only (acomms_run --lean)")
+    parser.add_argument("--processes", type=int, nargs="+", default=[1], metavar="K",
+                        help="every N (and mode) with acomms_run --processes K for each K "
+                             "(e.g. 1 2 4); '= 1 proc' says whether the outputs equal K=1's")
     args = parser.parse_args()
     if args.no_mcap:
         EXTRA_ARGS.append("--no-mcap")
@@ -178,25 +219,16 @@ def main() -> int:
         EXTRA_ARGS.extend(["--mcap-exclude", args.mcap_exclude])
     header = ("N", "mode", "endpts/veh", "startup_s", "run_s", "sim/wall", "range", "steps",
               "us/step", "us/step/veh", "delivered", "rss_MB", "= reference", "K identical",
-              "= default")
+              "= default", "= 1 proc")
     print("  ".join(f"{h:>11}" for h in header), flush=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.n:
-            default = None
-            for lean in (False, True) if args.lean else (False,):
-                row = measure(n, args, pathlib.Path(tmp), lean)
-                rows.append(row)
-                same = "-" if default is None else (
-                    "yes" if same_results(row["run"], default["run"]) else "NO")
-                default = default or row
-                values = (n, row["mode"], row["endpoints"], row["startup_wall_s"],
-                          row["run_wall_s"], row["ratio"], row["ratio_range"], row["steps"],
-                          row["step_us"],
-                          None if row["step_us"] is None else round(row["step_us"] / n, 1),
-                          f"{row['delivered']}/{row['sent']}", row["rss_mb"],
-                          row["equal_to_reference"], row["repeats_identical"], same)
-                print("  ".join(f"{v!s:>11}" for v in values), flush=True)
+            modes = (True,) if args.lean_only else (False, True) if args.lean else (False,)
+            for lean in modes:
+                for processes in args.processes:
+                    rows.append(measure(n, args, pathlib.Path(tmp), lean, processes))
+                    print_row(rows[-1], rows)
     plot(rows, pathlib.Path(args.png))
     print(f"wrote {args.png}")
     return 0

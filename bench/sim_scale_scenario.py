@@ -20,6 +20,8 @@ import yaml
 from acomms_sim.physics.geodesy import offset_position
 
 SLOT_S = 8.0
+BROADCAST = 121  # the sim modem's (micromodem profile) broadcast address: no vehicle's SRC
+MAX_VEHICLES = 128
 GUARD_S = 2.0
 PACKET_LENGTH_S = 5.0
 SPACING_M = 500.0
@@ -41,17 +43,19 @@ def status_overrides(period_s: float) -> dict:
 def scale_scenario(n: int, duration_s: float = 3600.0, warp: float = 10.0, seed: int = 1,
                    codec_config: str | pathlib.Path = CODEC_CONFIG,
                    status_period_s: float | None = None) -> dict:
-    """The scenario mapping for n vehicles (v1..vn, SRC 1..n, slot k-1 for vehicle k); with
-    status_period_s, the vehicles' status publishers run at that period."""
-    if not 1 <= n <= 120:
-        raise ValueError(f"n: 1..120 vehicles (SRC must stay below the broadcast 121), got {n}")
+    """The scenario mapping for n vehicles (v1..vn, SRC 1..n but the broadcast address 121
+    skipped: v121 has SRC 122; slot k-1 for vehicle k); with status_period_s, the vehicles'
+    status publishers run at that period."""
+    if not 1 <= n <= MAX_VEHICLES:
+        raise ValueError(f"n: 1..{MAX_VEHICLES} vehicles, got {n}")
     side = math.ceil(math.sqrt(n))
     cycle_s = n * SLOT_S
     vehicles = []
     for k in range(n):
         lat, lon = offset_position(*ORIGIN, SPACING_M * (k // side), SPACING_M * (k % side))
         vehicles.append({
-            "name": f"v{k + 1}", "src": k + 1, "modem": {"kind": "sim"},
+            "name": f"v{k + 1}", "src": k + 1 if k + 1 < BROADCAST else k + 2,
+            "modem": {"kind": "sim"},
             "position": {"latitude": round(lat, 6), "longitude": round(lon, 6),
                          "depth": DEPTH_M},
             "mac": {"kind": "tdma", "num_slots": n, "slot_duration_seconds": SLOT_S,

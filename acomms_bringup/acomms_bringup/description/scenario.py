@@ -244,6 +244,10 @@ def parse_scenario(data: Any, file: str = "<scenario>", base_dir: pathlib.Path |
     _check_emulated_channel(ctx, channel, vehicles)
     runtime = top.section("runtime")
     lean = False if runtime is None else runtime.take("lean")
+    processes = 1 if runtime is None else runtime.take("processes")
+    if processes > len(vehicles):
+        raise ctx.error("runtime.processes", f"{processes} processes for {len(vehicles)} "
+                        "vehicles: each process runs at least one vehicle")
     if runtime is not None:
         runtime.finish()
     top.finish()
@@ -252,7 +256,8 @@ def parse_scenario(data: Any, file: str = "<scenario>", base_dir: pathlib.Path |
     _check_unique(ctx, vehicles, "namespace", "namespace")
     warnings = (*ctx.notes, *_slot_overlap_warnings(vehicles))
     return Scenario(name=name, path=path, duration_seconds=duration, seed=seed, clock=clock,
-                    channel=channel, vehicles=vehicles, warnings=warnings, lean=lean)
+                    channel=channel, vehicles=vehicles, warnings=warnings, lean=lean,
+                    processes=processes)
 
 
 def _check_unique(ctx: _Context, vehicles: tuple[Vehicle, ...], attribute: str,

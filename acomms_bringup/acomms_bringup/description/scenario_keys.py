@@ -90,10 +90,14 @@ CLOCK_KEYS = (
     _key("start_time", (str, float), "ROS time when the simulated clock starts: ISO 8601 (a "
          "zone or Z; none = UTC) or epoch seconds (sim time only)", DEFAULT_START_TIME),
 )
+MAX_PROCESSES = 64  # runtime.processes, acomms_run --processes
 RUNTIME_KEYS = (
     _key("lean", bool, "lean simulated nodes (acomms_run --lean): the nodes the runner drives "
          "in-process serve no type-description, lifecycle or parameter services (the MACs keep "
          "their parameter services); same results", False),
+    _key("processes", int, "OS processes the vehicles are split over (acomms_run --processes): "
+         "acomms_run and K-1 acomms_participant processes, each at least one vehicle; more "
+         "cores for large networks, same results", 1, minimum=1, maximum=MAX_PROCESSES),
 )
 PROFILE_KEYS = (
     _key("depths_m", list, "strictly increasing depths, m"),

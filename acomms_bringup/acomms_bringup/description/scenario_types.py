@@ -243,6 +243,7 @@ class Scenario:
     # Suspicious but legal choices (e.g. overlapping TDMA slots); the runner logs them.
     warnings: tuple[str, ...] = ()
     lean: bool = False  # runtime.lean: lean simulated nodes (acomms_run --lean)
+    processes: int = 1  # runtime.processes: the vehicles split over K processes (--processes)
 
     def vehicle(self, name: str) -> Vehicle:
         for vehicle in self.vehicles:

@@ -3,7 +3,7 @@
     acomms_run acomms_bringup/config/demo.yaml [--duration S] [--warp W|max] [--out DIR] [--quiet]
                [--clock deterministic|free] [--executor events|single] [--step-timeout S]
                [--participants NAME,...] [--live [--live-port N] [--live-host H]] [--no-mcap]
-               [--mcap-exclude REGEX] [--lean]
+               [--mcap-exclude REGEX] [--lean] [--processes K]
 
 Time (`--clock`): `deterministic` (the default) advances simulated time only when every node
 finished the work due now, then jumps to the next pending event: the same scenario and seed give
@@ -17,7 +17,10 @@ what its callbacks cost) or the SingleThreadedExecutor (`--executor single`, reb
 over every entity per wait: slower, same results). `--lean` (or the scenario's `runtime: {lean:
 true}`) makes the nodes without the services only other processes need (type description,
 lifecycle, parameters except the MACs'; `acomms_bringup.run.compose.lean_options`): fewer DDS
-endpoints, a faster start-up, the same results.
+endpoints, a faster start-up, the same results. `--processes K` (or the scenario's `runtime:
+{processes: K}`) splits the vehicles over this process and K-1 `acomms_participant` processes it
+starts (`acomms_bringup.run.partitioned`; their output in the run folder's participants.log):
+the same outputs as one process; a participant that exits stops the run with one line naming it.
 
 Loads the scenario, brings every node up in this process (`acomms_bringup.run.runner.Runner`),
 runs it for its duration in simulated time with a progress bar, shuts it down, prints the summary
@@ -61,12 +64,23 @@ from acomms_sim.clock.events_stepper import STEP_EXECUTORS
 from acomms_sim.clock.stepping import DEFAULT_STEP_TIMEOUT_S, parse_warp
 
 LOG_LEVELS = ("debug", "info", "warn", "error", "fatal")
+PARTICIPANTS_LOG = "participants.log"  # --processes: what the participant processes printed
 
 
 def _positive(text: str) -> float:
     value = float(text)
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text}")
     return value
 
 
@@ -99,6 +113,10 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--exclude", default="", metavar="GROUP,...",
                         help="groups (vehicle names) that participants run instead of this "
                              "process (acomms_participant)")
+    parser.add_argument("--processes", type=_count, default=None, metavar="K",
+                        help="deterministic: split the vehicles over K processes (this one and "
+                             "K-1 acomms_participant), same outputs (default: the scenario's "
+                             "runtime.processes, 1)")
     parser.add_argument("--out", default=None, metavar="DIR",
                         help=f"output directory (default: ./{RUNS_DIR}/<scenario>-<timestamp>)")
     parser.add_argument("--lean", action="store_true", default=None,
@@ -150,7 +168,10 @@ def _bring_up_and_run(runner: Runner, arguments, out) -> None:
     say(f"acomms_run: {scenario.name}: {len(scenario.vehicles)} vehicles, "
         f"{sum(len(g.nodes) for g in runner.stack.groups)} managed nodes, "
         f"{scenario.duration_seconds:g} simulated s, {runner.clock_mode} clock, warp "
-        f"{'max' if warp is None else f'{warp:g}'}")
+        f"{'max' if warp is None else f'{warp:g}'}"
+        + (f", {len(runner.partition.shares)} processes ("
+           + " + ".join(str(len(s.vehicles)) for s in runner.partition.shares) + " vehicles)"
+           if runner.partition is not None else ""))
     started = time.monotonic()
     runner.start(arguments.log_level)
     runner.record.startup_wall_s = time.monotonic() - started
@@ -160,6 +181,9 @@ def _bring_up_and_run(runner: Runner, arguments, out) -> None:
             f"({endpoints['total']} DDS endpoints, {endpoints['per_vehicle']} per vehicle"
             f"{', lean' if runner.lean else ''}); running")
     runner.run()
+    if runner.participants:  # steps count time advances in every mode; the rounds are extra
+        say(f"acomms_run: {runner.stats.rounds} Tick/Tock rounds with "
+            f"{', '.join(runner.participants)}")
 
 
 def _finish(runner: Runner, outputs: RunOutputs, out,
@@ -239,6 +263,8 @@ def _make_runner(arguments, checkpoint, load=load_scenario) -> tuple[Runner, Run
     scenario = with_overrides(load(arguments.scenario), arguments.duration, arguments.warp)
     for warning in scenario.warnings:
         print(f"acomms_run: {arguments.scenario}: warning: {warning}", file=sys.stderr)
+    out_dir = (pathlib.Path(arguments.out) if arguments.out
+               else default_out_dir(scenario.name))
     runner = Runner(scenario, stream=sys.stdout, progress=not arguments.quiet,
                     clock_mode=arguments.clock,
                     warp=scenario.clock.warp_factor if arguments.warp == -1.0
@@ -247,9 +273,9 @@ def _make_runner(arguments, checkpoint, load=load_scenario) -> tuple[Runner, Run
                     step_timeout_s=arguments.step_timeout,
                     exclude=tuple(g for g in arguments.exclude.split(",") if g),
                     step_executor=arguments.executor, checkpoint=checkpoint,
-                    lean=arguments.lean)
-    outputs = RunOutputs(pathlib.Path(arguments.out) if arguments.out
-                         else default_out_dir(scenario.name), not arguments.no_mcap,
+                    lean=arguments.lean, processes=arguments.processes,
+                    participant_log=out_dir / PARTICIPANTS_LOG)
+    outputs = RunOutputs(out_dir, not arguments.no_mcap,
                          arguments.live_port if arguments.live else None,
                          live_host=arguments.live_host, mcap_exclude=arguments.mcap_exclude)
     runner.started_hooks.append(outputs)

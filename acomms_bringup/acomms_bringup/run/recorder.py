@@ -14,9 +14,11 @@
   publish_topic to the delivery matcher (`acomms_bringup.run.matching`) with the vehicle that
   sent its packet: the in-process dispatch nodes tell `on_dispatched` (their `observer` hook)
   the SRC of each message's packet before they publish it; the arrival takes the first pending
-  SRC of its topic with the same match key. The arrival subscriptions keep every message
-  (reliable, KEEP_ALL: a packet may carry hundreds); messages the middleware still reports lost
-  are counted (`RunRecord.lost_arrivals`, a warning in the summary);
+  SRC of its topic with the same match key. A participant's dispatch nodes report it over ROS
+  (`listen_remote`, `remote_events`): an arrival at its vehicles waits for that report. The
+  arrival subscriptions keep every message (reliable, KEEP_ALL: a packet may carry hundreds);
+  messages the middleware still reports lost are counted (`RunRecord.lost_arrivals`, a
+  warning in the summary);
 - keeps the ERROR lines of `/rosout` per logger, so the runner can quote a failing node's reason.
 
 All callbacks run in one mutually exclusive group; `lock` guards the record against the runner's
@@ -77,6 +79,10 @@ class Recorder(Node):
         self._vehicle_by_src = {v.src: v.name for v in scenario.vehicles}
         # resolved arrival topic -> [(SRC, match key)] the dispatch node published, not yet heard
         self._pending: dict[str, deque] = {}
+        # vehicles run by participants (`listen_remote`); their arrivals on a resolved topic
+        # wait here for the SRC the participant reports: [(receiver, streams, key, time)]
+        self._remote_receivers: set[str] = set()
+        self._waiting: dict[str, deque] = {}
         default_profile = modem_profile(MODEM_PROFILE_PARAMETER.default)
         self._profiles = {v.name: (profiles or {}).get(v.name, default_profile)
                           for v in scenario.vehicles}
@@ -135,6 +141,7 @@ class Recorder(Node):
                         message_lost=lambda info, t=name: self._on_arrivals_lost(t, info)))
                 self._pending[subscription.topic_name] = deque()
                 self._pending[name] = self._pending[subscription.topic_name]
+                self._waiting[subscription.topic_name] = self._waiting[name] = deque()
 
     # ---- traffic ---------------------------------------------------------------------------
     def start_traffic(self, origin_s: float | None = None) -> None:
@@ -157,6 +164,11 @@ class Recorder(Node):
         self._traffic_timer = self._traffic.timer(period, self._on_traffic_timer,
                                                   callback_group=self._group)
         self._on_traffic_timer()
+
+    def traffic_without_subscribers(self) -> list[str]:
+        """The traffic topics nobody subscribes to yet (a participant still joining)."""
+        return [publisher.topic_name for _plan, publisher in self._traffic_publishers
+                if publisher.get_subscription_count() == 0]
 
     def stop_traffic(self) -> None:
         self.local_events.stop()
@@ -181,10 +193,30 @@ class Recorder(Node):
     def on_dispatched(self, topic: str, src: int, message) -> None:
         """A packet_dispatch_node's observer: it is about to publish `message` on `topic` (a
         resolved name), out of a packet from `src`."""
+        self.on_dispatched_key(topic, src, match_key(message))
+
+    def on_dispatched_key(self, topic: str, src: int, key) -> None:
+        """As on_dispatched, with the message's match key (a participant's dispatch node told
+        it over ROS: `remote_events`); an arrival waiting for it is booked now."""
         pending = self._pending.get(topic)
         if pending is not None:
             with self.lock:
-                pending.append((src, match_key(message)))
+                pending.append((src, key))
+                self._book_waiting(topic)
+
+    def listen_remote(self, events, receivers: set[str]) -> None:
+        """Book the participants' `remote_events` lines with `events`; arrivals at `receivers`
+        (vehicles run by participants) wait for the SRC their dispatch node reports."""
+        from std_msgs.msg import String
+
+        from acomms_bringup.run.remote_events import REMOTE_EVENTS_DEPTH, REMOTE_EVENTS_TOPIC
+
+        self._remote_receivers = set(receivers)
+        self.create_subscription(String, REMOTE_EVENTS_TOPIC, lambda m: events(m.data),
+                                 QoSProfile(depth=REMOTE_EVENTS_DEPTH,
+                                            durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                                            reliability=ReliabilityPolicy.RELIABLE),
+                                 callback_group=self._group)
 
     def _arrival_source(self, topic: str, key) -> str | None:
         """The vehicle whose packet carried an arrival on topic with this key (None: not
@@ -201,8 +233,35 @@ class Recorder(Node):
         now = now_s(self)
         key = match_key(message)
         with self.lock:
+            if receiver.name in self._remote_receivers:  # its SRC comes over ROS: in order
+                self._waiting[topic].append((receiver, streams, key, now))
+                self._book_waiting(topic)
+                return
             source = self._arrival_source(topic, key)
             self.matcher.arrived(receiver.name, streams, key, now, source)
+
+    def _book_waiting(self, topic: str) -> None:
+        """Book the arrivals at a participant's vehicle on `topic` whose SRC is known, in
+        arrival order (the dispatch node reports them in that order); under `lock`."""
+        waiting = self._waiting.get(topic)
+        while waiting:
+            receiver, streams, key, now = waiting[0]
+            source = self._arrival_source(topic, key)
+            if source is None:
+                return
+            waiting.popleft()
+            self.matcher.arrived(receiver.name, streams, key, now, source)
+
+    def book_unexplained_arrivals(self) -> int:
+        """At the end: book the arrivals whose SRC never came (source not known); how many."""
+        booked = 0
+        with self.lock:
+            for waiting in {id(w): w for w in self._waiting.values()}.values():
+                while waiting:
+                    receiver, streams, key, now = waiting.popleft()
+                    self.matcher.arrived(receiver.name, streams, key, now, None)
+                    booked += 1
+        return booked
 
     def _on_arrivals_lost(self, topic: str, info) -> None:
         with self.lock:

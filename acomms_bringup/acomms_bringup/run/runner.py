@@ -26,6 +26,7 @@ and deliveries (`matching`) into a `report.RunRecord`. `stop()` shuts the groups
 from __future__ import annotations
 
 import dataclasses
+import pathlib
 import sys
 import threading
 import time
@@ -43,7 +44,12 @@ from acomms_bringup.run import report
 from acomms_bringup.run.compose import start_sim_clock
 from acomms_bringup.run.emulated_modems import EmulatedModems
 from acomms_bringup.run.local_events import plan_events
-from acomms_bringup.run.observers import attach_dispatch_observers, attach_queue_ledgers
+from acomms_bringup.run.observers import (
+    attach_dispatch_observers,
+    attach_queue_ledgers,
+    attach_remote_events,
+)
+from acomms_bringup.run.partitioned import Partition
 from acomms_bringup.run.progress import Progress
 from acomms_bringup.run.recorder import Recorder
 from acomms_bringup.run.run_errors import RunError, RunStopped  # noqa: F401 (re-exported)
@@ -107,10 +113,12 @@ def vehicle_profiles(scenario: Scenario, stack: StackDescription) -> dict[str, M
 
 def run_endpoints(runner: Runner) -> dict:
     """DDS endpoints of every node of a started run (`startup.count_endpoints`): by kind, total,
-    and per vehicle (the total over the vehicles)."""
+    and per vehicle (the total over the vehicles this process runs)."""
     names = [*runner.nodes, runner.recorder.get_fully_qualified_name()]
     counts = count_endpoints(runner.recorder, names)
-    counts["per_vehicle"] = round(counts["total"] / max(1, len(runner.scenario.vehicles)))
+    here = {group.name for group in runner.stack.groups}
+    counts["per_vehicle"] = round(counts["total"] / max(1, sum(
+        v.name in here for v in runner.scenario.vehicles)))
     return counts
 
 
@@ -151,22 +159,26 @@ class Runner:
                  num_threads: int = 4, clock_mode: str = "free",
                  warp: float | None = -1.0, participants: tuple[str, ...] = (),
                  step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S, exclude: tuple[str, ...] = (),
-                 step_executor: str | None = None, checkpoint=None, lean: bool | None = None):
+                 step_executor: str | None = None, checkpoint=None, lean: bool | None = None,
+                 processes: int | None = None, participant_log: pathlib.Path | None = None):
         """warp: deterministic throttle, None = as fast as possible, -1 = the scenario's;
         exclude: groups run by participants in other processes (acomms_participant);
         step_executor: 'events' or 'single' (deterministic clock; default: events if rclpy has
         the EventsExecutor); checkpoint: called where start-up and the run can stop (between
         steps, while waiting for a stage); what it raises ends start() or run() (acomms_run:
-        `StopSignals.check`); lean: `compose.lean_options`, None: the scenario's runtime.lean"""
+        `StopSignals.check`); lean: `compose.lean_options`, None: the scenario's runtime.lean;
+        processes, participant_log: `partitioned.Partition.plan`"""
         self.scenario = scenario
         self.lean = scenario.lean if lean is None else lean
         self.stream = stream
         self.clock_mode = clock_mode if scenario.clock.use_sim_time else "wall"
+        self.partition = Partition.plan(self, processes, (exclude, participants), participant_log)
+        exclude, participants = Partition.split(self.partition, exclude, participants)
         self.warp = scenario.clock.warp_factor if warp == -1.0 else warp
         self.participants = tuple(participants)
         self.step_timeout_s = step_timeout_s
         self.step_executor_kind = step_executor or default_step_executor()
-        self.checkpoint = checkpoint or (lambda: None)
+        self.checkpoint = Partition.guard(self.partition, checkpoint or (lambda: None))
         self.stats = StepStats()
         self._behind: dict[str, str] = {}  # free clock: node -> fell-behind counts
         stack = describe_stack(scenario)
@@ -206,6 +218,8 @@ class Runner:
     # ---- life cycle of the run -------------------------------------------------------------
     def start(self, log_level: str = "warn") -> None:
         """Create every node and bring every group to active, in order; RunError on failure."""
+        if self.partition is not None:  # they come up while this process does
+            self.partition.spawn(log_level)
         self.context = Context()
         rclpy.init(context=self.context,
                    args=["acomms_run", "--ros-args", "--log-level", log_level])
@@ -218,11 +232,15 @@ class Runner:
         self.stack = self.emulated_modems.serve(self.stack)  # evologics emulators, if any
         self.spin_in_background()
         self._start_groups()
+        if self.partition is not None:
+            self.partition.wait_until_joined()
         self.start_s = now_s(self.recorder)
         wall = self.clock_mode == "wall"
         if wall:  # no fixed start: second 0 of the outputs, traffic and events is now
             self.record.start_time_s = self.start_s
         attach_queue_ledgers(self)
+        attach_remote_events(self, {v.name for v in self.scenario.vehicles} - {
+            g.name for g in self.stack.groups})
         attach_dispatch_observers(self)
         for hook in self.started_hooks:
             hook(self)
@@ -304,7 +322,7 @@ class Runner:
         if self.clock_mode == "deterministic":
             SteppedRun(self).run(duration_s)
         else:
-            self._run_free(duration_s)
+            run_free(self, duration_s)
         self.progress.update(duration_s, time.monotonic() - self._started_wall, final=True)
 
     def mac_counters(self) -> dict[str, dict[str, int]]:
@@ -328,25 +346,6 @@ class Runner:
                       f"{report.fell_behind_warning(node, counts)}", file=sys.stderr)
         self.record.warnings = [report.fell_behind_warning(node, counts)
                                 for node, counts in sorted(self._behind.items())]
-
-    def _run_free(self, duration_s: float) -> None:
-        last_sim, last_move = -1.0, time.monotonic()
-        last_check = time.monotonic()
-        while True:
-            self.checkpoint()
-            elapsed = self.sim_elapsed_s()
-            if elapsed >= duration_s:
-                break
-            self.progress.update(elapsed, time.monotonic() - self._started_wall)
-            if time.monotonic() - last_check > 1.0:
-                last_check = time.monotonic()
-                self.check_fell_behind()
-            if elapsed > last_sim:
-                last_sim, last_move = elapsed, time.monotonic()
-            elif time.monotonic() - last_move > STALL_TIMEOUT_S:
-                raise RunError(f"simulated time stopped at {elapsed:.1f} s "
-                               f"(no /clock for {STALL_TIMEOUT_S:g} wall s)")
-            time.sleep(0.05)
 
     # ---- deterministic stepping --------------------------------------------------------------
     def clock_node(self):
@@ -384,6 +383,8 @@ class Runner:
             self._while_paused(self.recorder.stop_traffic)  # the hand-back; a free run's does
         if self.step_executor is not None:
             hand_back_executor(self)
+        if self.recorder is not None:
+            self.recorder.book_unexplained_arrivals()
         if self.clock_mode == "free":
             self.check_fell_behind()
         if self.recorder is not None:
@@ -411,6 +412,8 @@ class Runner:
         self.emulated_modems.close()  # after the drivers: no pty closes under a running node
         if self.context is not None and self.context.ok():
             rclpy.shutdown(context=self.context)
+        if self.partition is not None:
+            problems += self.partition.stop()
         return problems
 
     # ---- helpers (also used by tests) ------------------------------------------------------
@@ -454,3 +457,25 @@ class Runner:
     def summary(self) -> dict:
         with self.recorder.lock:
             return report.summarize(self.record)
+
+
+def run_free(runner: Runner, duration_s: float) -> None:
+    """The free clock: wait until simulated time reached duration_s, warning when a MAC fell
+    behind; RunError when simulated time stops moving."""
+    last_sim, last_move = -1.0, time.monotonic()
+    last_check = time.monotonic()
+    while True:
+        runner.checkpoint()
+        elapsed = runner.sim_elapsed_s()
+        if elapsed >= duration_s:
+            break
+        runner.progress.update(elapsed, time.monotonic() - runner._started_wall)
+        if time.monotonic() - last_check > 1.0:
+            last_check = time.monotonic()
+            runner.check_fell_behind()
+        if elapsed > last_sim:
+            last_sim, last_move = elapsed, time.monotonic()
+        elif time.monotonic() - last_move > STALL_TIMEOUT_S:
+            raise RunError(f"simulated time stopped at {elapsed:.1f} s "
+                           f"(no /clock for {STALL_TIMEOUT_S:g} wall s)")
+        time.sleep(0.05)

@@ -1,14 +1,16 @@
 """Join a deterministic clock from another process: answer every Tick with a Tock.
 
     participant = StepParticipant(executor, "participant_auv2")   # nodes already in executor
+                                                   # (an EventsExecutor or single-threaded)
     participant.spin(until=lambda: done)
 
 On each Tick from the conductor (sim_clock_node in mode `conductor` or `stepped` with
 `participants`), the participant lets its nodes' clocks reach the Tick's time (/clock is
-published before the Tick), drains its executor to quiescence (`ExecutorStepper`) and publishes a
-Tock with the step_id, its name (listed in the conductor's `participants`), the work done and its
-next pending ROS-time timer deadline. `acomms_participant` (`main`) runs described nodes this way
-from the command line.
+published before the Tick; or, given `clocks` (`local_clocks.LocalClocks`), sets them to
+the Tick's time itself, in a fixed order), drains its executor to quiescence
+(`ExecutorStepper`) and publishes a Tock with the step_id, its name (listed in the conductor's
+`participants`), the work done and its next pending ROS-time timer deadline.
+`acomms_participant` (`main`) runs described nodes this way from the command line.
 """
 
 from __future__ import annotations
@@ -17,12 +19,13 @@ import time
 from collections import deque
 
 from builtin_interfaces.msg import Time as TimeMsg
-from rclpy.executors import ShutdownException, TimeoutException
+from rclpy.executors import ShutdownException, SingleThreadedExecutor, TimeoutException
 from rclpy.node import Node
 from rclpy.qos import QoSDurabilityPolicy, QoSProfile
 
 from acomms_core.ros.service_calls import AWAITED
 from acomms_interfaces.msg import Tick, Tock
+from acomms_sim.clock.events_stepper import EventsStepper
 from acomms_sim.clock.executor_stepper import CallbackFailed, ExecutorStepper
 from acomms_sim.clock.stepping import (
     DEFAULT_STEP_TIMEOUT_S,
@@ -48,14 +51,33 @@ class StepParticipant:
         self._ticks: deque = deque()
         executor.add_node(self.node)
         self.executor = executor
-        self.stepper = ExecutorStepper(executor, step_timeout_s, bookkeeping=[self.node])
+        # rclpy's EventsExecutor (a step costs what its callbacks cost) or a
+        # SingleThreadedExecutor (rebuilds a wait set over every entity per wait)
+        self.events = not isinstance(executor, SingleThreadedExecutor)
+        self.stepper = (EventsStepper(executor, executor.context, step_timeout_s,
+                                      bookkeeping=[self.node]) if self.events
+                        else ExecutorStepper(executor, step_timeout_s, bookkeeping=[self.node]))
         self.steps = 0
         self.error: str | None = None  # set when a callback failed or a step timed out
+        # optional LocalClocks (adopted) of the nodes: set to each Tick's time in a fixed order
+        # instead of waiting for every node's /clock (best effort: one lost is a stuck step)
+        self.clocks = None
+        self._clock_ns: int | None = None
 
     def _ticks_append(self, tick: Tick) -> None:
         self._ticks.append(tick)
 
     def spin_once(self, timeout_s: float = 0.01) -> None:
+        if self.events:
+            try:
+                self.executor.spin_once(timeout_sec=timeout_s)
+            except (ShutdownException, TimeoutException):
+                raise
+            except Exception as error:  # a node callback raised
+                raise CallbackFailed(self.stepper.failed_node or "a node", error) from None
+            while self._ticks:
+                self.answer(self._ticks.popleft())
+            return
         try:
             handler, _entity, node = self.executor.wait_for_ready_callbacks(timeout_sec=timeout_s)
         except TimeoutException:
@@ -98,8 +120,14 @@ class StepParticipant:
 
     def answer(self, tick: Tick) -> None:
         now_ns = stamp_ns(tick.header.stamp)
-        work = self._wait_for_time(now_ns)
-        work += self.stepper.drain(now_ns / NS_PER_S)
+        if self.clocks is not None and now_ns != self._clock_ns:
+            self.clocks.set_ns(now_ns)
+            self._clock_ns = now_ns
+        if self.events:  # the drain waits for the clocks to reach now_ns and due timers
+            work = self.stepper.drain(now_ns / NS_PER_S, now_ns=now_ns)
+        else:
+            work = self._wait_for_time(now_ns)
+            work += self.stepper.drain(now_ns / NS_PER_S)
         future = [d for d in self.stepper.next_deadline_ns() if d > now_ns]
         tock = Tock(step_id=tick.step_id, status=Tock.STATUS_OK, node_name=self.name,
                     has_next_event=bool(future), work=work)
