@@ -9,6 +9,7 @@
 """
 
 import io
+import os
 import pathlib
 import re
 import time
@@ -33,7 +34,24 @@ CONFIG = pathlib.Path(__file__).resolve().parents[1] / "config"
 ENDPOINTS = re.compile(r"all nodes active in .*\((\d+) DDS endpoints, (\d+) per vehicle(, lean)?\)")
 
 
-def test_lean_run_gives_the_same_outputs_with_fewer_endpoints(tmp_path, capsys):
+def private_domain() -> int:
+    """A ROS domain of this test's own: the endpoint counts are read from the ROS graph (by node
+    name), so nodes of the same names left by an earlier test of this worker (another process
+    ending, a context not yet gone) would be counted too. Claimed like conftest claims a run's
+    domain, never one of the pytest-xdist workers' domains (spaced 50 apart)."""
+    import conftest
+
+    here = int(os.environ.get("ROS_DOMAIN_ID", "1"))
+    workers = {(here - 1 + 50 * k) % 101 + 1 for k in range(-3, 4)}
+    for offset in range(101):
+        domain = conftest.claim_domain(here + 24 + offset)
+        if domain not in workers:
+            return domain
+    raise RuntimeError("no private ROS domain free")
+
+
+def test_lean_run_gives_the_same_outputs_with_fewer_endpoints(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(private_domain()))
     results, endpoints = [], []
     for mode, extra in (("default", []), ("lean", ["--lean"])):
         out = tmp_path / mode
