@@ -9,7 +9,8 @@ and sets it (`AT!AL<n>`) when `address` is given, then turns on the extended not
 `queue_packet` go out one at a time: up to 64 bytes as an instant message (acknowledgement
 requested for a unicast destination), larger ones as burst data (`evologics_s2c.packet_kind`).
 A packet is in flight from the modem's `OK` until its `DELIVERED*` / `FAILED*` (or,
-unacknowledged, its airtime); `BUSY` puts it back at the head of the queue, `ERROR` drops it (counted, logged).
+unacknowledged, its airtime); `BUSY` puts it back at the head of the queue, `ERROR` drops it
+(counted, logged).
 
 `ping(dest, timeout_s)` (from any thread; blocks up to timeout_s, wall clock): an instant message
 with acknowledgement (`PING_DATA` unless data is given; the remote's host receives it as an
