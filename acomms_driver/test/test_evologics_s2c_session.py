@@ -145,6 +145,22 @@ def test_address_is_set_at_connection_and_stray_lines_are_counted(sessions):
         session.stop()
 
 
+def test_a_modem_refusing_extended_notifications_still_connects(sessions):
+    made, _, served, _ = sessions
+    assert _wait(lambda: made["b"].connected)
+    made["b"].stop()
+    model = served[1][0]
+    model.extended = False
+    model._set_extended = lambda command: model._reply("ERROR NOT SUPPORTED", command)
+    session = S2CSession(S2CSettings(lambda: SerialLink(served[1][1].path, 115200)))
+    session.start()
+    try:
+        assert _wait(lambda: session.connected) and session.modem_address == 2
+        assert session.counters["extended_notifications_refused"] == 1 and not model.extended
+    finally:
+        session.stop()
+
+
 def test_outgoing_refuses_what_the_modem_cannot_send():
     assert outgoing(255, b"x").ack is False and outgoing(3, b"x").ack is True
     with pytest.raises(PacketRefused, match="1024"):
