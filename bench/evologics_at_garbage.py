@@ -2,7 +2,8 @@
 
 ROS-free groundwork for the driver's bench: a seeded mix of hostile lines (bad and oversized
 `<len>` fields, data longer than its length, truncated USBLLONG, non-ASCII junk, overlong lines,
-bad data-mode headers, random bytes) interleaved with valid `RECVIM` / `DELIVEREDIM`, fed in
+bad data-mode headers, extended notifications (`RECVSTART`, `RECVEND`, `SENDSTART`,
+`SENDEND`) with bad fields, random bytes) interleaved with valid `RECVIM` / `DELIVEREDIM`, fed in
 random-sized chunks. Printed: lines/s (wall clock), the refusals by reason, the largest buffer
 seen, and whether every valid item interleaved was still parsed. Run:
 
@@ -23,7 +24,7 @@ VALID = (at.format_notification("RECVIM", [4, 2, 1, "ack", 1000, -40, 150, 800, 
 
 
 def hostile_line(rng: random.Random) -> bytes:
-    kind = rng.randrange(8)
+    kind = rng.randrange(10)
     if kind == 0:
         return b"RECVIM,x,2,1,ack,1,1,1,1,0,zz\r\n"
     if kind == 1:
@@ -38,6 +39,11 @@ def hostile_line(rng: random.Random) -> bytes:
         return b"+++AT:zz:OK\r\n"
     if kind == 6:
         return b"RECV,99999,2,1,1,1,1,1,0,x\r\n"
+    if kind == 7:  # extended notifications (AT@ZX1) with bad fields
+        return rng.choice((b"RECVSTART,zz\r\n", b"RECVEND,1,2\r\n", b"SENDSTART,x,im,1,0\r\n",
+                           b"SENDEND,2,im,1\r\n"))
+    if kind == 8:
+        return b"RECVSTART" + bytes(rng.randrange(128, 256) for _ in range(4)) + b"\r\n"
     return bytes(rng.randrange(256) for _ in range(rng.randrange(1, 60))) + b"\n"
 
 

@@ -1,7 +1,9 @@
 """S2CSession (ROS-free) against two emulated S2C modems on ptys: address set at connection,
 an instant message and a burst delivered with their reports, USBL fixes on the USBL side,
-stray replies and hostile lines counted and skipped."""
+RECVSTART (extended notifications turned on at connection) before each reception, a ping
+answered with AT?T's travel time, stray replies and hostile lines counted and skipped."""
 
+import math
 import threading
 import time
 
@@ -39,7 +41,8 @@ def sessions():
             on_sent=lambda packet, r=record: r("sent", packet),
             on_delivery=lambda report, r=record: r("delivery", report),
             on_usbl=lambda fix, r=record: r("usbl", fix),
-            on_raw=lambda way, data, r=record: r("raw", way, data))
+            on_raw=lambda way, data, r=record: r("raw", way, data),
+            on_reception_start=lambda r=record: r("start", None))
         path = server.path
         made[name] = S2CSession(S2CSettings(lambda p=path: SerialLink(p, 115200),
                                             reconnect_initial_s=0.1), callbacks)
@@ -73,6 +76,43 @@ def test_instant_message_delivered_with_report_and_usbl_fix(sessions):
                if e[0] == "raw")
 
 
+def test_reception_start_comes_before_the_packet(sessions):
+    made, events, served, _ = sessions
+    assert _wait(lambda: made["a"].connected and made["b"].connected)
+    assert all(model.extended for model, _ in served), "AT@ZX1 not sent at connection"
+    made["a"].queue_packet(outgoing(2, b"hello"))
+    assert _wait(lambda: _of(events["b"], "packet"))
+    kinds = [e[0] for e in events["b"] if e[0] in ("start", "packet")]
+    assert kinds[:2] == ["start", "packet"], kinds
+    assert made["b"].counters["reception_starts"] >= 1
+
+
+def test_ping_answers_the_modems_travel_time(sessions):
+    made, events, _, backend = sessions
+    assert _wait(lambda: made["a"].connected and made["b"].connected)
+    travel_time_s, reason = made["a"].ping(2, 8.0)
+    assert reason == ""
+    slant_m = math.dist((0.0, 0.0, 0.0), backend.relative_enu(1, 2))
+    assert travel_time_s == pytest.approx(slant_m / 1500.0, abs=1e-3)
+    assert any(e[1] == "to_modem" and e[2] == b"AT?T\n" for e in events["a"] if e[0] == "raw")
+    assert not _of(events["a"], "delivery") and not _of(events["a"], "sent"), \
+        "a ping is not a queued packet: no ack, no transmit"
+    assert _wait(lambda: _of(events["b"], "packet"))
+    assert _of(events["b"], "packet")[0].data == b"\x00"
+
+
+def test_ping_refusals_and_failure(sessions):
+    made, _, served, backend = sessions
+    assert _wait(lambda: made["a"].connected)
+    served[0][0].ack_timeout_s = 0.5
+    assert made["a"].ping(255, 1.0)[0] is None and made["a"].ping(1, 1.0)[0] is None
+    assert "64" in made["a"].ping(2, 1.0, bytes(65))[1]
+    backend.set_position(9, *emulator.offset_position(*emulator.ORIGIN, 300.0, 0.0), 20.0)
+    travel_time_s, reason = made["a"].ping(9, 8.0)  # nobody at 9: FAILEDIM
+    assert travel_time_s is None and "FAILEDIM" in reason, reason
+    assert made["a"].counters["ping_failed"] == 1
+
+
 def test_burst_for_a_large_packet(sessions):
     made, events, _, _ = sessions
     assert _wait(lambda: made["a"].connected and made["b"].connected)
@@ -92,12 +132,31 @@ def test_address_is_set_at_connection_and_stray_lines_are_counted(sessions):
     session.start()
     try:
         assert _wait(lambda: session.connected) and session.modem_address == 7
-        served[1][1].write_bytes(b"42\r\n\xff\xfe garbage\r\nUSBLLONG,1,2\r\n")
-        assert _wait(lambda: session.counters["unexpected_replies"] == 1)
+        served[1][1].write_bytes(b"42\r\n\xff\xfe garbage\r\nUSBLLONG,1,2\r\n"
+                                 b"RECVSTART,zz\r\nRECVEND,1,2\r\nSENDSTART,x,im,1,0\r\n")
+        assert _wait(lambda: session.counters["unexpected_replies"] == 1
+                     and session.reader.counters["refused_bad_fields"] == 4)
         counters = session.all_counters()
         assert counters["reader_refused_not_ascii"] == 1
-        assert counters["reader_refused_bad_fields"] == 1
+        assert counters["reader_refused_bad_fields"] == 4
+        assert session.counters["reception_starts"] == 0
         assert session.connected
+    finally:
+        session.stop()
+
+
+def test_a_modem_refusing_extended_notifications_still_connects(sessions):
+    made, _, served, _ = sessions
+    assert _wait(lambda: made["b"].connected)
+    made["b"].stop()
+    model = served[1][0]
+    model.extended = False
+    model._set_extended = lambda command: model._reply("ERROR NOT SUPPORTED", command)
+    session = S2CSession(S2CSettings(lambda: SerialLink(served[1][1].path, 115200)))
+    session.start()
+    try:
+        assert _wait(lambda: session.connected) and session.modem_address == 2
+        assert session.counters["extended_notifications_refused"] == 1 and not model.extended
     finally:
         session.stop()
 

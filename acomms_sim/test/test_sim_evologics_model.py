@@ -1,5 +1,6 @@
 """Emulated EvoLogics S2C modems on the simulated channel: instant messages with
-acknowledgement, bursts, settings, USBL fixes with the configured error statistics."""
+acknowledgement, bursts, settings, USBL fixes with the configured error statistics, extended
+notifications (RECVSTART at the arrival's start, before RECVIM) and AT?T's travel time."""
 
 import math
 import threading
@@ -90,6 +91,29 @@ def test_unacknowledged_message_fails_when_nobody_answers(backend):
     ship.model.feed(at.format_sendim(9, b"again", ack=False))
     assert ship.wait_for(at.Reply).text == "BUSY TRANSMITTING"
     assert ship.wait_for(at.DeliveryReport, timeout=5.0) == at.DeliveryReport(False, "im", 9)
+
+
+def test_extended_notifications_and_propagation_time(backend):
+    a = Modem(backend, 1, 0.0)
+    b = Modem(backend, 2, 450.0, depth_m=70.0)
+    a.model.feed(b"AT?T\n")
+    assert a.wait_for(at.Reply).text == "0"  # nothing delivered yet
+    b.model.feed(b"AT@ZX1\n")
+    assert b.wait_for(at.Reply).kind == "ok"
+    sent_s = time.time()
+    a.model.feed(at.format_sendim(2, b"ping", ack=True))
+    assert a.wait_for(at.Reply).kind == "ok"
+    start = b.wait_for(at.Notification, name="RECVSTART")
+    started_s = time.time()
+    b.wait_for(at.InstantMessage)
+    assert start.fields == () and b.raw.index(b"RECVSTART\r\n") < b.raw.index(b"RECVIM,")
+    true_s = math.sqrt(450.0 ** 2 + 60.0 ** 2) / 1500.0
+    assert started_s - sent_s >= true_s  # announced once the sound arrived, not before
+    assert len(b.wait_for(at.Notification, name="RECVEND").fields) == 4
+    assert a.wait_for(at.DeliveryReport) == at.DeliveryReport(True, "im", 2)
+    assert not any(isinstance(i, at.Notification) for i in a.items)  # a's are off
+    a.model.feed(b"AT?T\n")
+    assert int(a.wait_for(at.Reply).text) == pytest.approx(true_s * 1e6, abs=1000)
 
 
 def test_burst_and_settings(backend):

@@ -8,6 +8,8 @@ Host -> modem (command mode; a command ends with a line feed, `\\r\\n` accepted)
 - `AT*SEND,<len>,<dest>,<data>`                burst data (<= 1024 bytes per command)
 - `AT?AL` -> `<addr>`, `AT!AL<addr>` -> `OK`   local address; `AT?AM` highest address
 - `AT@ZX1` extended notifications on (SENDSTART/SENDEND/RECVSTART/RECVEND/USBL...)
+- `AT?T` -> `<us>`: the signal propagation time (one way, microseconds) measured with the last
+  delivered message with acknowledgement (queried after `DELIVEREDIM`)
 - `AT!L<0..3>` source level, `AT?S` status, `ATO` back to data mode, `ATZ<n>` resets
 Replies: `OK`, `ERROR <reason>`, `BUSY <reason>` or a value (e.g. `3` for `AT?AL`).
 
@@ -23,8 +25,10 @@ Modem -> host notifications (asynchronous, in any order with replies):
   E/N/U motion-compensated, metres; roll/pitch/yaw radians
 - `USBLANGLES,<current time s>,<measurement time s>,<remote>,<local bearing>,<local elevation>,
   <bearing>,<elevation>,<roll>,<pitch>,<yaw>,<rssi dB>,<integrity>,<accuracy m>`: radians
-- `SENDSTART,...`, `SENDEND,...`, `RECVSTART`, `RECVEND,...`, `PHYON`, `PHYOFF`, ...: other
-  notifications (kept as `Notification`)
+- extended notifications (`AT@ZX1`), fields checked: `RECVSTART` (no fields: the modem
+  synchronised on an arriving packet), `RECVEND,<timestamp us>,<duration us>,<rssi dB>,
+  <integrity>`, `SENDSTART,<dest>,<type>,<duration us>,<delay us>`, `SENDEND,<dest>,<type>,
+  <timestamp us>,<duration us>`; these and `PHYON`, `PHYOFF`, ... are kept as `Notification`
 
 Data mode (`+++` escape): the host writes `+++AT<command>`; the modem answers
 `+++AT<command>:<len>:<reply>` and notifies `+++AT:<len>:<notification>`; `<len>` frames the
@@ -177,6 +181,11 @@ _NOTIFICATIONS = ("SENDSTART", "SENDEND", "RECVSTART", "RECVEND", "RECVFAILED", 
                   "CANCELEDIM", "CANCELEDIMS", "CANCELEDPBM", "RADDR", "USBLPHYD", "USBLPHYP")
 
 
+# extended notifications whose fields are checked (a malformed one is refused, counted)
+_CHECKED_NOTIFICATIONS = {"RECVSTART": (), "RECVEND": (int, int, int, int),
+                          "SENDSTART": (int, str, int, int), "SENDEND": (int, str, int, int)}
+
+
 def _typed(types, fields):
     if len(fields) != len(types):
         raise ValueError(f"{len(fields)} fields, expected {len(types)}")
@@ -217,6 +226,9 @@ def parse_modem_line(text: str, command: str = ""):
         return UsblLong(*_typed(_USBLLONG_TYPES, fields))
     if name == "USBLANGLES":
         return UsblAngles(*_typed(_USBLANGLES_TYPES, fields))
+    if name in _CHECKED_NOTIFICATIONS:
+        _typed(_CHECKED_NOTIFICATIONS[name], fields)
+        return Notification(name, tuple(fields))
     if name in _NOTIFICATIONS:
         return Notification(name, tuple(fields))
     if not text or not text.isprintable():

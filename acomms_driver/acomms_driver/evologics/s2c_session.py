@@ -3,11 +3,20 @@
 `S2CSession` runs on `link_supervisor.LinkSupervisor` (serial or TCP link, reconnect with
 backoff, silence probe) with the protocol's framer (`at_stream.AtStreamReader("modem")`, hostile
 lines counted by reason and skipped). At each connection it queries the local address (`AT?AL`)
-and sets it (`AT!AL<n>`) when `address` is given. Packets queued with `queue_packet` go out one
-at a time: up to 64 bytes as an instant message (acknowledgement requested for a unicast
-destination), larger ones as burst data (`evologics_s2c.packet_kind`). A packet is in flight from
-the modem's `OK` until its `DELIVERED*` / `FAILED*` (or, unacknowledged, its airtime); `BUSY`
-puts it back at the head of the queue, `ERROR` drops it (counted, logged).
+and sets it (`AT!AL<n>`) when `address` is given, then turns on the extended notifications
+(`AT@ZX1`; refused: logged, counted, the session goes on without `RECVSTART`). Each `RECVSTART`
+(the modem synchronised on an arriving packet) calls `on_reception_start`. Packets queued with
+`queue_packet` go out one at a time: up to 64 bytes as an instant message (acknowledgement
+requested for a unicast destination), larger ones as burst data (`evologics_s2c.packet_kind`).
+A packet is in flight from the modem's `OK` until its `DELIVERED*` / `FAILED*` (or,
+unacknowledged, its airtime); `BUSY` puts it back at the head of the queue, `ERROR` drops it
+(counted, logged).
+
+`ping(dest, timeout_s)` (from any thread; blocks up to timeout_s, wall clock): an instant message
+with acknowledgement (`PING_DATA` unless data is given; the remote's host receives it as an
+instant message) goes before the queued packets; after its `DELIVEREDIM` the session asks
+`AT?T`, the modem's measured one-way propagation time in microseconds, and answers it in
+seconds. `FAILEDIM`, a refusal or no answer in time: None and the reason.
 
 Replies: in command mode any printable line parses as a value, so a reply is accepted only while
 a command is pending; any other is counted as `unexpected_replies` and skipped. Every callback
@@ -31,6 +40,7 @@ from acomms_driver.micromodem.link_supervisor import LinkSupervisor, SessionEnde
 from acomms_driver.micromodem.modem_link import ModemLink
 
 REPLY_TIMEOUT_S = 2.0
+PING_DATA = b"\x00"  # the ping's instant message, when the caller gives no data
 
 
 @dataclasses.dataclass
@@ -50,6 +60,22 @@ class OutgoingPacket:
     data: bytes
     kind: str        # "im" or "burst"
     ack: bool
+    ping: bool = False  # the instant message of a ping (not a queued packet)
+
+
+class _Ping:
+    """One ping: queued -> in_flight (OK) -> delivered (DELIVEREDIM) -> answered (AT?T)."""
+
+    def __init__(self, packet: OutgoingPacket):
+        self.packet = packet
+        self.state = "queued"
+        self.done = threading.Event()
+        self.travel_time_s: float | None = None
+        self.reason = ""
+
+    def finish(self, travel_time_s: float | None, reason: str = "") -> None:
+        self.travel_time_s, self.reason, self.state = travel_time_s, reason, "done"
+        self.done.set()
 
 
 @dataclasses.dataclass
@@ -60,6 +86,7 @@ class S2CCallbacks:
     on_sent: Callable[[OutgoingPacket], None] | None = None     # the modem took it (OK)
     on_delivery: Callable[[at.DeliveryReport], None] | None = None
     on_usbl: Callable[[object], None] | None = None             # UsblLong | UsblAngles
+    on_reception_start: Callable[[], None] | None = None        # RECVSTART
     on_raw: Callable[[str, bytes], None] | None = None          # ("to_modem"|"from_modem", bytes)
     on_connection: Callable[[bool, str], None] | None = None
     on_log: Callable[[str, str], None] | None = None
@@ -105,6 +132,8 @@ class S2CSession:
         self._pending_command = ""
         self._reply: at.Reply | None = None
         self._in_flight: tuple[OutgoingPacket, float] | None = None
+        self._ping: _Ping | None = None
+        self._ping_lock = threading.Lock()  # one ping at a time
 
     # ------------------------------------------------------------------ public
     def start(self) -> None:
@@ -135,6 +164,31 @@ class S2CSession:
 
     def queue_length(self) -> int:
         return len(self._queue)
+
+    def ping(self, dest: int, timeout_s: float, data: bytes = b"") -> tuple[float | None, str]:
+        """(one-way travel time s, "") or (None, reason); waits up to timeout_s (wall clock)."""
+        if not 0 <= dest < at.BROADCAST_ADDRESS or dest == self.modem_address:
+            return None, f"cannot ping address {dest} (another modem's, 0..254)"
+        if not self.connected:
+            return None, "modem not connected"
+        try:
+            packet = OutgoingPacket(dest, bytes(data or PING_DATA), "im", True, ping=True)
+            at.format_sendim(dest, packet.data)
+        except at.AtFormatError as exc:
+            return None, str(exc)
+        if not self._ping_lock.acquire(blocking=False):
+            return None, "a ping is already running"
+        try:
+            ping = self._ping = _Ping(packet)
+            self.counters["pings"] += 1
+            self.supervisor.wake()
+            if not ping.done.wait(timeout_s):
+                self.counters["ping_timeouts"] += 1
+                return None, f"no answer within {timeout_s:g} s (state {ping.state})"
+            return ping.travel_time_s, ping.reason
+        finally:
+            self._ping = None
+            self._ping_lock.release()
 
     def all_counters(self) -> dict:
         return {**self.counters, **{f"reader_{k}": v for k, v in self.reader.counters.items()},
@@ -182,6 +236,11 @@ class S2CSession:
             if reply is None or reply.kind != "ok":
                 return f"AT!AL{wanted} refused ({reply.text if reply else 'timeout'})"
             self.modem_address = wanted
+        reply = self.command(at.format_command("@ZX", "1"), "@ZX")
+        if reply is None or reply.kind != "ok":
+            self.counters["extended_notifications_refused"] += 1
+            self.notifier.log("warn", f"AT@ZX1 refused ({reply.text if reply else 'timeout'}): "
+                                      "no reception_start from this modem")
         self.notifier.log("info", f"S2C modem address {self.modem_address}")
         return None
 
@@ -195,15 +254,30 @@ class S2CSession:
             self.counters["packets_received"] += 1
             self._call("on_packet", item)
         elif isinstance(item, at.DeliveryReport):
-            self.counters["delivered" if item.delivered else "delivery_failed"] += 1
-            self._in_flight = None
-            self._call("on_delivery", item)
-            self.supervisor.wake()
+            self._delivery(item)
+        elif isinstance(item, at.Notification) and item.name == "RECVSTART":
+            self.counters["reception_starts"] += 1
+            self._call("on_reception_start")
         elif isinstance(item, (at.UsblLong, at.UsblAngles)):
             self.counters["usbl_fixes"] += 1
             self._call("on_usbl", item)
         else:
             self.counters["notifications"] += 1
+
+    def _delivery(self, report: at.DeliveryReport) -> None:
+        flight, ping = self._in_flight, self._ping
+        self._in_flight = None
+        if flight is not None and flight[0].ping and ping is not None \
+                and ping.packet is flight[0] and report.kind == "im":
+            self.counters["ping_delivered" if report.delivered else "ping_failed"] += 1
+            if report.delivered:
+                ping.state = "delivered"  # the supervisor asks AT?T next
+            else:
+                ping.finish(None, f"FAILEDIM: no acknowledgement from {report.dest}")
+        else:
+            self.counters["delivered" if report.delivered else "delivery_failed"] += 1
+            self._call("on_delivery", report)
+        self.supervisor.wake()
 
     def probe(self) -> None:
         try:
@@ -212,16 +286,38 @@ class S2CSession:
             pass  # the supervisor sees the failed session itself
 
     def tick(self) -> None:
+        ping = self._ping
+        if ping is not None and ping.state == "delivered":
+            self._ask_propagation_time(ping)
         flight = self._in_flight
         if flight is not None and time.monotonic() < flight[1]:
             return
         if flight is not None and flight[0].ack:
             self.counters["delivery_timeouts"] += 1
+            if flight[0].ping and ping is not None and ping.packet is flight[0]:
+                ping.finish(None, "no DELIVEREDIM/FAILEDIM within delivery_timeout_s")
         self._in_flight = None
+        if ping is not None and ping.state == "queued":
+            self._send(ping.packet)
+            return
         with self._lock:
             packet = self._queue.popleft() if self._queue else None
         if packet is not None:
             self._send(packet)
+
+    def _ask_propagation_time(self, ping: _Ping) -> None:
+        ping.state = "asking"
+        try:
+            reply = self.command(at.format_command("?T"), "?T")
+        except SessionEnded:
+            ping.finish(None, "link lost before AT?T answered")
+            return
+        text = reply.text.strip() if reply is not None else ""
+        if text.isdigit():
+            ping.finish(int(text) * 1e-6)
+        else:
+            self.counters["ping_failed"] += 1
+            ping.finish(None, f"no propagation time from AT?T ({text or 'timeout'})")
 
     def _send(self, packet: OutgoingPacket) -> None:
         if packet.kind == "im":
@@ -231,8 +327,9 @@ class S2CSession:
         try:
             reply = self.command(data, "*SENDIM" if packet.kind == "im" else "*SEND")
         except SessionEnded:  # the link went: the packet waits for the next connection
-            with self._lock:
-                self._queue.appendleft(packet)
+            if not packet.ping:  # a ping stays queued itself
+                with self._lock:
+                    self._queue.appendleft(packet)
             return
         if reply is not None and reply.kind == "ok":
             self.counters["packets_sent"] += 1
@@ -241,16 +338,31 @@ class S2CSession:
             airtime = s2c.EVOLOGICS_S2C.packet_duration_s(False, 0, rate, 0, len(packet.data))
             wait = self.settings.delivery_timeout_s if waits_for_report else airtime
             self._in_flight = (packet, time.monotonic() + wait)
-            self._call("on_sent", packet)
+            self._sent(packet)
         elif reply is not None and reply.kind == "busy":
             self.counters["busy_replies"] += 1
-            with self._lock:
-                self._queue.appendleft(packet)
+            if not packet.ping:  # a ping stays queued and goes at a later tick
+                with self._lock:
+                    self._queue.appendleft(packet)
         else:
             self.counters["send_refusals"] += 1
+            if packet.ping and self._ping is not None and self._ping.packet is packet:
+                self._ping.finish(None, f"modem refused the ping: "
+                                        f"{reply.text if reply else 'no reply'}")
             self.notifier.log("warn", f"modem refused a {packet.kind} to {packet.dest}: "
                                       f"{reply.text if reply else 'no reply'}")
 
+    def _sent(self, packet: OutgoingPacket) -> None:
+        ping = self._ping
+        if packet.ping:
+            if ping is not None and ping.packet is packet and ping.state == "queued":
+                ping.state = "in_flight"
+        else:
+            self._call("on_sent", packet)
+
     def end_session(self) -> None:
+        ping = self._ping
+        if ping is not None and ping.state != "queued":
+            ping.finish(None, "link lost during the ping")
         self._in_flight = None
         self._pending_command = ""

@@ -9,8 +9,13 @@ what the modem reports: rssi in `snr_rss`, relative velocity in `dop`, the S2C b
 reports no SNR, so `snr_in`/`snr_out` are NaN), `transmit` (TransmittedPacket, when the modem
 accepted the packet), `ack` (ModemAck from `DELIVEREDIM`/`FAILEDIM`/`DELIVERED`/`FAILED`),
 `usbl_fix` (UsblFix) and `usbl_position` (geometry_msgs/PointStamped, local ENU, from `USBLLONG`),
-`raw/to_modem` and `raw/from_modem` (std_msgs/String, non-printable bytes as `\\xNN`) and
+`raw/to_modem` and `raw/from_modem` (std_msgs/String, non-printable bytes as `\\xNN`),
+`reception_start` (ReceptionStart at every `RECVSTART`, the extended notification turned on with
+`AT@ZX1` at connection: a packet detected while it arrives; sender, type and rate unknown, -1) and
 `/diagnostics` (link state and every counter, the reader's refusals by reason included).
+Serves `ping_modem`: an instant message with acknowledgement (`hexdata`, else one byte) to
+`dest`, then `AT?T` after its `DELIVEREDIM`: `one_way_travel_time` is the modem's measured
+propagation time; waits `timeout_sec` (else `ping_timeout_s`), wall clock.
 Link parameters are read at activate.
 """
 
@@ -52,10 +57,11 @@ from acomms_interfaces.msg import (
     ModemAck,
     Packet,
     ReceivedPacket,
+    ReceptionStart,
     TransmittedPacket,
     UsblFix,
 )
-from acomms_interfaces.srv import QueueTxPacket
+from acomms_interfaces.srv import PingModem, QueueTxPacket
 
 CONNECTION_TYPES = ("serial", "tcp")
 PARAMETERS = [
@@ -75,6 +81,9 @@ PARAMETERS = [
                   "the modem (probed with AT?AL at half of it), s (wall clock)", 1.0, 3600.0),
     ParameterSpec("delivery_timeout_s", 20.0, "longest wait for DELIVERED/FAILED before the "
                   "next packet goes, s (wall clock)", 0.1, 600.0),
+    ParameterSpec("ping_timeout_s", 10.0, "longest wait for a ping_modem answer (its "
+                  "DELIVEREDIM and AT?T) when the request gives no timeout_sec, s (wall clock)",
+                  0.1, 600.0),
     ParameterSpec("max_queue_length", 100, "transmit queue limit, packets", 1, 100000),
     ParameterSpec("usbl_frame_id", "usbl", "frame_id of usbl_fix and usbl_position"),
     ParameterSpec("diagnostics_period_s", 1.0, "period of /diagnostics, s", 0.05, 3600.0),
@@ -170,17 +179,20 @@ class EvologicsDriverNode(ManagedNode):
         resources = self.configured
         self._pubs = {name: resources.publisher(msg_type, name, 10) for name, msg_type in (
             ("packet_rx", ReceivedPacket), ("cst", CST), ("transmit", TransmittedPacket),
-            ("ack", ModemAck),
+            ("ack", ModemAck), ("reception_start", ReceptionStart),
             ("usbl_fix", UsblFix), ("usbl_position", PointStamped), ("raw/to_modem", String),
             ("raw/from_modem", String), ("/diagnostics", DiagnosticArray))}
         resources.service(QueueTxPacket, "queue_tx_packet", self._handle_queue_tx_packet,
+                          callback_group=MutuallyExclusiveCallbackGroup())
+        resources.service(PingModem, "ping_modem", self._handle_ping_modem,
                           callback_group=MutuallyExclusiveCallbackGroup())
         return TransitionCallbackReturn.SUCCESS
 
     def on_activate(self, state) -> TransitionCallbackReturn:
         self.session = S2CSession(session_settings(self.params), S2CCallbacks(
             on_packet=self._on_packet, on_sent=self._on_sent, on_delivery=self._on_delivery,
-            on_usbl=self._on_usbl, on_raw=self._on_raw, on_log=self._on_log))
+            on_usbl=self._on_usbl, on_raw=self._on_raw, on_log=self._on_log,
+            on_reception_start=self._on_reception_start))
         self.session.start()
         self.activated.timer(self.params["diagnostics_period_s"], self._publish_diagnostics)
         return super().on_activate(state)
@@ -208,6 +220,13 @@ class EvologicsDriverNode(ManagedNode):
         msg = received_msg(item, self._stamp())
         self._publish("cst", msg.cst)
         self._publish("packet_rx", msg)
+
+    def _on_reception_start(self) -> None:
+        stamp = self._stamp()
+        msg = ReceptionStart(arrival_time=stamp, src=-1, rate=-1,
+                             packet_type=ReceptionStart.PACKET_TYPE_UNKNOWN)
+        msg.header.stamp = stamp
+        self._publish("reception_start", msg)
 
     def _on_sent(self, packet: OutgoingPacket) -> None:
         stamp = self._stamp()
@@ -256,6 +275,24 @@ class EvologicsDriverNode(ManagedNode):
     def _handle_queue_tx_packet(self, request, response):
         return messages.answer_queue_request(response, *self._queue(request),
                                              self.get_logger(), self.counters)
+
+    def _handle_ping_modem(self, request, response):
+        response.timed_out = True
+        session = self.session
+        if session is None or not is_active(self):
+            self.get_logger().warning("ping_modem refused: driver is not active")
+            return response
+        timeout_s = float(request.timeout_sec)
+        if not timeout_s > 0:
+            timeout_s = self.params["ping_timeout_s"]
+        travel_time_s, reason = session.ping(int(request.dest), timeout_s,
+                                             bytes(request.hexdata))
+        if travel_time_s is None:
+            self.get_logger().info(f"ping to {request.dest}: {reason}")
+            return response
+        response.timed_out = False
+        response.one_way_travel_time = travel_time_s
+        return response
 
     # ------------------------------------------------------------------ diagnostics
     def _publish_diagnostics(self) -> None:

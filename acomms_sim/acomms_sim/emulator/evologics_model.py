@@ -21,7 +21,10 @@ at the far end of its serial port or TCP socket 9200. Implemented:
 - settings: `AT?AL` / `AT!AL<addr>` (re-attaches to the backend under the new address, which
   needs its own position there), `AT?AM`,
   `AT!L<0-3>` / `AT?L` source level, `AT@ZX<0|1>` extended notifications (`SENDSTART`,
-  `SENDEND`, `RECVSTART`, `RECVEND`), `AT?S`, `ATO` (data mode: replies and notifications framed
+  `SENDEND`, `RECVSTART` when the receiver locks onto an arrival, `RECVEND`), `AT?S`,
+  `AT?T` (the one-way travel time, µs, of the last acknowledgement that completed a delivery:
+  the channel's propagation time, i.e. true slant range / sound speed on a straight path;
+  0 before the first delivery), `ATO` (data mode: replies and notifications framed
   `+++AT<cmd>:<len>:...`), `+++ATC` back to command mode
 - anything else: `ERROR WRONG FORMAT`; malformed bytes are counted by the reader, never raised.
 
@@ -72,6 +75,7 @@ class EvologicsModel:
         self.extended = False
         self.data_mode = False
         self._busy_until = 0.0
+        self._propagation_us = 0  # AT?T: the last delivery's one-way travel time
         self._pending: dict | None = None
         self._timer: threading.Timer | None = None
         self._usbl_rng = usbl.generator(self.src) if usbl else None
@@ -98,6 +102,7 @@ class EvologicsModel:
                    "!L": self._set_level, "?L": lambda c: self._reply(
                        self.config["pwramp.txlevel"], c),
                    "@ZX": self._set_extended, "?S": lambda c: self._reply("INITIAL", c),
+                   "?T": lambda c: self._reply(str(self._propagation_us), c),
                    "O": self._data_mode_on, "C": self._command_mode}.get(command.name)
         if handler is None:
             self.counters["refused_command"] += 1
@@ -237,7 +242,7 @@ class EvologicsModel:
                                          _rssi(reception), _integrity(reception)])
             self._usbl_report(reception)
             if tx.kind == "ack":
-                self._acknowledged(tx)
+                self._acknowledged(reception)
                 return
             self._recv_notification(reception)
             if tx.ack and tx.dest == self.src and tx.kind in ("im", "burst"):
@@ -255,7 +260,8 @@ class EvologicsModel:
             self._notify("RECV", [len(tx.dataframe_bytes), tx.src, tx.dest,
                                   int(s2c.BURST_BIT_RATE_BPS), *common], tx.dataframe_bytes)
 
-    def _acknowledged(self, tx: AcousticTransmission) -> None:
+    def _acknowledged(self, reception: Reception) -> None:
+        tx = reception.transmission
         pending = self._pending
         if pending is None or tx.src != pending["dest"]:
             self.counters["stray_acks"] += 1
@@ -263,6 +269,7 @@ class EvologicsModel:
         self._pending = None
         if self._timer is not None:
             self._timer.cancel()
+        self._propagation_us = int(round(reception.travel_time_s * 1e6))
         self._report(pending, delivered=True)
 
     def _usbl_report(self, reception: Reception) -> None:
