@@ -9,28 +9,10 @@
 Subprocesses started by a test inherit the run's domain.
 """
 
-import fcntl
 import os
-import tempfile
 import zlib
 
-_HELD_DOMAIN_LOCKS = []  # open lock files: released when this process ends
-DOMAIN_COUNT = 101  # valid Linux domain IDs 1..101 with the default port mapping
-
-
-def claim_domain(start: int) -> int:
-    """The first domain from `start` on that no other process holds (non-blocking file locks)."""
-    for offset in range(DOMAIN_COUNT):
-        domain = 1 + (start + offset) % DOMAIN_COUNT
-        handle = open(os.path.join(tempfile.gettempdir(), f"acomms-ros-domain-{domain}.lock"), "w")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            handle.close()
-            continue
-        _HELD_DOMAIN_LOCKS.append(handle)
-        return domain
-    raise RuntimeError("every ROS domain 1..101 is held by another acomms test run")
+from acomms_core.ros.domain_locks import DOMAIN_COUNT, XDIST_SPACING, claim_domain  # noqa: F401
 
 
 def pytest_configure(config):
@@ -39,7 +21,7 @@ def pytest_configure(config):
         base = int(os.environ.get("ROS_DOMAIN_ID", "1"))
         index = int(worker.removeprefix("gw"))
         # Valid Linux domain IDs are 0..101; spread the workers over that range.
-        os.environ["ROS_DOMAIN_ID"] = str((base + 50 * index) % 101 + 1)
+        os.environ["ROS_DOMAIN_ID"] = str((base + XDIST_SPACING * index) % DOMAIN_COUNT + 1)
     elif not os.environ.get("ACOMMS_TEST_ISOLATED"):
         os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
         start = zlib.crc32(str(config.invocation_params.dir).encode()) + os.getpid()

@@ -7,6 +7,8 @@ import pathlib
 import subprocess
 import sys
 
+from acomms_core.ros import domain_locks
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
@@ -18,12 +20,27 @@ def load_root_conftest():
 
 
 def test_claimed_domains_are_distinct_while_held():
-    conftest = load_root_conftest()
-    first = conftest.claim_domain(40)
-    second = conftest.claim_domain(40)  # same start: the held one is skipped
+    held = domain_locks._HELD_DOMAIN_LOCKS
+    before = len(held)
+    first = load_root_conftest().claim_domain(40)  # conftest.py re-exports the claim
+    second = domain_locks.claim_domain(40)  # same start: the held one is skipped
     assert first != second and 1 <= first <= 101 and 1 <= second <= 101
-    for handle in conftest._HELD_DOMAIN_LOCKS:
+    for handle in held[before:]:
         handle.close()
+    del held[before:]
+
+
+def test_a_private_domain_is_held_and_none_of_the_workers(monkeypatch):
+    monkeypatch.setenv("ROS_DOMAIN_ID", "7")
+    held = domain_locks._HELD_DOMAIN_LOCKS
+    before = len(held)
+    domain = domain_locks.private_domain()
+    workers = {(7 - 1 + 50 * k) % 101 + 1 for k in range(-3, 4)}
+    assert domain not in workers and 1 <= domain <= 101
+    assert domain != domain_locks.claim_domain(domain - 1)  # held: the next claim skips it
+    for handle in held[before:]:
+        handle.close()
+    del held[before:]
 
 
 def test_a_plain_pytest_run_gets_localhost_and_its_own_domain(tmp_path):

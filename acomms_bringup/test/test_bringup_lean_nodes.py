@@ -9,7 +9,6 @@
 """
 
 import io
-import os
 import pathlib
 import re
 import time
@@ -29,28 +28,15 @@ from acomms_bringup.run.compose import lean_options
 from acomms_bringup.run.runner import Runner
 from acomms_core.nodes.message_queue_node import MessageQueueNode
 from acomms_core.nodes.tdma_node import TdmaNode
+from acomms_core.ros.domain_locks import private_domain
 
 CONFIG = pathlib.Path(__file__).resolve().parents[1] / "config"
 ENDPOINTS = re.compile(r"all nodes active in .*\((\d+) DDS endpoints, (\d+) per vehicle(, lean)?\)")
 
 
-def private_domain() -> int:
-    """A ROS domain of this test's own: the endpoint counts are read from the ROS graph (by node
-    name), so nodes of the same names left by an earlier test of this worker (another process
-    ending, a context not yet gone) would be counted too. Claimed like conftest claims a run's
-    domain, never one of the pytest-xdist workers' domains (spaced 50 apart)."""
-    import conftest
-
-    here = int(os.environ.get("ROS_DOMAIN_ID", "1"))
-    workers = {(here - 1 + 50 * k) % 101 + 1 for k in range(-3, 4)}
-    for offset in range(101):
-        domain = conftest.claim_domain(here + 24 + offset)
-        if domain not in workers:
-            return domain
-    raise RuntimeError("no private ROS domain free")
-
-
 def test_lean_run_gives_the_same_outputs_with_fewer_endpoints(tmp_path, capsys, monkeypatch):
+    # Endpoints are counted from the ROS graph by node name: in a domain of its own, nodes of the
+    # same names that an earlier test of this worker left in the graph are not counted too.
     monkeypatch.setenv("ROS_DOMAIN_ID", str(private_domain()))
     results, endpoints = [], []
     for mode, extra in (("default", []), ("lean", ["--lean"])):

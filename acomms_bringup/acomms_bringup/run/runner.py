@@ -111,6 +111,22 @@ def vehicle_profiles(scenario: Scenario, stack: StackDescription) -> dict[str, M
     return profiles
 
 
+
+def while_paused(runner: Runner, action) -> None:
+    """Run action while no thread spins the runner's executor (it destroys publishers and
+    timers that the spin thread would be putting into a wait set: InvalidHandle), then spin
+    again."""
+    thread = runner._thread
+    spinning = thread is not None and thread.is_alive()
+    if spinning:
+        runner._pause.set()
+        thread.join(timeout=5.0)
+    try:
+        action()
+    finally:
+        if spinning:
+            runner.spin_in_background()
+
 def run_endpoints(runner: Runner) -> dict:
     """DDS endpoints of every node of a started run (`startup.count_endpoints`): by kind, total,
     and per vehicle (the total over the vehicles this process runs)."""
@@ -360,19 +376,6 @@ class Runner:
                                         daemon=True)
         self._thread.start()
 
-    def _while_paused(self, action) -> None:
-        """Run action while no thread spins the executor (it destroys publishers and timers that
-        the spin thread would be putting into a wait set: InvalidHandle), then spin again."""
-        spinning = self._thread is not None and self._thread.is_alive()
-        if spinning:
-            self._pause.set()
-            self._thread.join(timeout=5.0)
-        try:
-            action()
-        finally:
-            if spinning:
-                self.spin_in_background()
-
     def stop(self) -> list[str]:
         """Stop traffic, shut every group down (reverse order), destroy everything: nodes are
         destroyed only once no thread spins them.
@@ -380,7 +383,7 @@ class Runner:
         Returns the problems met (empty when the shutdown was clean)."""
         problems = []
         if self.recorder is not None:  # after stepping no thread spins the recorder until
-            self._while_paused(self.recorder.stop_traffic)  # the hand-back; a free run's does
+            while_paused(self, self.recorder.stop_traffic)  # the hand-back; a free run's does
         if self.step_executor is not None:
             hand_back_executor(self)
         if self.recorder is not None:
