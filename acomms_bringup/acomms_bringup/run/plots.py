@@ -219,13 +219,14 @@ def _snr_colors(receptions):
     return cm.ScalarMappable(colors.Normalize(low, high), "RdYlGn")
 
 
-def _link_style(reception, mappable) -> dict:
+def _link_style(reception) -> dict:
+    """The line's style; a decoded link's color is its SNR on the map's scale (color None)."""
     if reception.loss_cause is not None:
         return {"color": COLORS[reception.loss_cause], "linestyle": "--", "alpha": 0.9,
                 "linewidth": 1.6, "zorder": 4}
     if not _decoded(reception):
         return {"color": "#999999", "alpha": 0.5, "linewidth": 0.8}
-    return {"color": mappable.to_rgba(reception.snr_db), "alpha": 0.8, "linewidth": 1.0}
+    return {"color": None, "alpha": 0.8, "linewidth": 1.0}
 
 
 @dataclasses.dataclass
@@ -340,15 +341,17 @@ def _draw_links(axes, record, tracks: Tracks, mappable) -> int:
         end = tracks.at(reception.vehicle, reception.arrival_s)
         if start is None or end is None:
             continue
-        style = {"zorder": 1, "linestyle": "-", **_link_style(reception, mappable)}
+        style = {"zorder": 1, "linestyle": "-", **_link_style(reception)}
         color = style.pop("color")
         segments, colors = styles.setdefault(tuple(sorted(style.items())), ([], []))
         segments.append([start, end])
-        colors.append(color)
+        colors.append(reception.snr_db if color is None else color)  # SNR: mapped below
         if reception.loss_cause is not None:
             crosses.setdefault(reception.loss_cause, []).append(end)
     for style, (segments, colors) in styles.items():
         style = dict(style)
+        if colors and not isinstance(colors[0], str):  # decoded: SNRs, mapped in one call
+            colors = mappable.to_rgba(colors)
         axes.add_collection(LineCollection(segments, colors=colors, alpha=style["alpha"],
                                            linewidths=style["linewidth"],
                                            linestyles=style["linestyle"],
