@@ -47,6 +47,7 @@ from acomms_bringup.run.observers import attach_dispatch_observers, attach_queue
 from acomms_bringup.run.progress import Progress
 from acomms_bringup.run.recorder import Recorder
 from acomms_bringup.run.run_errors import RunError, RunStopped  # noqa: F401 (re-exported)
+from acomms_bringup.run.shutdown import shut_down
 from acomms_bringup.run.startup import (
     SETTLED_STATES,
     GroupFailed,
@@ -378,7 +379,7 @@ class Runner:
             for group, manager in reversed(self.managers):
                 if manager.manager_state not in SETTLED_STATES:
                     continue  # start-up interrupted: destroy_node below releases its nodes
-                ok, message = self.call_manager(group, "shutdown")
+                ok, message = shut_down(self.executor, manager, SHUTDOWN_TIMEOUT_S)
                 if not ok:
                     problems.append(f"group {group.name}: {message}")
         self._pause.set()  # the background spin ends: nothing spins the nodes destroyed below
