@@ -11,7 +11,8 @@ latest fix only) per vehicle per cycle, the demo codec config. Spreading loss, f
 Modem profile: the Micromodem-2 (the nodes' default) up to 120 vehicles: its broadcast address is
 121, so SRC 1..120. More vehicles (or `profile="evologics_s2c"`) use the EvoLogics S2C profile
 (broadcast 255, SRC 1..254) on the simulated modems and the MACs, and a copy of the codec config
-whose nav message goes to 255. That changes the airtime: an S2C instant message (rate 1) of the
+whose nav message goes to 255 and whose packet header is in the dataframe (S2C packets have no
+miniframe). That changes the airtime: an S2C instant message (rate 1) of the
 nav message lasts well under 1 s (0.15 s + its bytes at 1000 bit/s) where a Micromodem rate-1
 packet lasts seconds; the TDMA slots stay `SLOT_S` long, so the channel is idler, the schedule
 (steps, messages) the same in kind.
@@ -49,7 +50,9 @@ def codec_config_for(profile: str, folder: pathlib.Path) -> pathlib.Path:
     if profile == MICROMODEM:
         return CODEC_CONFIG
     codecs = yaml.safe_load(CODEC_CONFIG.read_text())
-    for packet_codec in codecs:
+    for packet_codec in codecs:  # S2C packets have no miniframe: the header goes in the data
+        packet_codec["dataframe_header"] = packet_codec["miniframe_header"]
+        packet_codec["miniframe_header"] = []
         for codec in packet_codec["message_codecs"]:
             if codec.get("default_dest") == BROADCAST[MICROMODEM]:
                 codec["default_dest"] = BROADCAST[profile]
