@@ -3,14 +3,14 @@
 For each N (default 4 8 16 32 64) the `sim_scale_scenario` scenario (N vehicles, one TDMA slot
 each, one nav message per vehicle per cycle) runs in a fresh `acomms_run --warp max` process.
 Printed per N: start-up wall s, run wall s, simulated/wall ratio, clock steps, the step cost
-(`us/step`: run wall µs per step, callbacks included, and `us/step/veh` that per vehicle),
-messages delivered, peak RSS of that process (`rss_MB`), its RSS sampled every 0.25 s during the
-run (`rss_run_MB`, peak) and during the end of the run (`rss_end_MB`: shutdown, summary and
-outputs; `end_s`: that end's wall s), and whether summary.json and messages.csv equal
-the reference run's (wall-time fields aside). The reference is the same scenario at a slow warp
-(`--reference-warp`, default 20) for N up to `--reference-max-n` (a slow run of 64 vehicles for
-an hour takes a long time); larger N print "-". Writes a PNG of the ratio and the start-up
-time vs N.
+(`us/step`: run wall µs per step, callbacks included, and `us/step/veh` that per vehicle), messages
+delivered, peak RSS of that process (`rss_MB`), its RSS sampled every 0.25 s: the peak from the
+start until the run's end (`rss_run_MB`: start-up and run) and after it (`rss_end_MB`: the end of
+the run, shutdown, summary and outputs; `end_s`: that end's wall s), and whether summary.json and
+messages.csv equal the reference run's (wall-time fields aside). The reference is the same scenario
+at a slow warp (`--reference-warp`, default 20) for N up to `--reference-max-n` (a slow run of 64
+vehicles for an hour takes a long time); larger N print "-". Writes a PNG of the ratio and the
+start-up time vs N.
 The runs use this shell's ROS_DOMAIN_ID when it is set (on a shared machine, set your own).
 Each row also gives the DDS endpoints of the run's process per vehicle (what acomms_run counts
 from the ROS graph once every node is active). `--lean` runs every N in both modes, default
@@ -90,8 +90,8 @@ class RssSampler:
 
 def run_once(scenario: pathlib.Path, out: pathlib.Path, warp: str, domain: int,
              lean: bool = False) -> dict:
-    """One acomms_run process; its summary, messages, peak RSS (MB; also sampled: during the
-    run and during its end: shutdown and outputs), the end's wall s and DDS endpoints per
+    """One acomms_run process; its summary, messages, peak RSS (MB; also sampled: until the
+    run's end and after it: shutdown and outputs), the end's wall s and DDS endpoints per
     vehicle. Not --quiet (that line would not be printed): the progress bar to a pipe is ten
     lines per run."""
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
