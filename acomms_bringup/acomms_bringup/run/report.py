@@ -320,6 +320,7 @@ def timeline_rows(record: RunRecord) -> list[dict]:
     reception names its sender (vehicle) and when the sender started transmitting (sent_s)."""
     rows = []
     origin = record.start_time_s
+    names = {src: name for name, src in reversed(record.vehicles.items())}  # as vehicle_of
     for t in record.transmissions:
         start = t.start_s - origin
         rows.append({"vehicle": t.vehicle, "kind": "tx", "start_s": round(start, 4),
@@ -336,7 +337,8 @@ def timeline_rows(record: RunRecord) -> list[dict]:
                      "receive_level_db": _round(r.receive_level_db), "noise_db": _round(r.noise_db),
                      "transmission_loss_db": _round(r.transmission_loss_db),
                      "slant_range_m": _round(r.slant_range_m, 1), "num_frames": r.num_frames,
-                     "num_bad_frames": r.num_bad_frames, "sender": record.vehicle_of(r.src),
+                     "num_bad_frames": r.num_bad_frames,
+                     "sender": names.get(r.src) or record.vehicle_of(r.src),
                      "sent_s": _round(r.transmit_s - origin, 4)})
     rows.sort(key=lambda row: (row["start_s"], row["vehicle"], row["kind"]))
     return rows
