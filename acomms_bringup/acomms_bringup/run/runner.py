@@ -47,9 +47,8 @@ from acomms_bringup.run.observers import attach_dispatch_observers, attach_queue
 from acomms_bringup.run.progress import Progress
 from acomms_bringup.run.recorder import Recorder
 from acomms_bringup.run.run_errors import RunError, RunStopped  # noqa: F401 (re-exported)
-from acomms_bringup.run.shutdown import shut_down
+from acomms_bringup.run.shutdown import shut_down_stages
 from acomms_bringup.run.startup import (
-    SETTLED_STATES,
     GroupFailed,
     Startup,
     StartupError,
@@ -376,12 +375,8 @@ class Runner:
             self.record.end_s = max(0.0, self.sim_elapsed_s())
             self.record.wall_seconds = (time.monotonic() - self._started_wall
                                         if self._started_wall else 0.0)
-            for group, manager in reversed(self.managers):
-                if manager.manager_state not in SETTLED_STATES:
-                    continue  # start-up interrupted: destroy_node below releases its nodes
-                ok, message = shut_down(self.executor, manager, SHUTDOWN_TIMEOUT_S)
-                if not ok:
-                    problems.append(f"group {group.name}: {message}")
+            # groups not settled (start-up interrupted): destroy_node below releases their nodes
+            problems += shut_down_stages(self.executor, self.managers, SHUTDOWN_TIMEOUT_S)
         self._pause.set()  # the background spin ends: nothing spins the nodes destroyed below
         if self._thread is not None:
             self._thread.join(timeout=5.0)
