@@ -10,7 +10,9 @@ process and drive their nodes directly (`LifecycleManager.use_local_nodes`), so
 service would run, refused likewise while a manager is busy): the reverse of start-up, stage by
 stage from the last, the groups of one stage at once (as start-up brings them up), each stage
 waited for at most timeout_s wall seconds (an I/O bound on a stuck node, never a result). The
-managers' services stay for `ros2 service call` from other processes.
+managers' services stay for `ros2 service call` from other processes. That is for the stepped
+clock (a SingleThreadedExecutor spins the nodes after the run); a free-running clock's
+multi-threaded executor keeps the managers' services, called one group after another.
 """
 
 from __future__ import annotations
@@ -36,3 +38,4 @@ def shut_down_stages(executor, managers, timeout_s: float) -> list[str]:
             if not ok:
                 problems.append(f"group {group.name}: {message}")
     return problems
+
