@@ -3,17 +3,21 @@
 For each N (default 4 8 16 32 64) the `sim_scale_scenario` scenario (N vehicles, one TDMA slot
 each, one nav message per vehicle per cycle) runs in a fresh `acomms_run --warp max` process.
 Printed per N: start-up wall s, run wall s, simulated/wall ratio, clock steps, the step cost
-(`us/step`: run wall µs per step, callbacks included, and `us/step/veh` that per vehicle),
-messages delivered, peak RSS of that process, and whether summary.json and messages.csv equal
-the reference run's (wall-time fields aside). The reference is the same scenario at a slow warp
-(`--reference-warp`, default 20) for N up to `--reference-max-n` (a slow run of 64 vehicles for
-an hour takes a long time); larger N print "-". Writes a PNG of the ratio and the start-up
-time vs N.
+(`us/step`: run wall µs per step, callbacks included, and `us/step/veh` that per vehicle), messages
+delivered, peak RSS of that process (`rss_MB`), its RSS sampled every 0.25 s: the peak from the
+start until the run's end (`rss_run_MB`: start-up and run) and after it (`rss_end_MB`: the end of
+the run, shutdown, summary and outputs; `end_s`: that end's wall s), and whether summary.json and
+messages.csv equal the reference run's (wall-time fields aside). The reference is the same scenario
+at a slow warp (`--reference-warp`, default 20) for N up to `--reference-max-n` (a slow run of 64
+vehicles for an hour takes a long time); larger N print "-". Writes a PNG of the ratio and the
+start-up time vs N.
 The runs use this shell's ROS_DOMAIN_ID when it is set (on a shared machine, set your own).
 Each row also gives the DDS endpoints of the run's process per vehicle (what acomms_run counts
 from the ROS graph once every node is active). `--lean` runs every N in both modes, default
 and `acomms_run --lean`, and prints both rows, with whether the lean run's summary.json and
-messages.csv equal the default run's.
+messages.csv equal the default run's (`--lean-only`: the lean run alone). `profile`: the modem
+profile of the sim modems and MACs: the Micromodem-2 up to 120 vehicles, the EvoLogics S2C
+beyond (its broadcast address is 255; shorter packets: `sim_scale_scenario`).
 
     source env.sh && python bench/sim_scale.py                       # N = 4 8 16 32 64, 1 h
     python bench/sim_scale.py 4 10 --duration 3600 --reference-max-n 0
@@ -22,11 +26,11 @@ messages.csv equal the default run's.
     python bench/sim_scale.py 10 --no-mcap --status-period 10   # status every 10 simulated s
     python bench/sim_scale.py 10 16 32 64 --no-mcap --lean --reference-max-n 0  # both modes
     python bench/sim_scale.py 32 64 --no-mcap --lean --processes 1 2 4 --reference-max-n 0
+    python bench/sim_scale.py 128 --no-mcap --lean-only --reference-max-n 0  # S2C profile
 
 `--processes K ...` runs every N (and mode) split over K processes for each K
 (`acomms_run --processes K`; the mode column says `/Kp`) and prints `= 1 proc`: whether the
-outputs equal the same mode's one-process run. N up to 128 (SRC 121, the broadcast address, is
-skipped).
+outputs equal the same mode's one-process run.
 """
 
 from __future__ import annotations
@@ -40,12 +44,13 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from sim_scale_scenario import write_scale_scenario  # noqa: E402
+from sim_scale_scenario import default_profile, write_scale_scenario  # noqa: E402
 
 from acomms_bringup.run.report import WALL_TIME_KEYS  # noqa: E402
 
@@ -60,12 +65,41 @@ def domain_id(default: int) -> int:
     return int(os.environ.get("ROS_DOMAIN_ID") or default)
 
 
+class RssSampler:
+    """VmRSS of a process every SAMPLE_S wall seconds (a thread), with when each was taken."""
+
+    SAMPLE_S = 0.25
+
+    def __init__(self, pid: int):
+        self.pid, self.samples = pid, []  # [(monotonic s, MB)]
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+        self.thread.start()
+
+    def _sample(self) -> None:
+        status = pathlib.Path(f"/proc/{self.pid}/status")
+        while True:
+            try:
+                text = status.read_text()
+            except OSError:
+                return
+            found = re.search(r"VmRSS:\s+(\d+) kB", text)
+            if found is None:  # a zombie: it has exited
+                return
+            self.samples.append((time.monotonic(), int(found[1]) / 1024))
+            time.sleep(self.SAMPLE_S)
+
+    def peak(self, start: float, stop: float) -> int | None:
+        values = [mb for at, mb in self.samples if start <= at < stop]
+        return round(max(values)) if values else None
+
+
 def run_once(scenario: pathlib.Path, out: pathlib.Path, warp: str, domain: int,
              lean: bool = False, processes: int = 1) -> dict:
     """One acomms_run process (with K > 1: and its K-1 participants); its summary, messages,
-    peak RSS (MB; of the largest process) and DDS endpoints per vehicle (of acomms_run's own
-    process). Not --quiet (that line would not be printed): the progress bar to a pipe is ten
-    lines per run."""
+    peak RSS (MB; of the largest process; acomms_run's also sampled: until the run's end and
+    after it: shutdown and outputs), the end's wall s and DDS endpoints per vehicle (of
+    acomms_run's own process). Not --quiet (that line would not be printed): the progress bar
+    to a pipe is ten lines per run."""
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
     command = ["acomms_run", str(scenario), "--warp", warp, "--out", str(out), *EXTRA_ARGS,
                *(["--lean"] if lean else []),
@@ -73,19 +107,35 @@ def run_once(scenario: pathlib.Path, out: pathlib.Path, warp: str, domain: int,
     started = time.monotonic()
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True)
-    output = process.stdout.read()  # before waiting: a summary longer than the pipe holds
-    process.stdout.close()          # would otherwise block the run
+    sampler = RssSampler(process.pid)
+    lines, running_at = [], None
+    for line in process.stdout:  # before waiting: a summary longer than the pipe holds
+        lines.append(line)       # would otherwise block the run
+        if running_at is None and ENDPOINTS_LINE.search(line):
+            running_at = time.monotonic()
+    process.stdout.close()
     _, status, usage = os.wait4(process.pid, 0)
+    ended = time.monotonic()
     process.returncode = os.waitstatus_to_exitcode(status)
-    wall = time.monotonic() - started
+    output = "".join(lines)
     if process.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} exited {process.returncode}:\n{output[-2000:]}")
     summary = json.loads((out / "summary.json").read_text())
     with open(out / "messages.csv", newline="") as stream:
         messages = list(csv.reader(stream))
     found = ENDPOINTS_LINE.search(output)
+    # the run ends run_wall_s after the "all nodes active" line; the rest is the end phase
+    run_end = None if running_at is None else running_at + (summary.get("run_wall_s") or 0.0)
     return {"summary": summary, "messages": messages, "rss_mb": usage.ru_maxrss / 1024,
-            "process_wall_s": wall, "endpoints_per_vehicle": int(found[2]) if found else None}
+            "rss_run_mb": None if run_end is None else sampler.peak(started, run_end),
+            "rss_end_mb": None if run_end is None else sampler.peak(run_end, ended),
+            "end_wall_s": None if run_end is None else round(ended - run_end, 1),
+            "process_wall_s": wall_s(started, ended),
+            "endpoints_per_vehicle": int(found[2]) if found else None}
+
+
+def wall_s(started: float, ended: float) -> float:
+    return round(ended - started, 1)
 
 
 def comparable(summary: dict) -> dict:
@@ -103,6 +153,7 @@ def step_cost_us(summary: dict) -> float | None:
     """Wall µs per clock step of the run (run wall time over steps, callbacks included)."""
     steps, wall = summary.get("steps"), summary.get("run_wall_s")
     return round(1e6 * wall / steps) if steps and wall else None
+
 
 def mode_name(lean: bool, processes: int) -> str:
     """The mode of a row: default or lean, and `/Kp` with K processes."""
@@ -128,6 +179,8 @@ def measure(n: int, args, tmp: pathlib.Path, lean: bool = False, processes: int 
            "steps": summary.get("steps"), "step_us": step_cost_us(summary),
            "delivered": summary.get("messages_delivered"),
            "sent": summary.get("messages_sent"), "rss_mb": round(fast["rss_mb"]),
+           "rss_run_mb": fast["rss_run_mb"], "rss_end_mb": fast["rss_end_mb"],
+           "end_wall_s": fast["end_wall_s"], "profile": default_profile(n),
            "equal_to_reference": "-"}
     if n <= args.reference_max_n and not lean and processes == 1:
         slow = run_once(scenario, tmp / f"ref{n}", str(args.reference_warp),
@@ -181,9 +234,10 @@ def print_row(row: dict, rows: list[dict]) -> None:
               row["ratio"], row["ratio_range"], row["steps"], row["step_us"],
               None if row["step_us"] is None else round(row["step_us"] / row["n"], 1),
               f"{row['delivered']}/{row['sent']}",
-              row["rss_mb"], row["equal_to_reference"], row["repeats_identical"],
+              row["rss_mb"], row["rss_run_mb"], row["rss_end_mb"], row["end_wall_s"],
+              row["equal_to_reference"], row["repeats_identical"],
               same_as(mode_name(False, processes)) if lean else "-",
-              same_as(mode_name(lean, 1)))
+              same_as(mode_name(lean, 1)), row["profile"])
     print("  ".join(f"{v!s:>11}" for v in values), flush=True)
 
 
@@ -218,8 +272,8 @@ def main() -> int:
     if args.mcap_exclude:
         EXTRA_ARGS.extend(["--mcap-exclude", args.mcap_exclude])
     header = ("N", "mode", "endpts/veh", "startup_s", "run_s", "sim/wall", "range", "steps",
-              "us/step", "us/step/veh", "delivered", "rss_MB", "= reference", "K identical",
-              "= default", "= 1 proc")
+              "us/step", "us/step/veh", "delivered", "rss_MB", "rss_run_MB", "rss_end_MB",
+              "end_s", "= reference", "K identical", "= default", "= 1 proc", "profile")
     print("  ".join(f"{h:>11}" for h in header), flush=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -230,6 +230,11 @@ class LifecycleManager(_FollowManagers, _NodeReach, Node):
     async def _on_shutdown(self, request, response):
         return await self._respond(response, "shutdown", self.shutdown)
 
+    async def shutdown_in_process(self) -> tuple[bool, str]:
+        """What the shutdown service runs, for a caller in this process (a task of the
+        executor spinning this node: `acomms_bringup.run.shutdown`)."""
+        return await self._run("shutdown", self.shutdown)
+
     async def _on_restart(self, request, response):
         async def restart():
             await self.shutdown()

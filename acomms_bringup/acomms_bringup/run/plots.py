@@ -61,33 +61,46 @@ def fate(row: dict) -> str:
     return row.get("loss_cause") or row["outcome"]
 
 
-def _bar(axes, row: dict, base: float, min_width: float) -> None:
-    tx = row["kind"] == "tx"
-    axes.broken_barh([(row["start_s"], max(row["end_s"] - row["start_s"], min_width))],
-                     (base + (0.5 if tx else 0.1), 0.38),
-                     facecolors=COLORS.get(fate(row), "black"),
-                     edgecolors="red" if row["collided"] else "none",
-                     linewidth=1.5 if row["collided"] else 0, zorder=2)
+def _bars(axes, rows: list[dict], bases: dict[str, float], min_width: float) -> None:
+    """One broken_barh per vehicle band, tx/rx and style (not one artist per packet: a long run
+    has hundreds of thousands of receptions)."""
+    groups: dict[tuple, list[tuple[float, float]]] = {}
+    for row in rows:
+        if row["vehicle"] in bases:
+            key = (bases[row["vehicle"]], row["kind"] == "tx", COLORS.get(fate(row), "black"),
+                   bool(row["collided"]))
+            groups.setdefault(key, []).append(
+                (row["start_s"], max(row["end_s"] - row["start_s"], min_width)))
+    for (base, tx, color, collided), spans in groups.items():
+        axes.broken_barh(spans, (base + (0.5 if tx else 0.1), 0.38), facecolors=color,
+                         edgecolors="red" if collided else "none",
+                         linewidth=1.5 if collided else 0, zorder=2)
 
 
 def _sender_lines(axes, rows: list[dict], bases: dict[str, float],
                   px_per_s: float) -> list[tuple]:
     """A line from each reception's sender's transmission to the reception, and "from <sender>"
-    on the reception's bar where it is wide enough; [(sender, receiver, sent_s, start_s)]."""
-    drawn = []
+    on the reception's bar where it is wide enough; [(sender, receiver, sent_s, start_s)].
+    The lines are one LineCollection."""
+    from matplotlib.collections import LineCollection
+
+    drawn, segments, colors = [], [], []
     for row in rows:
         sender = row.get("sender")
         if (row["kind"] != "rx" or sender not in bases or row["vehicle"] not in bases
                 or row["sent_s"] is None):   # a driver's reception paired with no transmission
             continue
-        axes.plot([row["sent_s"], row["start_s"]],
-                  [bases[sender] + 0.5, bases[row["vehicle"]] + 0.48],
-                  color=COLORS.get(fate(row), "black"), alpha=0.6, linewidth=0.8, zorder=1)
+        segments.append([(row["sent_s"], bases[sender] + 0.5),
+                         (row["start_s"], bases[row["vehicle"]] + 0.48)])
+        colors.append(COLORS.get(fate(row), "black"))
         if (row["end_s"] - row["start_s"]) * px_per_s >= 6 * (5 + len(sender)):
             axes.text((row["start_s"] + row["end_s"]) / 2, bases[row["vehicle"]] + 0.29,
                       f"from {sender}", ha="center", va="center", fontsize=8, color="white",
                       zorder=3)
         drawn.append((sender, row["vehicle"], row["sent_s"], row["start_s"]))
+    if segments:
+        axes.add_collection(LineCollection(segments, colors=colors, alpha=0.6, linewidths=0.8,
+                                           zorder=1), autolim=False)
     return drawn
 
 
@@ -130,9 +143,7 @@ def plot_timeline(record, rows: list[dict], path: pathlib.Path) -> dict:
                    if stop - origin > 0 and start - origin < end]
         if windows:
             axes.broken_barh(windows, (base + 0.02, 0.96), facecolors=SLOT_COLOR, zorder=0)
-    for row in rows:
-        if row["vehicle"] in bases:
-            _bar(axes, row, bases[row["vehicle"]], min_width)
+    _bars(axes, rows, bases, min_width)
     senders = _sender_lines(axes, rows, bases, axes.get_window_extent().width / end)
     axes.set_yticks([base + 0.5 for base in bases.values()])
     axes.set_yticklabels([f"{v} (SRC {record.vehicles[v]})\ntx / rx" for v in vehicles])
@@ -208,13 +219,14 @@ def _snr_colors(receptions):
     return cm.ScalarMappable(colors.Normalize(low, high), "RdYlGn")
 
 
-def _link_style(reception, mappable) -> dict:
+def _link_style(reception) -> dict:
+    """The line's style; a decoded link's color is its SNR on the map's scale (color None)."""
     if reception.loss_cause is not None:
         return {"color": COLORS[reception.loss_cause], "linestyle": "--", "alpha": 0.9,
                 "linewidth": 1.6, "zorder": 4}
     if not _decoded(reception):
         return {"color": "#999999", "alpha": 0.5, "linewidth": 0.8}
-    return {"color": mappable.to_rgba(reception.snr_db), "alpha": 0.8, "linewidth": 1.0}
+    return {"color": None, "alpha": 0.8, "linewidth": 1.0}
 
 
 @dataclasses.dataclass
@@ -315,20 +327,44 @@ def _overlap(a, b) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-def _draw_map(axes, record, tracks: Tracks, mappable, colors: dict[str, str]) -> int:
-    """Links, tracks and transmission markers on one panel; the number of lost links drawn."""
-    lost = 0
+def _draw_links(axes, record, tracks: Tracks, mappable) -> int:
+    """One line per reception (transmitter → receiver), as a LineCollection per style (not one
+    artist per reception), a cross per lost one; the number of lost links drawn."""
+    from matplotlib.collections import LineCollection
+
+    names = {src: name for name, src in reversed(record.vehicles.items())}  # vehicle_of's pick
+    styles: dict[tuple, tuple[list, list]] = {}  # style key -> (segments, colors)
+    crosses: dict[str, list[tuple[float, float]]] = {}
     for reception in record.receptions:
-        start = tracks.at(record.vehicle_of(reception.src), reception.transmit_s)
+        start = tracks.at(names.get(reception.src, f"SRC {reception.src}"),
+                          reception.transmit_s)
         end = tracks.at(reception.vehicle, reception.arrival_s)
         if start is None or end is None:
             continue
-        axes.plot([start[0], end[0]], [start[1], end[1]],
-                  **{"zorder": 1, **_link_style(reception, mappable)})
+        style = {"zorder": 1, "linestyle": "-", **_link_style(reception)}
+        color = style.pop("color")
+        segments, colors = styles.setdefault(tuple(sorted(style.items())), ([], []))
+        segments.append([start, end])
+        colors.append(reception.snr_db if color is None else color)  # SNR: mapped below
         if reception.loss_cause is not None:
-            lost += 1
-            axes.plot(*end, marker="x", markersize=9, markeredgewidth=2,
-                      color=COLORS[reception.loss_cause], zorder=5)
+            crosses.setdefault(reception.loss_cause, []).append(end)
+    for style, (segments, colors) in styles.items():
+        style = dict(style)
+        if colors and not isinstance(colors[0], str):  # decoded: SNRs, mapped in one call
+            colors = mappable.to_rgba(colors)
+        axes.add_collection(LineCollection(segments, colors=colors, alpha=style["alpha"],
+                                           linewidths=style["linewidth"],
+                                           linestyles=style["linestyle"],
+                                           zorder=style["zorder"]))
+    for cause, points in crosses.items():
+        axes.plot([p[0] for p in points], [p[1] for p in points], linestyle="none", marker="x",
+                  markersize=9, markeredgewidth=2, color=COLORS[cause], zorder=5)
+    return sum(len(points) for points in crosses.values())
+
+
+def _draw_map(axes, record, tracks: Tracks, mappable, colors: dict[str, str]) -> int:
+    """Links, tracks and transmission markers on one panel; the number of lost links drawn."""
+    lost = _draw_links(axes, record, tracks, mappable)
     for vehicle, (_times, points) in tracks.by_vehicle.items():
         color = colors[vehicle]
         axes.plot([p[0] for p in points], [p[1] for p in points], linewidth=1.5, zorder=2,

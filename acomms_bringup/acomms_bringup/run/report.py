@@ -39,16 +39,18 @@ import dataclasses
 import json
 import math
 import pathlib
+from collections import Counter
 
 from acomms_bringup.description.scenario import format_start_time
 from acomms_bringup.run.accounting import FATES, accounting_rows, message_fates
 from acomms_bringup.run.matching import reconcile
-from acomms_bringup.run.records import LOSS_CAUSES, RunRecord
+from acomms_bringup.run.records import LOSS_CAUSES as LOSS_CAUSES
 from acomms_bringup.run.records import OUTCOMES as OUTCOMES
 from acomms_bringup.run.records import Delivery as Delivery
 from acomms_bringup.run.records import Fix as Fix
 from acomms_bringup.run.records import LocalEventRecord as LocalEventRecord
 from acomms_bringup.run.records import Reception as Reception
+from acomms_bringup.run.records import RunRecord
 from acomms_bringup.run.records import SentMessage as SentMessage
 from acomms_bringup.run.records import Transmission as Transmission
 from acomms_bringup.run.records import driver_reception as driver_reception
@@ -106,21 +108,23 @@ def _topic_rows(record: RunRecord) -> list[dict]:
     """Per (topic, source, destination): sent, delivered, latency and every other fate."""
     topics = []
     fates = {(r["topic"], r["source"], r["destination"]): r for r in accounting_rows(record)}
-    keys = sorted({(m.topic, m.source, d) for m in record.sent for d in m.destinations})
-    for topic, source, destination in keys:
-        sent = [m for m in record.sent
-                if (m.topic, m.source) == (topic, source) and destination in m.destinations]
-        delivered = {d.seq: d for d in record.deliveries
-                     if (d.topic, d.source, d.destination) == (topic, source, destination)}
-        latencies = [d.latency_s for d in delivered.values()]
+    sent: Counter = Counter()
+    for m in record.sent:
+        for destination in set(m.destinations):
+            sent[(m.topic, m.source, destination)] += 1
+    delivered: dict[tuple, dict] = {}  # per key: seq -> its (last) delivery, in arrival order
+    for d in record.deliveries:
+        delivered.setdefault((d.topic, d.source, d.destination), {})[d.seq] = d
+    for topic, source, destination in sorted(sent):
+        key = (topic, source, destination)
+        latencies = [d.latency_s for d in delivered.get(key, {}).values()]
         topics.append({
             "topic": topic, "source": source, "destination": destination,
-            "sent": len(sent), "delivered": len(delivered),
+            "sent": sent[key], "delivered": len(latencies),
             # microseconds: ROS times near a real epoch carry ~1e-7 s of float noise
             "mean_latency_s": _round_or_none(_mean(latencies), 6),
             "max_latency_s": round(max(latencies), 6) if latencies else None,
-            **{fate: fates[(topic, source, destination)][fate] for fate in FATES
-               if fate != "delivered"},
+            **{fate: fates[key][fate] for fate in FATES if fate != "delivered"},
         })
     return topics
 
@@ -128,21 +132,24 @@ def _topic_rows(record: RunRecord) -> list[dict]:
 def _link_rows(record: RunRecord) -> list[dict]:
     """Per (source, receiver): packets sent, received, partial, lost by cause, mean SNR."""
     links = []
+    sent = Counter(t.vehicle for t in record.transmissions)
+    heard_by: dict[tuple[str, int], list] = {}  # (receiver, SRC) -> its receptions, in order
+    for r in record.receptions:
+        heard_by.setdefault((r.vehicle, r.src), []).append(r)
     for source in record.vehicles:
-        sent = [t for t in record.transmissions if t.vehicle == source]
+        src = record.vehicles[source]
         for receiver in record.vehicles:
             if receiver == source:
                 continue
-            src = record.vehicles[source]
-            heard = [r for r in record.receptions if r.vehicle == receiver and r.src == src]
-            lost = {cause: sum(r.loss_cause == cause for r in heard) for cause in LOSS_CAUSES}
+            heard = heard_by.get((receiver, src), [])
+            lost = Counter(r.loss_cause for r in heard)
             links.append({
-                "source": source, "receiver": receiver, "sent": len(sent),
+                "source": source, "receiver": receiver, "sent": sent[source],
                 "received": sum(r.outcome == "received" for r in heard),
                 "partial": sum(r.outcome == "partial" for r in heard),
                 "lost_noise": lost["noise"], "lost_collision": lost["collision"],
                 "lost_half_duplex": lost["half_duplex"],
-                "in_flight": max(0, len(sent) - len(heard)),
+                "in_flight": max(0, sent[source] - len(heard)),
                 "mean_snr_db": _mean([r.snr_db for r in heard if r.outcome != "half_duplex"]),
             })
     return links
@@ -313,6 +320,7 @@ def timeline_rows(record: RunRecord) -> list[dict]:
     reception names its sender (vehicle) and when the sender started transmitting (sent_s)."""
     rows = []
     origin = record.start_time_s
+    names = {src: name for name, src in reversed(record.vehicles.items())}  # as vehicle_of
     for t in record.transmissions:
         start = t.start_s - origin
         rows.append({"vehicle": t.vehicle, "kind": "tx", "start_s": round(start, 4),
@@ -329,7 +337,8 @@ def timeline_rows(record: RunRecord) -> list[dict]:
                      "receive_level_db": _round(r.receive_level_db), "noise_db": _round(r.noise_db),
                      "transmission_loss_db": _round(r.transmission_loss_db),
                      "slant_range_m": _round(r.slant_range_m, 1), "num_frames": r.num_frames,
-                     "num_bad_frames": r.num_bad_frames, "sender": record.vehicle_of(r.src),
+                     "num_bad_frames": r.num_bad_frames,
+                     "sender": names.get(r.src) or record.vehicle_of(r.src),
                      "sent_s": _round(r.transmit_s - origin, 4)})
     rows.sort(key=lambda row: (row["start_s"], row["vehicle"], row["kind"]))
     return rows
@@ -386,10 +395,11 @@ def write_outputs(record: RunRecord, summary: dict, out_dir: pathlib.Path) -> li
     paths = {name: out_dir / name for name in OUTPUT_NAMES}
     paths["summary.json"].write_text(json.dumps(summary, indent=2) + "\n")
     _write_csv(paths["timeline.csv"], timeline, TIMELINE_COLUMNS)
-    paths["timeline.json"].write_text(json.dumps(
-        {"scenario": record.scenario, "vehicles": record.vehicles,
-         "simulated_seconds": record.end_s, "events": timeline, "messages": messages},
-        indent=1) + "\n")
+    with paths["timeline.json"].open("w") as handle:  # streamed: no copy of it as one string
+        json.dump({"scenario": record.scenario, "vehicles": record.vehicles,
+                   "simulated_seconds": record.end_s, "events": timeline, "messages": messages},
+                  handle, indent=1)
+        handle.write("\n")
     _write_csv(paths["messages.csv"], messages, MESSAGE_COLUMNS)
     _write_csv(paths["accounting.csv"], accounting_rows(record), ACCOUNTING_CSV_COLUMNS)
     _write_csv(paths["positions.csv"], [

@@ -53,6 +53,7 @@ from acomms_bringup.run.partitioned import Partition
 from acomms_bringup.run.progress import Progress
 from acomms_bringup.run.recorder import Recorder
 from acomms_bringup.run.run_errors import RunError, RunStopped  # noqa: F401 (re-exported)
+from acomms_bringup.run.shutdown import shut_down_stages
 from acomms_bringup.run.startup import (
     SETTLED_STATES,
     GroupFailed,
@@ -394,7 +395,10 @@ class Runner:
             self.record.end_s = max(0.0, self.sim_elapsed_s())
             self.record.wall_seconds = (time.monotonic() - self._started_wall
                                         if self._started_wall else 0.0)
-            for group, manager in reversed(self.managers):
+            stepped = isinstance(self.executor, SingleThreadedExecutor)  # in-process: `shutdown`
+            if stepped:
+                problems += shut_down_stages(self.executor, self.managers, SHUTDOWN_TIMEOUT_S)
+            for group, manager in [] if stepped else reversed(self.managers):
                 if manager.manager_state not in SETTLED_STATES:
                     continue  # start-up interrupted: destroy_node below releases its nodes
                 ok, message = self.call_manager(group, "shutdown")
