@@ -91,6 +91,10 @@ def test_lean_mac_parameters_stay_settable_other_services_are_gone(tmp_path):
                      f"{mac}/get_type_description"):
             assert gone not in services, gone
         assert "/alpha/lifecycle_manager/shutdown" in services  # the managers keep theirs
+        by_node = runner.recorder.get_publisher_names_and_types_by_node
+        assert "/parameter_events" in {t for t, _ in by_node("tdma_node", "/alpha")}
+        assert "/parameter_events" not in {t for t, _ in by_node("message_queue_node", "/alpha")}
+        assert runner.nodes[queue]._parameter_event_publisher is None
 
         node = runner.nodes[mac]
         assert node.get_parameter("guard_time_seconds").value == 2.0
@@ -111,7 +115,8 @@ def test_lean_options_per_node_class():
     assert lean_options(TdmaNode) == {"start_parameter_services": True,
                                       "enable_communication_interface": False}
     assert lean_options(MessageQueueNode) == {"start_parameter_services": False,
-                                              "enable_communication_interface": False}
+                                              "enable_communication_interface": False,
+                                              "parameter_events": False}
     assert issubclass(MessageQueueNode, LifecycleNode)
     assert lean_options(LifecycleManager) == {"start_parameter_services": False}
 
