@@ -35,7 +35,9 @@ ENDPOINTS = re.compile(r"all nodes active in .*\((\d+) DDS endpoints, (\d+) per 
 
 def test_lean_run_gives_the_same_outputs_with_fewer_endpoints(tmp_path, capsys):
     results, endpoints = [], []
-    for mode, extra in (("default", []), ("lean", ["--lean"])):
+    # lean first: the graph of a run started right after another one in the same domain can
+    # still list the earlier run's (same-named) nodes for a moment, which would count them too
+    for mode, extra in (("lean", ["--lean"]), ("default", [])):
         out = tmp_path / mode
         assert cli.main([str(CONFIG / "demo.yaml"), "--duration", "25", "--warp", "max",
                          "--no-mcap", "--out", str(out), *extra]) == 0
@@ -44,12 +46,12 @@ def test_lean_run_gives_the_same_outputs_with_fewer_endpoints(tmp_path, capsys):
         assert found is not None
         assert bool(found[3]) == (mode == "lean")
         endpoints.append(int(found[1]))
-    summary, messages = results[0]
+    summary, messages = results[1]
     assert summary["messages_delivered"] >= 1 and messages
-    assert results[1] == results[0]
+    assert results[0] == results[1]
     # each node drops 12 services (24 endpoints) and the transition_event publisher; a MAC 6
     # services fewer
-    assert endpoints[1] < endpoints[0] * 0.6, endpoints
+    assert endpoints[0] < endpoints[1] * 0.6, endpoints
 
 
 def set_parameter(runner, node: str, name: str, value: float):
