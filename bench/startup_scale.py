@@ -9,6 +9,7 @@ process; on a shared machine the steadier figure), the start-up phases when the 
 
     source env.sh && python bench/startup_scale.py                 # N = 4 8 16 32
     python bench/startup_scale.py 4 8 16 32 64 --baseline a5fe377  # also the code of a commit
+    python bench/startup_scale.py 32 64 --lean --baseline 96d7dad   # lean nodes (acomms_run --lean)
 
 `--baseline COMMIT` runs the same measurement with the acomms_bringup and acomms_core Python
 packages of COMMIT (extracted with `git archive` and put first on PYTHONPATH; the other packages
@@ -40,7 +41,7 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def measure(n: int) -> dict:
+def measure(n: int, lean: bool = False) -> dict:
     """In this process: bring up an n-vehicle scenario, time it, bring it down."""
     import io
 
@@ -55,7 +56,8 @@ def measure(n: int) -> dict:
 
     with tempfile.TemporaryDirectory() as tmp:
         scenario = load_scenario(write_scale_scenario(n, pathlib.Path(tmp) / f"scale{n}.yaml"))
-    runner = Runner(scenario, stream=io.StringIO(), progress=False)
+    options = {"lean": True} if lean else {}  # older commits have no lean keyword
+    runner = Runner(scenario, stream=io.StringIO(), progress=False, **options)
     started, cpu_started = time.monotonic(), cpu_seconds()
     try:
         runner.start()
@@ -77,14 +79,15 @@ def measure(n: int) -> dict:
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
 
 
-def run_child(n: int, pythonpath: str | None, timeout_s: float) -> dict:
+def run_child(n: int, pythonpath: str | None, timeout_s: float, lean: bool = False) -> dict:
     env = dict(os.environ)
     env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     env["ROS_DOMAIN_ID"] = os.environ.get("ROS_DOMAIN_ID") or str(os.getpid() % 100 + 1)
     if pythonpath:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [pythonpath, env.get("PYTHONPATH")]))
     try:
-        result = subprocess.run([sys.executable, __file__, "--child", str(n)], env=env,
+        result = subprocess.run([sys.executable, __file__, "--child", str(n),
+                                 *(["--lean"] if lean else [])], env=env,
                                 capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
         return {"vehicles": n, "error": f"no result within {timeout_s:g} s"}
@@ -123,10 +126,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=600.0,
                         help="wall seconds one measurement may take (default 600)")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--lean", action="store_true",
+                        help="lean nodes (acomms_run --lean: compose.lean_options)")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     arguments = parser.parse_args(argv)
     if arguments.child is not None:
-        print(json.dumps(measure(arguments.child)))
+        print(json.dumps(measure(arguments.child, arguments.lean)))
         return 0
     results = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -139,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{'rss_MB':>7}  phases (s)", flush=True)
         for n in arguments.vehicles:
             for label, pythonpath in variants:
-                result = run_child(n, pythonpath, arguments.timeout)
+                result = run_child(n, pythonpath, arguments.timeout, arguments.lean)
                 result["code"] = label
                 results.append(result)
                 print(row(label, result), flush=True)

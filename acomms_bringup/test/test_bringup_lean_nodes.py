@@ -39,7 +39,9 @@ def test_lean_run_gives_the_same_outputs_with_fewer_endpoints(tmp_path, capsys, 
     # same names that an earlier test of this worker left in the graph are not counted too.
     monkeypatch.setenv("ROS_DOMAIN_ID", str(private_domain()))
     results, endpoints = [], []
-    for mode, extra in (("default", []), ("lean", ["--lean"])):
+    # lean first: the graph of a run started right after another one in the same domain can
+    # still list the earlier run's (same-named) nodes for a moment, which would count them too
+    for mode, extra in (("lean", ["--lean"]), ("default", [])):
         out = tmp_path / mode
         assert cli.main([str(CONFIG / "demo.yaml"), "--duration", "25", "--warp", "max",
                          "--no-mcap", "--out", str(out), *extra]) == 0
@@ -48,12 +50,12 @@ def test_lean_run_gives_the_same_outputs_with_fewer_endpoints(tmp_path, capsys, 
         assert found is not None
         assert bool(found[3]) == (mode == "lean")
         endpoints.append(int(found[1]))
-    summary, messages = results[0]
+    summary, messages = results[1]
     assert summary["messages_delivered"] >= 1 and messages
-    assert results[1] == results[0]
+    assert results[0] == results[1]
     # each node drops 12 services (24 endpoints) and the transition_event publisher; a MAC 6
     # services fewer
-    assert endpoints[1] < endpoints[0] * 0.6, endpoints
+    assert endpoints[0] < endpoints[1] * 0.6, endpoints
 
 
 def set_parameter(runner, node: str, name: str, value: float):
@@ -95,6 +97,10 @@ def test_lean_mac_parameters_stay_settable_other_services_are_gone(tmp_path):
                      f"{mac}/get_type_description"):
             assert gone not in services, gone
         assert "/alpha/lifecycle_manager/shutdown" in services  # the managers keep theirs
+        by_node = runner.recorder.get_publisher_names_and_types_by_node
+        assert "/parameter_events" in {t for t, _ in by_node("tdma_node", "/alpha")}
+        assert "/parameter_events" not in {t for t, _ in by_node("message_queue_node", "/alpha")}
+        assert runner.nodes[queue]._parameter_event_publisher is None
 
         node = runner.nodes[mac]
         assert node.get_parameter("guard_time_seconds").value == 2.0
@@ -115,7 +121,8 @@ def test_lean_options_per_node_class():
     assert lean_options(TdmaNode) == {"start_parameter_services": True,
                                       "enable_communication_interface": False}
     assert lean_options(MessageQueueNode) == {"start_parameter_services": False,
-                                              "enable_communication_interface": False}
+                                              "enable_communication_interface": False,
+                                              "parameter_events": False}
     assert issubclass(MessageQueueNode, LifecycleNode)
     assert lean_options(LifecycleManager) == {"start_parameter_services": False}
 

@@ -21,7 +21,10 @@ What this module does instead:
   (autostart) bring them up concurrently; the next stage starts when this one is active.
 - In process, each manager gets its group's node objects (`LifecycleManager.use_local_nodes`)
   and drives them directly, inside each node's own callback group, with no service discovery
-  or round trips; its service clients are then never created. Every node still serves its
+  or round trips; its service clients are then never created. Its autostart sequence runs in
+  the caller's thread (`LifecycleManager.claim_autostart`, `run_until_suspended`) before the
+  manager joins the executor; a sequence that has to wait (the clock's manager waits for the
+  others' status) is resumed by the executor. Every node still serves its
   lifecycle and parameter services, and the managers keep their services, for `ros2 lifecycle`,
   `ros2 param` and `ros2 service call .../status`; in lean mode (`lean`, `compose.lean_options`)
   only the managers' own services and the MACs' parameter services remain.
@@ -113,6 +116,18 @@ def spin_executor_until(executor, slice_s: float = 0.1) -> SpinUntil:
     return spin_until
 
 
+def run_until_suspended(coroutine):
+    """Run a coroutine in this thread until it ends (then None) or first waits for something
+    (then the coroutine, for an executor to resume: rclpy's Task resumes a started one)."""
+    if coroutine is None:
+        return None
+    try:
+        coroutine.send(None)
+    except StopIteration:
+        return None
+    return coroutine
+
+
 @dataclasses.dataclass
 class Startup:
     """Brings a stack up in one process: `run(stack)`; RunError-ready exceptions on failure.
@@ -163,8 +178,11 @@ class Startup:
         entity a node creates while it is in an executor wakes that executor, which then
         rebuilds its wait set over every entity of the process."""
         for group, manager in stage_managers:
+            unfinished = run_until_suspended(manager.claim_autostart())
             self.executor.add_node(manager)
             self.managers.append((group, manager))
+            if unfinished is not None:  # it awaits something (another manager): the executor
+                self.executor.create_task(unfinished)  # resumes it
         self.spin_until(lambda: all(m.manager_state in SETTLED_STATES
                                     for _, m in stage_managers), self.group_timeout_s)
         for group, _manager in stage_managers:

@@ -5,9 +5,10 @@ match_dest / except_src / except_dest lists and header bytes match decodes it (a
 does); each decoded message is published on its codec's `publish_topic` with the config's type.
 Truncated, corrupted (checksum), partially valid (minibytes_valid / databytes_valid) and
 unknown-id packets never raise: whatever decodes is published, the rest is counted on
-`dispatch_status` (DispatchStatus, published after every packet) and logged. Authenticated packet
-codecs (`acomms_core.security`) open the packet first: forged, tampered, replayed, too old,
-unknown-key, truncated and partial packets publish nothing and are counted (auth_*); a message
+`dispatch_status` (DispatchStatus, published after every packet while anyone subscribes) and
+logged. Authenticated packet codecs (`acomms_core.security`) open the packet first: forged,
+tampered, replayed, too old, unknown-key, truncated and partial packets publish nothing and
+are counted (auth_*); a message
 codec's `accept_src` list refuses (counts `source_refused`) messages from other sources.
 Relayable packet codecs (`acomms_core.relay`): messages of a relayed packet come from the
 origin in its relay header, and a copy of a packet already published (the direct and the relayed
@@ -47,6 +48,7 @@ from acomms_core.ros.ros_support import (
     counters_diagnostics,
     declare_parameters,
     is_active,
+    listened,
     now_s,
     parameter_values,
     run_node,
@@ -272,7 +274,7 @@ class PacketDispatchNode(ManagedNode):
 
     def _publish_status(self) -> None:
         status_pub = self._status_pub
-        if status_pub is not None:
+        if listened(status_pub):  # a simulation of many vehicles has no one listening
             status_pub.publish(DispatchStatus(
                 header=Header(stamp=seconds_to_time_msg(now_s(self))), last_error=self.last_error,
                 **self.counts, **self.fragmentation.counters()))

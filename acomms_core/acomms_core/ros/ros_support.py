@@ -419,6 +419,9 @@ def wake_timer_at(timer, wake_ns: int, now_ns: int) -> bool:
     return True
 
 
+PARAMETER_EVENTS_TOPIC = "/parameter_events"  # rclpy's Node creates its publisher at construction
+
+
 class ManagedNode(LifecycleNode):
     """An rclpy LifecycleNode with the acomms lifecycle rule built in (docs/ARCHITECTURE.md).
 
@@ -435,11 +438,20 @@ class ManagedNode(LifecycleNode):
 
     WORKER: str | None = None
 
-    def __init__(self, node_name: str, **kwargs):
+    def __init__(self, node_name: str, parameter_events: bool = True, **kwargs):
+        """parameter_events=False (lean nodes without parameter services): no /parameter_events
+        publisher; nothing outside the process can change or list such a node's parameters, and
+        every endpoint less makes every later one of the process cheaper to create."""
+        self._acomms_parameter_events = parameter_events  # read by create_publisher below
         super().__init__(node_name, **kwargs)
         self.configured = NodeResources(self)
         self.activated = NodeResources(self)
         announce_unconfigured(self)
+
+    def create_publisher(self, msg_type, topic, *args, **kwargs):
+        if topic == PARAMETER_EVENTS_TOPIC and not getattr(self, "_acomms_parameter_events", True):
+            return None  # rclpy's Node then publishes no parameter events (it checks for None)
+        return super().create_publisher(msg_type, topic, *args, **kwargs)
 
     def close_worker(self) -> None:
         """Close the WORKER (if any, if running); safe to call twice."""
