@@ -247,16 +247,8 @@ def _location_parameters(vehicle: Vehicle) -> dict[str, Any]:
 
 def _driver_parameters(vehicle: Vehicle) -> dict[str, Any]:
     connection = vehicle.modem.connection
-    parameters: dict[str, Any] = {"modem_connection_type": connection["connection"],
-                                  "set_modem_time": connection.get("set_modem_time", False)}
-    if connection["connection"] == "serial":
-        parameters["modem_serial_port"] = connection["serial_port"]
-        parameters["modem_baud_rate"] = connection["baud_rate"]
-    else:
-        parameters["modem_remote_host"] = connection["remote_host"]
-        parameters["modem_remote_port"] = connection["remote_port"]
-        if "local_port" in connection:
-            parameters["modem_local_port"] = connection["local_port"]
+    parameters = {**_link_parameters(connection),
+                  "set_modem_time": connection.get("set_modem_time", False)}
     # $CCCFG settings as one YAML mapping string (a ROS parameter cannot be a mapping); the
     # scenario's SRC is written to the modem unless the scenario sets SRC itself.
     config = {"SRC": vehicle.src, **connection.get("modem_config", {})}
@@ -273,14 +265,21 @@ def _evologics_parameters(vehicle: Vehicle) -> dict[str, Any]:
     if connection["connection"] == "emulated":
         return {"modem_connection_type": "serial", "modem_serial_port": EMULATED_PORT,
                 "SRC": vehicle.src}
-    parameters: dict[str, Any] = {"modem_connection_type": connection["connection"],
-                                  "SRC": vehicle.src}
+    return {**_link_parameters(connection), "SRC": vehicle.src}
+
+
+def _link_parameters(connection: dict[str, Any]) -> dict[str, Any]:
+    """A real modem's link as the drivers' parameters (the Micromodem and the S2C drivers name
+    them alike): serial port and baud rate, or remote host and port (and a UDP local port)."""
+    parameters: dict[str, Any] = {"modem_connection_type": connection["connection"]}
     if connection["connection"] == "serial":
         parameters["modem_serial_port"] = connection["serial_port"]
         parameters["modem_baud_rate"] = connection["baud_rate"]
     else:
         parameters["modem_remote_host"] = connection["remote_host"]
         parameters["modem_remote_port"] = connection["remote_port"]
+        if "local_port" in connection:
+            parameters["modem_local_port"] = connection["local_port"]
     return parameters
 
 
