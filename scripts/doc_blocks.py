@@ -170,11 +170,19 @@ def scratch_directory() -> pathlib.Path:
     return workdir
 
 
+# Ctrl-C must reach the launch even when this process ignores SIGINT (started with `&` from a
+# script or under nohup): an ignored signal stays ignored across exec, and a shell cannot trap it.
+WITH_DEFAULT_SIGINT = (sys.executable, "-c", "import os, signal, sys; "
+                       "signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                       "os.execvp(sys.argv[1], sys.argv[1:])")
+
+
 def run_launch(command: str, cwd: pathlib.Path, log: pathlib.Path) -> list[str]:
     """Run a `ros2 launch` line until every lifecycle manager it started reports its nodes
     active, then Ctrl-C it; the problems (empty when it passed)."""
     with open(log, "w+") as output:
-        process = subprocess.Popen(["bash", "-c", f"exec {command}"], cwd=cwd, stdout=output,
+        process = subprocess.Popen([*WITH_DEFAULT_SIGINT, "bash", "-c", f"exec {command}"],
+                                   cwd=cwd, stdout=output,
                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                    start_new_session=True)
         deadline, text, managers = time.monotonic() + LAUNCH_TIMEOUT_S, "", 0

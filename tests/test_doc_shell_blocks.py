@@ -10,11 +10,13 @@ Adding an unmarked block whose commands nothing runs fails here, naming page:lin
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import importlib.util
 import os
 import pathlib
 import re
+import signal
 import sys
 
 import pytest
@@ -228,6 +230,20 @@ def test_the_workflow_runs_every_ros_install_block():
             assert set(files) <= set(doc_blocks.FIXTURES) | config, (block.where, files)
 
 
+# A stand-in launch's idle loop: `wait` returns at once when the trapped SIGINT comes (a
+# foreground `sleep` that exits normally just as the signal lands makes bash drop the signal).
+STAND_IN_LOOP = "while true; do sleep 0.1 & wait $!; done"
+
+
+@contextlib.contextmanager
+def sigint_ignored():
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def test_launch_runner_waits_for_every_manager_then_interrupts(tmp_path):
     """scripts/doc_blocks.py's `ros2 launch` check on a stand-in launch (no ROS install here)."""
     fake = tmp_path / "fake_launch.sh"
@@ -237,8 +253,9 @@ def test_launch_runner_waits_for_every_manager_then_interrupts(tmp_path):
         "echo '[INFO] [lifecycle_manager-2]: process started with pid [2]'\n"
         "echo '[lifecycle_manager-1] [INFO] [1.0] [auv.m]: startup: 4 nodes active'\n"
         "sleep 1; echo '[lifecycle_manager-2] [INFO] [2.0] [x]: startup: 4 nodes active'\n"
-        "while true; do sleep 0.1; done\n")
-    assert doc_blocks.run_launch(f"bash {fake}", tmp_path, tmp_path / "ok.log") == []
+        f"{STAND_IN_LOOP}\n")
+    with sigint_ignored():  # as in a CI script that started this with `&`
+        assert doc_blocks.run_launch(f"bash {fake}", tmp_path, tmp_path / "ok.log") == []
     assert "stopped" in (tmp_path / "ok.log").read_text()
     fake.write_text("echo '[lifecycle_manager-1] [ERROR] [x]: startup failed: y'; exit 3\n")
     problems = doc_blocks.run_launch(f"bash {fake}", tmp_path, tmp_path / "bad.log")
@@ -272,10 +289,11 @@ def test_run_ros_install_with_a_stand_in_ros2(tmp_path, monkeypatch, capsys):
         "trap 'exit 0' INT\n"
         "echo '[INFO] [lifecycle_manager-1]: process started with pid [1]'\n"
         "echo '[lifecycle_manager-1] [INFO] [1.0] [m]: startup: 5 nodes active'\n"
-        "while true; do sleep 0.1; done\n")
+        f"{STAND_IN_LOOP}\n")
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
-    assert doc_blocks.main(["run", "ros-install"]) == 0, capsys.readouterr()
+    with sigint_ignored():
+        assert doc_blocks.main(["run", "ros-install"]) == 0, capsys.readouterr()
     ran = [line for line in capsys.readouterr().out.splitlines() if ": ros2 launch " in line]
     expected = {c for b in doc_blocks.ros_install_blocks() for c in b.commands}
     assert len(ran) == len(expected) >= 3, ran   # each distinct line once
