@@ -124,7 +124,8 @@ def test_lean_options_per_node_class():
                                               "enable_communication_interface": False,
                                               "parameter_events": False}
     assert issubclass(MessageQueueNode, LifecycleNode)
-    assert lean_options(LifecycleManager) == {"start_parameter_services": False}
+    assert lean_options(LifecycleManager) == {"start_parameter_services": False,
+                                              "parameter_events": False}
 
 
 def test_runtime_key_is_checked():

@@ -78,6 +78,7 @@ from acomms_bringup.nodes.lifecycle_manager_reach import (
 )
 from acomms_core.ros.ros_support import (
     NodeResources,
+    OptionalParameterEvents,
     ParameterSpec,
     declare_parameters,
     run_node,
@@ -149,7 +150,7 @@ def _status(name: str, state: str, error: bool, message: str) -> DiagnosticStatu
 SEQUENCE_WAKE_SECONDS = 0.1
 
 
-class LifecycleManager(_FollowManagers, _NodeReach, Node):
+class LifecycleManager(_FollowManagers, _NodeReach, OptionalParameterEvents, Node):
     """Configures/activates its managed nodes in order; rolls back on failure."""
 
     def __init__(self, node_name: str = "lifecycle_manager", **kwargs):

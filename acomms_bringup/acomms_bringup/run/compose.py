@@ -9,7 +9,8 @@ Lean mode (`acomms_run --lean`, scenario `runtime: {lean: true}`; issue 30): `le
 gives the construction options that drop the services nobody outside the process needs: the
 type-description service of every node, the parameter services of every node but the MACs
 (tuned at run time with `ros2 param set`), the /parameter_events publisher of the acomms
-lifecycle nodes without parameter services (`ManagedNode(parameter_events=False)`), and the
+lifecycle nodes and lifecycle managers without parameter services
+(`OptionalParameterEvents`: `parameter_events=False`), and the
 lifecycle services of lifecycle nodes, which the group's manager drives in-process
 (`LifecycleManager.use_local_nodes`).
 """
@@ -65,13 +66,13 @@ def lean_options(node_class) -> dict:
     """Extra construction keywords of a lean node of node_class (see the module docstring)."""
     from rclpy.lifecycle import LifecycleNode
 
-    from acomms_core.ros.ros_support import ManagedNode
+    from acomms_core.ros.ros_support import OptionalParameterEvents
 
     tunable = keeps_parameter_services(node_class)
     options = {"start_parameter_services": tunable}
     if issubclass(node_class, LifecycleNode):
         options["enable_communication_interface"] = False
-    if issubclass(node_class, ManagedNode) and not tunable:
+    if issubclass(node_class, OptionalParameterEvents) and not tunable:
         options["parameter_events"] = False  # nobody outside can change its parameters
     return options
 

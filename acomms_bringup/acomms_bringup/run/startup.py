@@ -40,6 +40,7 @@ caller can bring down what is up.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from collections.abc import Callable
@@ -47,6 +48,7 @@ from typing import Any
 
 from acomms_bringup.description.stack import NodeGroup, StackDescription
 from acomms_bringup.run.compose import ComposeError, create_node
+from acomms_sim.clock.local_clocks import without_clock_subscriptions
 
 SpinUntil = Callable[[Callable[[], bool], float], bool]
 SETTLED_STATES = ("active", "failed")
@@ -142,12 +144,19 @@ class Startup:
     spin_until: SpinUntil
     group_timeout_s: float
     lean: bool = False  # compose.lean_options: nodes without the services only others need
+    # the run sets the nodes' clocks itself (acomms_sim.clock.local_clocks.LocalClocks): they
+    # are created without /clock subscriptions
+    local_clocks: bool = False
     nodes: dict[str, Any] = dataclasses.field(default_factory=dict)
     managers: list[tuple[NodeGroup, Any]] = dataclasses.field(default_factory=list)
     phases: dict[str, float] = dataclasses.field(
         default_factory=lambda: {"create_s": 0.0, "activate_s": 0.0})
 
     def run(self, stack: StackDescription) -> None:
+        with without_clock_subscriptions() if self.local_clocks else contextlib.nullcontext():
+            self._run_stages(stack)
+
+    def _run_stages(self, stack: StackDescription) -> None:
         for stage in stack.stages():
             started = time.monotonic()
             stage_managers = [(group, self._create_group(group, stack.sim_start_s))
