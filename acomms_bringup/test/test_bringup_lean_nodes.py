@@ -96,6 +96,10 @@ def test_lean_mac_parameters_stay_settable_other_services_are_gone(tmp_path):
                      f"{mac}/get_type_description"):
             assert gone not in services, gone
         assert "/alpha/lifecycle_manager/shutdown" in services  # the managers keep theirs
+        assert "/alpha/lifecycle_manager/restart" not in services  # but restart
+        topics = {t for t, _ in runner.recorder.get_publisher_names_and_types_by_node(
+            "message_queue_node", "/alpha")}
+        assert "/rosout" not in topics and "/alpha/queue_status" in topics
         by_node = runner.recorder.get_publisher_names_and_types_by_node
         assert "/parameter_events" in {t for t, _ in by_node("tdma_node", "/alpha")}
         assert "/parameter_events" not in {t for t, _ in by_node("message_queue_node", "/alpha")}
@@ -117,13 +121,15 @@ def test_lean_mac_parameters_stay_settable_other_services_are_gone(tmp_path):
 
 
 def test_lean_options_per_node_class():
-    assert lean_options(TdmaNode) == {"start_parameter_services": True,
+    assert lean_options(TdmaNode) == {"start_parameter_services": True, "enable_rosout": False,
                                       "enable_communication_interface": False}
     assert lean_options(MessageQueueNode) == {"start_parameter_services": False,
+                                              "enable_rosout": False,
                                               "enable_communication_interface": False,
                                               "parameter_events": False}
     assert issubclass(MessageQueueNode, LifecycleNode)
     assert lean_options(LifecycleManager) == {"start_parameter_services": False,
+                                              "enable_rosout": False, "restart_service": False,
                                               "parameter_events": False}
 
 

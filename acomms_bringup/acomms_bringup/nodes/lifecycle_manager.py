@@ -153,7 +153,9 @@ SEQUENCE_WAKE_SECONDS = 0.1
 class LifecycleManager(_FollowManagers, _NodeReach, OptionalParameterEvents, Node):
     """Configures/activates its managed nodes in order; rolls back on failure."""
 
-    def __init__(self, node_name: str = "lifecycle_manager", **kwargs):
+    def __init__(self, node_name: str = "lifecycle_manager", restart_service: bool = True,
+                 **kwargs):
+        """restart_service=False: without `~/restart` (lean runs: `compose.lean_options`)."""
         super().__init__(node_name, **kwargs)
         self._group = ReentrantCallbackGroup()
         self._clients_lock = threading.Lock()
@@ -172,6 +174,8 @@ class LifecycleManager(_FollowManagers, _NodeReach, OptionalParameterEvents, Nod
                        reliability=ReliabilityPolicy.RELIABLE)))
         for service, handler in (("startup", self._on_startup), ("shutdown", self._on_shutdown),
                                  ("restart", self._on_restart), ("status", self._on_status)):
+            if service == "restart" and not restart_service:
+                continue
             self._resources.service(Trigger, f"~/{service}", handler, callback_group=self._group)
         self._follow_managers()
         self._publish_status()

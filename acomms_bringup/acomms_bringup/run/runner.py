@@ -236,6 +236,7 @@ class Runner:
     # ---- life cycle of the run -------------------------------------------------------------
     def start(self, log_level: str = "warn") -> None:
         """Create every node and bring every group to active, in order; RunError on failure."""
+        started = time.monotonic()
         if self.partition is not None:  # they come up while this process does
             self.partition.spawn(log_level)
         self.context = Context()
@@ -248,6 +249,7 @@ class Runner:
         start_sim_clock(self.recorder, self.stack.sim_start_s)  # issue 16: clock.start_time
         self.executor.add_node(self.recorder)
         self.stack = self.emulated_modems.serve(self.stack)  # evologics emulators, if any
+        init_s = time.monotonic() - started
         # No thread spins the executor while the groups come up: this thread spins it only
         # while start-up waits (`_spin_until`), so the transitions, which create most of the
         # DDS entities, do not compete for the GIL with an executor rebuilding its wait set
@@ -256,6 +258,8 @@ class Runner:
             self._start_groups()
         finally:  # a failed start-up is brought down by stop(), through the executor
             self.spin_in_background()
+        self.startup_phases = {"init_s": init_s, **self.startup_phases}
+        started = time.monotonic()
         if self.partition is not None:
             self.partition.wait_until_joined()
         self.start_s = now_s(self.recorder)
@@ -269,6 +273,7 @@ class Runner:
         for hook in self.started_hooks:
             hook(self)
         self._started_wall = time.monotonic()
+        self.startup_phases["attach_s"] = self._started_wall - started  # + participants join
         self.recorder.start_traffic(self.start_s if wall else None)
 
     def _spin(self) -> None:
@@ -324,7 +329,8 @@ class Runner:
         """Every group up, stage by stage (`startup`), waiting through `_spin_until`."""
         startup = Startup(self.context, self.executor, self._spin_until, GROUP_START_TIMEOUT_S,
                           lean=self.lean, nodes=self.nodes, managers=self.managers,
-                          local_clocks=self.clock_mode == "deterministic")  # SteppedRun's
+                          local_clocks=self.clock_mode == "deterministic",  # SteppedRun's
+                          error_sink=self.recorder.note_error)
         try:
             startup.run(self.stack)
         except GroupFailed as exc:
@@ -336,7 +342,8 @@ class Runner:
             self.startup_phases = startup.phases
 
     def _failure_reason(self, manager) -> str:
-        """The manager's message, with the failed nodes' last error logged on /rosout."""
+        """The manager's message, with the failed nodes' last error logged on /rosout (lean
+        nodes: handed over by their logger, `compose.ErrorLines`)."""
         failed = [_logger_name(name) for name, problem in manager.node_problems() if problem]
 
         def logged() -> bool:

@@ -136,7 +136,9 @@ class Startup:
 
     `nodes` (fully qualified name -> node object) receives every node as it is created, so the
     caller can destroy them whatever happens; `managers` lists (group, manager) for every group
-    handed to the executor; `phases` sums wall seconds spent creating nodes and bringing them up.
+    handed to the executor; `phases` sums wall seconds spent creating nodes (`create_s`) and
+    bringing them up (`activate_s`: of which the autostart sequences run in this thread,
+    `transitions_s`, and the waits for the stage's managers, `wait_s`).
     """
 
     context: Any
@@ -147,10 +149,12 @@ class Startup:
     # the run sets the nodes' clocks itself (acomms_sim.clock.local_clocks.LocalClocks): they
     # are created without /clock subscriptions
     local_clocks: bool = False
+    error_sink: Any = None  # lean nodes' ERROR lines (compose.ErrorLines): (logger, line)
     nodes: dict[str, Any] = dataclasses.field(default_factory=dict)
     managers: list[tuple[NodeGroup, Any]] = dataclasses.field(default_factory=list)
     phases: dict[str, float] = dataclasses.field(
-        default_factory=lambda: {"create_s": 0.0, "activate_s": 0.0})
+        default_factory=lambda: {"create_s": 0.0, "activate_s": 0.0, "transitions_s": 0.0,
+                                 "wait_s": 0.0})
 
     def run(self, stack: StackDescription) -> None:
         with without_clock_subscriptions() if self.local_clocks else contextlib.nullcontext():
@@ -171,7 +175,8 @@ class Startup:
         local = {}
         try:
             for description in (*group.nodes, group.manager):
-                node = create_node(description, self.context, sim_start_s, self.lean)
+                node = create_node(description, self.context, sim_start_s, self.lean,
+                                   self.error_sink)
                 self.nodes[description.fully_qualified_name] = node
                 local[description.fully_qualified_name] = node
         except ComposeError as exc:
@@ -187,13 +192,17 @@ class Startup:
         entity a node creates while it is in an executor wakes that executor, which then
         rebuilds its wait set over every entity of the process."""
         for group, manager in stage_managers:
+            started = time.monotonic()
             unfinished = run_until_suspended(manager.claim_autostart())
+            self.phases["transitions_s"] += time.monotonic() - started
             self.executor.add_node(manager)
             self.managers.append((group, manager))
             if unfinished is not None:  # it awaits something (another manager): the executor
                 self.executor.create_task(unfinished)  # resumes it
+        started = time.monotonic()
         self.spin_until(lambda: all(m.manager_state in SETTLED_STATES
                                     for _, m in stage_managers), self.group_timeout_s)
+        self.phases["wait_s"] += time.monotonic() - started
         for group, _manager in stage_managers:
             for description in group.nodes:
                 self.executor.add_node(self.nodes[description.fully_qualified_name])
