@@ -144,6 +144,18 @@ def _status(name: str, state: str, error: bool, message: str) -> DiagnosticStatu
                             values=[KeyValue(key="state", value=state)])
 
 
+def _serve(manager, restart: bool) -> None:
+    """The manager's Trigger services; `restart` only if asked (not in lean runs:
+    `compose.lean_options`)."""
+    handlers = {"startup": manager._on_startup, "shutdown": manager._on_shutdown,
+                "restart": manager._on_restart if restart else None,
+                "status": manager._on_status}
+    for service, handler in handlers.items():
+        if handler is not None:
+            manager._resources.service(Trigger, f"~/{service}", handler,
+                                       callback_group=manager._group)
+
+
 # rclpy's multi-threaded executor resumes a waiting coroutine only when it next wakes up; a
 # future completed while the coroutine was still running in another thread can leave it asleep
 # with nothing else due. A steady timer wakes the executor this often while a sequence runs.
@@ -154,8 +166,7 @@ class LifecycleManager(_FollowManagers, _NodeReach, OptionalParameterEvents, Nod
     """Configures/activates its managed nodes in order; rolls back on failure."""
 
     def __init__(self, node_name: str = "lifecycle_manager", restart_service: bool = True,
-                 **kwargs):
-        """restart_service=False: without `~/restart` (lean runs: `compose.lean_options`)."""
+                 **kwargs):  # restart_service=False: without ~/restart (`_serve`)
         super().__init__(node_name, **kwargs)
         self._group = ReentrantCallbackGroup()
         self._clients_lock = threading.Lock()
@@ -172,11 +183,7 @@ class LifecycleManager(_FollowManagers, _NodeReach, OptionalParameterEvents, Nod
             DiagnosticArray, "~/manager_status",
             QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                        reliability=ReliabilityPolicy.RELIABLE)))
-        for service, handler in (("startup", self._on_startup), ("shutdown", self._on_shutdown),
-                                 ("restart", self._on_restart), ("status", self._on_status)):
-            if service == "restart" and not restart_service:
-                continue
-            self._resources.service(Trigger, f"~/{service}", handler, callback_group=self._group)
+        _serve(self, restart_service)
         self._follow_managers()
         self._publish_status()
         self._autostart_timer = None

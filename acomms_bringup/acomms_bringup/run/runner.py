@@ -165,6 +165,29 @@ def destroyed_while_waiting(exc: BaseException) -> bool:
         frame = frame.tb_next
     return frame is not None and frame.tb_frame.f_code.co_name == "add_to_wait_set"
 
+def spin_once_reporting(runner: Runner, timeout_s: float) -> bool:
+    """One spin of the runner's executor; False once the context is shut down. rclpy re-raises
+    a callback's exception out of spin_once, which would stop every node of the process: it is
+    reported (once per kind), counted, and the run goes on."""
+    from rclpy.executors import ExternalShutdownException, ShutdownException
+
+    try:
+        runner.executor.spin_once(timeout_sec=timeout_s)
+    except (ExternalShutdownException, ShutdownException):
+        return False
+    except Exception as exc:  # noqa: BLE001 - a node callback failed
+        if not runner.context.ok():
+            return False
+        if destroyed_while_waiting(exc):
+            return True
+        runner.callback_errors += 1
+        kind = f"{type(exc).__name__}: {exc}"
+        if kind not in runner._reported:
+            runner._reported.add(kind)
+            print(f"acomms_run: a callback failed (the run goes on): {kind}", file=sys.stderr)
+    return True
+
+
 class Runner:
     """One scenario in one process: start() brings it up, run() runs it, stop() brings it down.
 
@@ -250,16 +273,11 @@ class Runner:
         self.executor.add_node(self.recorder)
         self.stack = self.emulated_modems.serve(self.stack)  # evologics emulators, if any
         init_s = time.monotonic() - started
-        # No thread spins the executor while the groups come up: this thread spins it only
-        # while start-up waits (`_spin_until`), so the transitions, which create most of the
-        # DDS entities, do not compete for the GIL with an executor rebuilding its wait set
-        # over every entity for each one created (64 vehicles lean: 14.3 -> 12.5 CPU s)
-        try:
+        try:  # no thread spins the executor meanwhile (see `startup`): only `_spin_until`
             self._start_groups()
         finally:  # a failed start-up is brought down by stop(), through the executor
             self.spin_in_background()
-        self.startup_phases = {"init_s": init_s, **self.startup_phases}
-        started = time.monotonic()
+        self.startup_phases, started = {"init_s": init_s, **self.startup_phases}, time.monotonic()
         if self.partition is not None:
             self.partition.wait_until_joined()
         self.start_s = now_s(self.recorder)
@@ -277,46 +295,22 @@ class Runner:
         self.recorder.start_traffic(self.start_s if wall else None)
 
     def _spin(self) -> None:
-        """Spin until shutdown or `_pause` (a callback's exception: `_spin_once`)."""
+        """Spin until shutdown or `_pause` (a callback's exception: `spin_once_reporting`)."""
         while (self.context is not None and self.context.ok() and not self._pause.is_set()
-               and self._spin_once(0.1)):
+               and spin_once_reporting(self, 0.1)):
             pass
 
-    def _spin_once(self, timeout_s: float) -> bool:
-        """One spin of the executor; False once the context is shut down. rclpy re-raises a
-        callback's exception out of spin_once: it is reported (once per kind) and counted."""
-        from rclpy.executors import ExternalShutdownException, ShutdownException
-
-        try:
-            self.executor.spin_once(timeout_sec=timeout_s)
-        except (ExternalShutdownException, ShutdownException):
-            return False
-        except Exception as exc:  # noqa: BLE001 - a node callback failed
-            if not self.context.ok():
-                return False
-            if destroyed_while_waiting(exc):
-                return True
-            self.callback_errors += 1
-            kind = f"{type(exc).__name__}: {exc}"
-            if kind not in self._reported:
-                self._reported.add(kind)
-                print(f"acomms_run: a callback failed (the run goes on): {kind}",
-                      file=sys.stderr)
-        return True
-
     def _spin_until(self, predicate, timeout_s: float) -> bool:
-        """Wait until predicate() holds while the executor makes progress: spun by the
-        background thread when it runs, else here (start-up); the checkpoint is polled too (it
-        returns None or raises)."""
+        """Wait until predicate() holds while the executor makes progress: spun by the background
+        thread when it runs, else here (start-up); the checkpoint (None or raises) is polled too."""
         def ready() -> bool:
             return self.checkpoint() or predicate()
-
         if self._thread is not None and self._thread.is_alive():
             return poll_until(ready, timeout_s)
         deadline = time.monotonic() + timeout_s
         while not ready():
             remaining = deadline - time.monotonic()
-            if remaining <= 0 or not self._spin_once(min(0.1, remaining)):
+            if remaining <= 0 or not spin_once_reporting(self, min(0.1, remaining)):
                 return ready()
         return True
 
