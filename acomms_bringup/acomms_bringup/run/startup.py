@@ -31,6 +31,15 @@ What this module does instead:
 - Waiting: start-up never sleeps on its own; it waits through a `spin_until(predicate,
   timeout_s) -> bool` the caller provides, so it works whether the executor is spun by a
   background thread (`poll_until`) or by the caller's thread (`spin_executor_until(executor)`).
+  acomms_run and acomms_participant spin it in the caller's thread, and only while waiting: an
+  executor spun meanwhile by another thread rebuilds its wait set over every entity of its
+  nodes for each entity created, competing with the transitions for the GIL (64 vehicles lean:
+  about 2 CPU s).
+- Endpoints: creating one costs time proportional to those of the other kind already in the
+  process (a reader is checked against every writer, a writer against every reader), so each
+  one left out counts: with `local_clocks` (a run that sets the nodes' clocks itself) the nodes
+  get no /clock subscription (`local_clocks.without_clock_subscriptions`); lean nodes have no
+  /rosout publisher (`compose.lean_options`).
 
 A group that fails stops the start-up with `GroupFailed` (the group and its manager, whose
 `last_message` and `node_problems()` say which node and why; the manager has already rolled the
