@@ -1,11 +1,20 @@
 """Start-up at scale: wall seconds until every node of an N-vehicle scenario is active, peak RSS.
 
 For each N (default 4 8 16 32), a fresh Python process writes the `sim_scale_scenario` scenario
-(N vehicles, TDMA, 8 s slots), creates `acomms_bringup.run.runner.Runner` and times `start()`
-(every node created and every lifecycle node active, checked on the node objects afterwards),
-then stops it. Printed per N: nodes, DDS endpoints, start-up wall s and CPU s (all threads of the
-process; on a shared machine the steadier figure), the start-up phases when the runner reports them
-(`Runner.startup_phases`), stop wall s, peak RSS (MB, ru_maxrss of that process).
+(N vehicles, TDMA, 8 s slots), creates `acomms_bringup.run.runner.Runner` with acomms_run's
+deterministic clock and times `start()` (every node created and every lifecycle node active,
+checked on the node objects afterwards), then stops it. Printed per N: nodes, DDS endpoints,
+start-up wall s and CPU s (all threads of the process; on a shared machine the steadier figure),
+the start-up phases when the runner reports them (`Runner.startup_phases`: `init_s` context and
+recorder, `create_s` node construction, `activate_s` the managers' configure/activate sequences
+(`transitions_s` of it in the caller's thread, `wait_s` waiting for the stage's managers),
+`attach_s` observers and hooks), stop wall s, peak RSS (MB, ru_maxrss of that process); and,
+before `start()`, the process's wall s for its imports and the scenario (`pre_s`).
+
+What acomms_run's `startup_wall_s` (and so `bench/sim_scale.py`'s `startup_s`) counts is
+`start()` plus the wait, before the first step, until every client sees its in-process server
+(`SteppedRun._wait_for_local_services`); neither counts the process start, imports, scenario
+parse and `Runner()` (about 1-3 s, `pre_s` here).
 
     source env.sh && python bench/startup_scale.py                 # N = 4 8 16 32
     python bench/startup_scale.py 4 8 16 32 64 --baseline a5fe377  # also the code of a commit
@@ -30,6 +39,7 @@ import sys
 import tempfile
 import time
 
+PROCESS_STARTED = time.monotonic()  # nearly: the interpreter started a moment before
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BASELINE_PACKAGES = ("acomms_bringup", "acomms_core")  # pure Python; the rest is installed
 sys.path.insert(0, str(ROOT / "bench"))
@@ -57,7 +67,9 @@ def measure(n: int, lean: bool = False) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         scenario = load_scenario(write_scale_scenario(n, pathlib.Path(tmp) / f"scale{n}.yaml"))
     options = {"lean": True} if lean else {}  # older commits have no lean keyword
-    runner = Runner(scenario, stream=io.StringIO(), progress=False, **options)
+    runner = Runner(scenario, stream=io.StringIO(), progress=False, clock_mode="deterministic",
+                    warp=None, **options)  # as acomms_run --warp max
+    pre_s = time.monotonic() - PROCESS_STARTED
     started, cpu_started = time.monotonic(), cpu_seconds()
     try:
         runner.start()
@@ -74,7 +86,8 @@ def measure(n: int, lean: bool = False) -> dict:
     return {"vehicles": n, "nodes": len(runner.stack.all_nodes()), "endpoints": endpoints,
             "startup_s": startup_s,
             "startup_cpu_s": startup_cpu_s,
-            "phases": phases, "not_active": inactive, "stop_s": time.monotonic() - stopping,
+            "phases": phases, "pre_s": pre_s, "not_active": inactive,
+            "stop_s": time.monotonic() - stopping,
             "stop_problems": problems,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
 
@@ -110,7 +123,8 @@ def extract_packages(commit: str, into: pathlib.Path) -> str:
 def row(label: str, result: dict) -> str:
     if "error" in result:
         return f"{label:>9} {result['vehicles']:>4}  failed: {result['error']}"
-    phases = " ".join(f"{k}={v:.1f}" for k, v in result["phases"].items())
+    phases = " ".join(f"{k}={v:.1f}" for k, v in
+                      {"pre_s": result.get("pre_s", 0.0), **result["phases"]}.items())
     flag = "" if not result["not_active"] else f"  NOT ACTIVE: {len(result['not_active'])}"
     return (f"{label:>9} {result['vehicles']:>4} {result['nodes']:>6}"
             f" {result.get('endpoints', {}).get('total', '-'):>9} {result['startup_s']:>10.1f}"

@@ -35,13 +35,12 @@ ENDPOINTS = re.compile(r"all nodes active in .*\((\d+) DDS endpoints, (\d+) per 
 
 
 def test_lean_run_gives_the_same_outputs_with_fewer_endpoints(tmp_path, capsys, monkeypatch):
-    # Endpoints are counted from the ROS graph by node name: in a domain of its own, nodes of the
-    # same names that an earlier test of this worker left in the graph are not counted too.
-    monkeypatch.setenv("ROS_DOMAIN_ID", str(private_domain()))
+    # Endpoints are counted from the ROS graph by node name: each run in a domain of its own, so
+    # nodes of the same names that an earlier run of this process left in the graph (its
+    # participant goes only when its Context is collected) are not counted instead
     results, endpoints = [], []
-    # lean first: the graph of a run started right after another one in the same domain can
-    # still list the earlier run's (same-named) nodes for a moment, which would count them too
     for mode, extra in (("lean", ["--lean"]), ("default", [])):
+        monkeypatch.setenv("ROS_DOMAIN_ID", str(private_domain()))
         out = tmp_path / mode
         assert cli.main([str(CONFIG / "demo.yaml"), "--duration", "25", "--warp", "max",
                          "--no-mcap", "--out", str(out), *extra]) == 0
@@ -97,6 +96,10 @@ def test_lean_mac_parameters_stay_settable_other_services_are_gone(tmp_path):
                      f"{mac}/get_type_description"):
             assert gone not in services, gone
         assert "/alpha/lifecycle_manager/shutdown" in services  # the managers keep theirs
+        assert "/alpha/lifecycle_manager/restart" not in services  # but restart
+        topics = {t for t, _ in runner.recorder.get_publisher_names_and_types_by_node(
+            "message_queue_node", "/alpha")}
+        assert "/rosout" not in topics and "/alpha/queue_status" in topics
         by_node = runner.recorder.get_publisher_names_and_types_by_node
         assert "/parameter_events" in {t for t, _ in by_node("tdma_node", "/alpha")}
         assert "/parameter_events" not in {t for t, _ in by_node("message_queue_node", "/alpha")}
@@ -118,13 +121,16 @@ def test_lean_mac_parameters_stay_settable_other_services_are_gone(tmp_path):
 
 
 def test_lean_options_per_node_class():
-    assert lean_options(TdmaNode) == {"start_parameter_services": True,
+    assert lean_options(TdmaNode) == {"start_parameter_services": True, "enable_rosout": False,
                                       "enable_communication_interface": False}
     assert lean_options(MessageQueueNode) == {"start_parameter_services": False,
+                                              "enable_rosout": False,
                                               "enable_communication_interface": False,
                                               "parameter_events": False}
     assert issubclass(MessageQueueNode, LifecycleNode)
-    assert lean_options(LifecycleManager) == {"start_parameter_services": False}
+    assert lean_options(LifecycleManager) == {"start_parameter_services": False,
+                                              "enable_rosout": False, "restart_service": False,
+                                              "parameter_events": False}
 
 
 def test_runtime_key_is_checked():

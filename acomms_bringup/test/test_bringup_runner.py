@@ -168,11 +168,12 @@ def test_bad_scenarios_stop_with_one_message(tmp_path, capsys, edit, key, words)
 
 
 @needs_tdma
-def test_a_node_that_cannot_configure_is_named(tmp_path, capsys):
+@pytest.mark.parametrize("lean", [False, True])  # lean nodes: no /rosout, their logger tells
+def test_a_node_that_cannot_configure_is_named(tmp_path, capsys, lean):
     path = bad_scenario(tmp_path, lambda d: d["vehicles"][1].update(parameters={
         "message_queue_node": {"codec_config_file": str(tmp_path / "gone.yaml")}}))
     with pytest.raises(RunError) as info:
-        runner = Runner(load_scenario(path), stream=io.StringIO(), progress=False)
+        runner = Runner(load_scenario(path), stream=io.StringIO(), progress=False, lean=lean)
         try:
             runner.start()
         finally:

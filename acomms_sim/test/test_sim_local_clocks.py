@@ -200,3 +200,30 @@ def test_a_lazy_clock_reads_the_step_time_in_its_nodes_callbacks(ros):
         for node in (talker, listener):
             executor.remove_node(node)
             node.destroy_node()
+
+
+def test_nodes_made_without_clock_subscriptions_are_adopted_and_given_one_back():
+    from acomms_sim.clock.local_clocks import without_clock_subscriptions
+
+    context = Context()
+    rclpy.init(context=context, domain_id=int(os.environ.get("ROS_DOMAIN_ID", "0")))
+    made = []
+    try:
+        with without_clock_subscriptions():
+            made.append(Node("no_clock_sub", context=context, parameter_overrides=[
+                Parameter("use_sim_time", value=True)]))
+        made.append(Node("clock_sub", context=context, parameter_overrides=[
+            Parameter("use_sim_time", value=True)]))  # after the block: as rclpy makes it
+        deferred, usual = made
+        assert clock_subscriptions(deferred) == 0 and clock_subscriptions(usual) == 1
+        assert deferred.get_clock().ros_time_is_active  # ROS time all the same
+        clocks = LocalClocks(made)
+        assert clocks.adopt() == 2
+        clocks.set_ns(7 * S)
+        assert deferred.get_clock().now().nanoseconds == 7 * S
+        clocks.release()
+        assert [clock_subscriptions(node) for node in made] == [1, 1]
+    finally:
+        for node in made:
+            node.destroy_node()
+        rclpy.shutdown(context=context)

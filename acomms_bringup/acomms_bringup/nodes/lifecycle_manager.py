@@ -78,6 +78,7 @@ from acomms_bringup.nodes.lifecycle_manager_reach import (
 )
 from acomms_core.ros.ros_support import (
     NodeResources,
+    OptionalParameterEvents,
     ParameterSpec,
     declare_parameters,
     run_node,
@@ -143,16 +144,29 @@ def _status(name: str, state: str, error: bool, message: str) -> DiagnosticStatu
                             values=[KeyValue(key="state", value=state)])
 
 
+def _serve(manager, restart: bool) -> None:
+    """The manager's Trigger services; `restart` only if asked (not in lean runs:
+    `compose.lean_options`)."""
+    handlers = {"startup": manager._on_startup, "shutdown": manager._on_shutdown,
+                "restart": manager._on_restart if restart else None,
+                "status": manager._on_status}
+    for service, handler in handlers.items():
+        if handler is not None:
+            manager._resources.service(Trigger, f"~/{service}", handler,
+                                       callback_group=manager._group)
+
+
 # rclpy's multi-threaded executor resumes a waiting coroutine only when it next wakes up; a
 # future completed while the coroutine was still running in another thread can leave it asleep
 # with nothing else due. A steady timer wakes the executor this often while a sequence runs.
 SEQUENCE_WAKE_SECONDS = 0.1
 
 
-class LifecycleManager(_FollowManagers, _NodeReach, Node):
+class LifecycleManager(_FollowManagers, _NodeReach, OptionalParameterEvents, Node):
     """Configures/activates its managed nodes in order; rolls back on failure."""
 
-    def __init__(self, node_name: str = "lifecycle_manager", **kwargs):
+    def __init__(self, node_name: str = "lifecycle_manager", restart_service: bool = True,
+                 **kwargs):  # restart_service=False: without ~/restart (`_serve`)
         super().__init__(node_name, **kwargs)
         self._group = ReentrantCallbackGroup()
         self._clients_lock = threading.Lock()
@@ -169,9 +183,7 @@ class LifecycleManager(_FollowManagers, _NodeReach, Node):
             DiagnosticArray, "~/manager_status",
             QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                        reliability=ReliabilityPolicy.RELIABLE)))
-        for service, handler in (("startup", self._on_startup), ("shutdown", self._on_shutdown),
-                                 ("restart", self._on_restart), ("status", self._on_status)):
-            self._resources.service(Trigger, f"~/{service}", handler, callback_group=self._group)
+        _serve(self, restart_service)
         self._follow_managers()
         self._publish_status()
         self._autostart_timer = None

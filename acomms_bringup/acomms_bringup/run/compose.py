@@ -9,13 +9,21 @@ Lean mode (`acomms_run --lean`, scenario `runtime: {lean: true}`; issue 30): `le
 gives the construction options that drop the services nobody outside the process needs: the
 type-description service of every node, the parameter services of every node but the MACs
 (tuned at run time with `ros2 param set`), the /parameter_events publisher of the acomms
-lifecycle nodes without parameter services (`ManagedNode(parameter_events=False)`), and the
+lifecycle nodes and lifecycle managers without parameter services
+(`OptionalParameterEvents`: `parameter_events=False`), and the
 lifecycle services of lifecycle nodes, which the group's manager drives in-process
-(`LifecycleManager.use_local_nodes`).
+(`LifecycleManager.use_local_nodes`), the managers' `restart` service, and every node's /rosout
+publisher: a lean node's ERROR lines still go to the console and, through its logger
+(`ErrorLines`), to the `error_sink` the runner gives (`Recorder.note_error`: the reason quoted
+when a node fails to come up).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from rclpy.impl.rcutils_logger import RcutilsLogger
+from rclpy.logging import LoggingSeverity
 from rclpy.parameter import Parameter
 
 from acomms_bringup.description.stack import NodeDescription, NodeGroup
@@ -51,6 +59,22 @@ def start_sim_clock(node, sim_start_s: float | None) -> None:
 
 
 TYPE_DESCRIPTION_PARAMETER = "start_type_description_service"  # rclpy's, read at construction
+ErrorSink = Callable[[str, str], None]  # (logger name, ERROR line)
+
+
+class ErrorLines(RcutilsLogger):
+    """The logger of a lean node (no /rosout publisher): what it logs at ERROR (or above) is
+    also handed to `sink(logger name, line)`."""
+
+    def __init__(self, name: str, sink: ErrorSink):
+        super().__init__(name)
+        self._sink = sink
+
+    def log(self, message, severity, name=None, **kwargs) -> bool:
+        logged = super().log(message, severity, name=name, **kwargs)
+        if logged and LoggingSeverity(severity) >= LoggingSeverity.ERROR:
+            self._sink(self.name, str(message))
+        return logged
 
 
 def keeps_parameter_services(node_class) -> bool:
@@ -65,21 +89,25 @@ def lean_options(node_class) -> dict:
     """Extra construction keywords of a lean node of node_class (see the module docstring)."""
     from rclpy.lifecycle import LifecycleNode
 
-    from acomms_core.ros.ros_support import ManagedNode
+    from acomms_bringup.nodes.lifecycle_manager import LifecycleManager
+    from acomms_core.ros.ros_support import OptionalParameterEvents
 
     tunable = keeps_parameter_services(node_class)
-    options = {"start_parameter_services": tunable}
+    options = {"start_parameter_services": tunable, "enable_rosout": False}
+    if issubclass(node_class, LifecycleManager):
+        options["restart_service"] = False
     if issubclass(node_class, LifecycleNode):
         options["enable_communication_interface"] = False
-    if issubclass(node_class, ManagedNode) and not tunable:
+    if issubclass(node_class, OptionalParameterEvents) and not tunable:
         options["parameter_events"] = False  # nobody outside can change its parameters
     return options
 
 
 def create_node(description: NodeDescription, context, sim_start_s: float | None = None,
-                lean: bool = False):
+                lean: bool = False, error_sink: ErrorSink | None = None):
     """The node object for one description, in the given rclpy Context (its sim-time clock at
-    sim_start_s, `start_sim_clock`); lean: without the services of `lean_options`."""
+    sim_start_s, `start_sim_clock`); lean: without the services of `lean_options`, its ERROR
+    lines to error_sink (`ErrorLines`)."""
     try:
         node_class = description.load_class()
     except (ImportError, AttributeError) as exc:
@@ -95,6 +123,8 @@ def create_node(description: NodeDescription, context, sim_start_s: float | None
                           cli_args=remapping_arguments(description), **options)
     except Exception as exc:  # refused parameters etc.: name the node, keep the reason
         raise ComposeError(f"{description.fully_qualified_name}: {exc}") from None
+    if lean and error_sink is not None:
+        node._logger = ErrorLines(node.get_logger().name, error_sink)  # rclpy's get_logger()
     start_sim_clock(node, sim_start_s)
     return node
 

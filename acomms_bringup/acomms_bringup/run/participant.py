@@ -74,7 +74,8 @@ def _bring_up(stack, wanted: set[str], context, executor, lean: bool, checkpoint
         raise RuntimeError(f"no group named {sorted(wanted - {g.name for g in groups})}")
     spin = spin_executor_until(executor)
     startup = Startup(context, executor, lambda ready, timeout_s: spin(
-        lambda: checkpoint() or ready(), timeout_s), START_TIMEOUT_S, lean=lean)
+        lambda: checkpoint() or ready(), timeout_s), START_TIMEOUT_S, lean=lean,
+        local_clocks=True)  # the Ticks set them (LocalClocks)
     try:
         startup.run(dataclasses.replace(stack, groups=groups))
     except GroupFailed as exc:

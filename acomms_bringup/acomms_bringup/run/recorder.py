@@ -19,7 +19,8 @@
   arrival subscriptions keep every message (reliable, KEEP_ALL: a packet may carry hundreds);
   messages the middleware still reports lost are counted (`RunRecord.lost_arrivals`, a
   warning in the summary);
-- keeps the ERROR lines of `/rosout` per logger, so the runner can quote a failing node's reason.
+- keeps the ERROR lines of `/rosout` per logger (and those lean nodes hand over: `note_error`), so
+  the runner can quote a failing node's reason.
 
 All callbacks run in one mutually exclusive group; `lock` guards the record against the runner's
 thread.
@@ -309,5 +310,9 @@ class Recorder(Node):
 
     def _on_log(self, log: Log) -> None:
         if log.level >= Log.ERROR:
-            with self.lock:
-                self.errors[log.name].append(log.msg)
+            self.note_error(log.name, log.msg)
+
+    def note_error(self, logger_name: str, line: str) -> None:
+        """An ERROR line of a node (from /rosout, or from a lean node's logger)."""
+        with self.lock:
+            self.errors[logger_name].append(line)

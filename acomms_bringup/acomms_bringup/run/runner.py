@@ -150,6 +150,29 @@ def destroyed_while_waiting(exc: BaseException) -> bool:
         frame = frame.tb_next
     return frame is not None and frame.tb_frame.f_code.co_name == "add_to_wait_set"
 
+def spin_once_reporting(runner: Runner, timeout_s: float) -> bool:
+    """One spin of the runner's executor; False once the context is shut down. rclpy re-raises
+    a callback's exception out of spin_once, which would stop every node of the process: it is
+    reported (once per kind), counted, and the run goes on."""
+    from rclpy.executors import ExternalShutdownException, ShutdownException
+
+    try:
+        runner.executor.spin_once(timeout_sec=timeout_s)
+    except (ExternalShutdownException, ShutdownException):
+        return False
+    except Exception as exc:  # noqa: BLE001 - a node callback failed
+        if not runner.context.ok():
+            return False
+        if destroyed_while_waiting(exc):
+            return True
+        runner.callback_errors += 1
+        kind = f"{type(exc).__name__}: {exc}"
+        if kind not in runner._reported:
+            runner._reported.add(kind)
+            print(f"acomms_run: a callback failed (the run goes on): {kind}", file=sys.stderr)
+    return True
+
+
 class Runner:
     """One scenario in one process: start() brings it up, run() runs it, stop() brings it down.
 
@@ -209,6 +232,7 @@ class Runner:
         self._pause = threading.Event()  # set: the background spin thread ends (stepping)
         self.step_executor: SingleThreadedExecutor | None = None
         self.callback_errors = 0
+        self._reported: set[str] = set()  # kinds of callback failure reported
         self._started_wall = 0.0
         self.start_s = 0.0
         self.startup_phases: dict[str, float] = {}
@@ -220,6 +244,7 @@ class Runner:
     # ---- life cycle of the run -------------------------------------------------------------
     def start(self, log_level: str = "warn") -> None:
         """Create every node and bring every group to active, in order; RunError on failure."""
+        started = time.monotonic()
         if self.partition is not None:  # they come up while this process does
             self.partition.spawn(log_level)
         self.context = Context()
@@ -232,8 +257,12 @@ class Runner:
         start_sim_clock(self.recorder, self.stack.sim_start_s)  # issue 16: clock.start_time
         self.executor.add_node(self.recorder)
         self.stack = self.emulated_modems.serve(self.stack)  # evologics emulators, if any
-        self.spin_in_background()
-        self._start_groups()
+        init_s = time.monotonic() - started
+        try:  # no thread spins the executor meanwhile (see `startup`): only `_spin_until`
+            self._start_groups()
+        finally:  # a failed start-up is brought down by stop(), through the executor
+            self.spin_in_background()
+        self.startup_phases, started = {"init_s": init_s, **self.startup_phases}, time.monotonic()
         if self.partition is not None:
             self.partition.wait_until_joined()
         self.start_s = now_s(self.recorder)
@@ -247,36 +276,28 @@ class Runner:
         for hook in self.started_hooks:
             hook(self)
         self._started_wall = time.monotonic()
+        self.startup_phases["attach_s"] = self._started_wall - started  # + participants join
         self.recorder.start_traffic(self.start_s if wall else None)
 
     def _spin(self) -> None:
-        """Spin until shutdown. rclpy re-raises a callback's exception out of spin(), which would
-        stop every node of the process; report it (once per kind), count it and keep going."""
-        from rclpy.executors import ExternalShutdownException, ShutdownException
-
-        reported = set()
-        while self.context is not None and self.context.ok() and not self._pause.is_set():
-            try:
-                self.executor.spin_once(timeout_sec=0.1)
-            except (ExternalShutdownException, ShutdownException):
-                break
-            except Exception as exc:  # noqa: BLE001 - a node callback failed
-                if not self.context.ok():
-                    break
-                if destroyed_while_waiting(exc):
-                    continue
-                self.callback_errors += 1
-                kind = f"{type(exc).__name__}: {exc}"
-                if kind not in reported:
-                    reported.add(kind)
-                    print(f"acomms_run: a callback failed (the run goes on): {kind}",
-                          file=sys.stderr)
+        """Spin until shutdown or `_pause` (a callback's exception: `spin_once_reporting`)."""
+        while (self.context is not None and self.context.ok() and not self._pause.is_set()
+               and spin_once_reporting(self, 0.1)):
+            pass
 
     def _spin_until(self, predicate, timeout_s: float) -> bool:
-        """Wait until predicate() holds while the executor makes progress (here it is spun by
-        the background thread; a runner driving its executor itself spins it here); the
-        checkpoint is polled too (it returns None or raises)."""
-        return poll_until(lambda: self.checkpoint() or predicate(), timeout_s)
+        """Wait until predicate() holds while the executor makes progress: spun by the background
+        thread when it runs, else here (start-up); the checkpoint (None or raises) is polled too."""
+        def ready() -> bool:
+            return self.checkpoint() or predicate()
+        if self._thread is not None and self._thread.is_alive():
+            return poll_until(ready, timeout_s)
+        deadline = time.monotonic() + timeout_s
+        while not ready():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not spin_once_reporting(self, min(0.1, remaining)):
+                return ready()
+        return True
 
     @property
     def running(self) -> bool:
@@ -286,7 +307,9 @@ class Runner:
     def _start_groups(self) -> None:
         """Every group up, stage by stage (`startup`), waiting through `_spin_until`."""
         startup = Startup(self.context, self.executor, self._spin_until, GROUP_START_TIMEOUT_S,
-                          lean=self.lean, nodes=self.nodes, managers=self.managers)
+                          lean=self.lean, nodes=self.nodes, managers=self.managers,
+                          local_clocks=self.clock_mode == "deterministic",  # SteppedRun's
+                          error_sink=self.recorder.note_error)
         try:
             startup.run(self.stack)
         except GroupFailed as exc:
@@ -298,7 +321,8 @@ class Runner:
             self.startup_phases = startup.phases
 
     def _failure_reason(self, manager) -> str:
-        """The manager's message, with the failed nodes' last error logged on /rosout."""
+        """The manager's message, with the failed nodes' last error logged on /rosout (lean
+        nodes: handed over by their logger, `compose.ErrorLines`)."""
         failed = [_logger_name(name) for name, problem in manager.node_problems() if problem]
 
         def logged() -> bool:

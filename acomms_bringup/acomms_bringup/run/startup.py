@@ -31,6 +31,15 @@ What this module does instead:
 - Waiting: start-up never sleeps on its own; it waits through a `spin_until(predicate,
   timeout_s) -> bool` the caller provides, so it works whether the executor is spun by a
   background thread (`poll_until`) or by the caller's thread (`spin_executor_until(executor)`).
+  acomms_run and acomms_participant spin it in the caller's thread, and only while waiting: an
+  executor spun meanwhile by another thread rebuilds its wait set over every entity of its
+  nodes for each entity created, competing with the transitions for the GIL (64 vehicles lean:
+  about 2 CPU s).
+- Endpoints: creating one costs time proportional to those of the other kind already in the
+  process (a reader is checked against every writer, a writer against every reader), so each
+  one left out counts: with `local_clocks` (a run that sets the nodes' clocks itself) the nodes
+  get no /clock subscription (`local_clocks.without_clock_subscriptions`); lean nodes have no
+  /rosout publisher (`compose.lean_options`).
 
 A group that fails stops the start-up with `GroupFailed` (the group and its manager, whose
 `last_message` and `node_problems()` say which node and why; the manager has already rolled the
@@ -40,6 +49,7 @@ caller can bring down what is up.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from collections.abc import Callable
@@ -47,6 +57,7 @@ from typing import Any
 
 from acomms_bringup.description.stack import NodeGroup, StackDescription
 from acomms_bringup.run.compose import ComposeError, create_node
+from acomms_sim.clock.local_clocks import without_clock_subscriptions
 
 SpinUntil = Callable[[Callable[[], bool], float], bool]
 SETTLED_STATES = ("active", "failed")
@@ -134,7 +145,9 @@ class Startup:
 
     `nodes` (fully qualified name -> node object) receives every node as it is created, so the
     caller can destroy them whatever happens; `managers` lists (group, manager) for every group
-    handed to the executor; `phases` sums wall seconds spent creating nodes and bringing them up.
+    handed to the executor; `phases` sums wall seconds spent creating nodes (`create_s`) and
+    bringing them up (`activate_s`: of which the autostart sequences run in this thread,
+    `transitions_s`, and the waits for the stage's managers, `wait_s`).
     """
 
     context: Any
@@ -142,12 +155,21 @@ class Startup:
     spin_until: SpinUntil
     group_timeout_s: float
     lean: bool = False  # compose.lean_options: nodes without the services only others need
+    # the run sets the nodes' clocks itself (acomms_sim.clock.local_clocks.LocalClocks): they
+    # are created without /clock subscriptions
+    local_clocks: bool = False
+    error_sink: Any = None  # lean nodes' ERROR lines (compose.ErrorLines): (logger, line)
     nodes: dict[str, Any] = dataclasses.field(default_factory=dict)
     managers: list[tuple[NodeGroup, Any]] = dataclasses.field(default_factory=list)
     phases: dict[str, float] = dataclasses.field(
-        default_factory=lambda: {"create_s": 0.0, "activate_s": 0.0})
+        default_factory=lambda: {"create_s": 0.0, "activate_s": 0.0, "transitions_s": 0.0,
+                                 "wait_s": 0.0})
 
     def run(self, stack: StackDescription) -> None:
+        with without_clock_subscriptions() if self.local_clocks else contextlib.nullcontext():
+            self._run_stages(stack)
+
+    def _run_stages(self, stack: StackDescription) -> None:
         for stage in stack.stages():
             started = time.monotonic()
             stage_managers = [(group, self._create_group(group, stack.sim_start_s))
@@ -162,7 +184,8 @@ class Startup:
         local = {}
         try:
             for description in (*group.nodes, group.manager):
-                node = create_node(description, self.context, sim_start_s, self.lean)
+                node = create_node(description, self.context, sim_start_s, self.lean,
+                                   self.error_sink)
                 self.nodes[description.fully_qualified_name] = node
                 local[description.fully_qualified_name] = node
         except ComposeError as exc:
@@ -178,13 +201,17 @@ class Startup:
         entity a node creates while it is in an executor wakes that executor, which then
         rebuilds its wait set over every entity of the process."""
         for group, manager in stage_managers:
+            started = time.monotonic()
             unfinished = run_until_suspended(manager.claim_autostart())
+            self.phases["transitions_s"] += time.monotonic() - started
             self.executor.add_node(manager)
             self.managers.append((group, manager))
             if unfinished is not None:  # it awaits something (another manager): the executor
                 self.executor.create_task(unfinished)  # resumes it
+        started = time.monotonic()
         self.spin_until(lambda: all(m.manager_state in SETTLED_STATES
                                     for _, m in stage_managers), self.group_timeout_s)
+        self.phases["wait_s"] += time.monotonic() - started
         for group, _manager in stage_managers:
             for description in group.nodes:
                 self.executor.add_node(self.nodes[description.fully_qualified_name])

@@ -422,7 +422,23 @@ def wake_timer_at(timer, wake_ns: int, now_ns: int) -> bool:
 PARAMETER_EVENTS_TOPIC = "/parameter_events"  # rclpy's Node creates its publisher at construction
 
 
-class ManagedNode(LifecycleNode):
+class OptionalParameterEvents:
+    """Mixed in before rclpy's Node: `parameter_events=False` (lean nodes without parameter
+    services) makes a node without the /parameter_events publisher; nothing outside the process
+    can change or list such a node's parameters, and every endpoint less makes every later one
+    of the process cheaper to create."""
+
+    def __init__(self, node_name: str, *args, parameter_events: bool = True, **kwargs):
+        self._acomms_parameter_events = parameter_events  # read by create_publisher below
+        super().__init__(node_name, *args, **kwargs)
+
+    def create_publisher(self, msg_type, topic, *args, **kwargs):
+        if topic == PARAMETER_EVENTS_TOPIC and not getattr(self, "_acomms_parameter_events", True):
+            return None  # rclpy's Node then publishes no parameter events (it checks for None)
+        return super().create_publisher(msg_type, topic, *args, **kwargs)
+
+
+class ManagedNode(OptionalParameterEvents, LifecycleNode):
     """An rclpy LifecycleNode with the acomms lifecycle rule built in (docs/ARCHITECTURE.md).
 
     `self.configured` holds what on_configure creates (publishers, clients), `self.activated`
@@ -439,19 +455,11 @@ class ManagedNode(LifecycleNode):
     WORKER: str | None = None
 
     def __init__(self, node_name: str, parameter_events: bool = True, **kwargs):
-        """parameter_events=False (lean nodes without parameter services): no /parameter_events
-        publisher; nothing outside the process can change or list such a node's parameters, and
-        every endpoint less makes every later one of the process cheaper to create."""
-        self._acomms_parameter_events = parameter_events  # read by create_publisher below
-        super().__init__(node_name, **kwargs)
+        """parameter_events=False: `OptionalParameterEvents`."""
+        super().__init__(node_name, parameter_events=parameter_events, **kwargs)
         self.configured = NodeResources(self)
         self.activated = NodeResources(self)
         announce_unconfigured(self)
-
-    def create_publisher(self, msg_type, topic, *args, **kwargs):
-        if topic == PARAMETER_EVENTS_TOPIC and not getattr(self, "_acomms_parameter_events", True):
-            return None  # rclpy's Node then publishes no parameter events (it checks for None)
-        return super().create_publisher(msg_type, topic, *args, **kwargs)
 
     def close_worker(self) -> None:
         """Close the WORKER (if any, if running); safe to call twice."""

@@ -29,12 +29,21 @@ call). `release()` first brings every clock to the last time set.
 The /clock topic itself is still published (sim_clock_node) for other processes and tools. A node
 whose `use_sim_time` is switched off and on again during the run subscribes to /clock again and
 then receives the same times from both paths.
+
+`without_clock_subscriptions()` (issue 30: start-up): the nodes created in the calling thread
+meanwhile get no /clock subscription at all, for a process whose `LocalClocks` will set their
+clocks anyway (`adopt` would destroy it at the start of the run): a subscription fewer per node
+is a DDS endpoint fewer to create and match, and to destroy again. `release()` subscribes them.
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
+
 from rclpy.clock import ClockType, ROSClock
 from rclpy.time import Time
+from rclpy.time_source import TimeSource
 
 SET_NS = "_acomms_set_ns"  # attribute of an adopted clock: the ROS time (ns) last set on it
 
@@ -57,6 +66,30 @@ class SteppedClock(ROSClock):
         if owner is not None and getattr(self, SET_NS, None) != owner.now_ns:
             owner.sync_clock(self)
         return ROSClock.handle.fget(self)
+
+
+_DEFERRING = threading.local()  # .active: this thread creates nodes without /clock subscriptions
+_SUBSCRIBE = TimeSource._subscribe_to_clock_topic  # rclpy's
+
+
+def _subscribe_unless_deferred(source) -> None:
+    """TimeSource._subscribe_to_clock_topic while `without_clock_subscriptions` is in use."""
+    if not getattr(_DEFERRING, "active", False):
+        _SUBSCRIBE(source)
+
+
+@contextlib.contextmanager
+def without_clock_subscriptions():
+    """The TimeSources that turn ROS time on in this thread meanwhile (nodes created with
+    `use_sim_time`) do not subscribe to /clock: for nodes a `LocalClocks` adopts (see the module
+    docstring); their clocks read what they are set to (`compose.start_sim_clock`)."""
+    TimeSource._subscribe_to_clock_topic = _subscribe_unless_deferred  # idempotent
+    before = getattr(_DEFERRING, "active", False)
+    _DEFERRING.active = True
+    try:
+        yield
+    finally:
+        _DEFERRING.active = before
 
 
 def bring_up_to_date(clock) -> None:
