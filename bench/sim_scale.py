@@ -57,6 +57,8 @@ from acomms_bringup.run.report import WALL_TIME_KEYS  # noqa: E402
 EXTRA_ARGS: list[str] = []  # --no-mcap: the simulation without the run.mcap recording
 # acomms_run's line once every node is active
 ENDPOINTS_LINE = re.compile(r"all nodes active in .*\((\d+) DDS endpoints, (\d+) per vehicle")
+# acomms_run's last line: the end's wall s by phase (after it: the process exits)
+END_LINE = re.compile(r"the end of the run took (.*)$", re.MULTILINE)
 
 
 def domain_id(default: int) -> int:
@@ -108,11 +110,13 @@ def run_once(scenario: pathlib.Path, out: pathlib.Path, warp: str, domain: int,
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True)
     sampler = RssSampler(process.pid)
-    lines, running_at = [], None
+    lines, running_at, end_line_at = [], None, None
     for line in process.stdout:  # before waiting: a summary longer than the pipe holds
         lines.append(line)       # would otherwise block the run
         if running_at is None and ENDPOINTS_LINE.search(line):
             running_at = time.monotonic()
+        if END_LINE.search(line):
+            end_line_at = time.monotonic()
     process.stdout.close()
     _, status, usage = os.wait4(process.pid, 0)
     ended = time.monotonic()
@@ -131,6 +135,8 @@ def run_once(scenario: pathlib.Path, out: pathlib.Path, warp: str, domain: int,
             "rss_end_mb": None if run_end is None else sampler.peak(run_end, ended),
             "end_wall_s": None if run_end is None else round(ended - run_end, 1),
             "process_wall_s": wall_s(started, ended),
+            "end_phases": (ended_at[1] if (ended_at := END_LINE.search(output)) else "-")
+            + ("" if end_line_at is None else f", exit {ended - end_line_at:.1f}"),
             "endpoints_per_vehicle": int(found[2]) if found else None}
 
 
@@ -239,6 +245,7 @@ def print_row(row: dict, rows: list[dict]) -> None:
               same_as(mode_name(False, processes)) if lean else "-",
               same_as(mode_name(lean, 1)), row["profile"])
     print("  ".join(f"{v!s:>11}" for v in values), flush=True)
+    print(f"{'':>11}  end of the run: {row['run']['end_phases']}", flush=True)
 
 
 def main() -> int:

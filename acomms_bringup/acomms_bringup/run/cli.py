@@ -189,23 +189,28 @@ def _bring_up_and_run(runner: Runner, arguments, out) -> None:
 def _finish(runner: Runner, outputs: RunOutputs, out,
             interrupted: Interrupted | None = None) -> int:
     """Shut down, print the summary, write the outputs; the exit status."""
+    phase = runner.end_phases.phase
     runner.record.bridges = runner.bridge_summaries()
-    outputs.close()
+    with phase("mcap"):
+        outputs.close()
     problems = runner.stop()
     for problem in problems:
         print(f"acomms_run: shutdown: {problem}", file=sys.stderr)
-    outputs.finish(runner.record, runner.scenario, runner.start_s)
-    summary = report.summarize(runner.record)
+    with phase("summary"):
+        outputs.finish(runner.record, runner.scenario, runner.start_s)
+        summary = report.summarize(runner.record)
     out_dir = outputs.out_dir
     print(report.format_summary(summary), file=out)
     try:
-        paths = report.write_outputs(runner.record, summary, pathlib.Path(out_dir))
+        with phase("outputs"):
+            paths = report.write_outputs(runner.record, summary, pathlib.Path(out_dir))
     except OSError as exc:
         print(f"acomms_run: cannot write outputs to {out_dir}: {exc}", file=sys.stderr)
         return 1
     if outputs.sink is not None:
         paths.append(outputs.mcap_path)
     print(f"\nWrote {out_dir}/: {', '.join(p.name for p in paths)}", file=out)
+    print(f"acomms_run: the end of the run took {runner.end_phases.line()}", file=out)
     if interrupted is not None:
         return interrupted.exit_status
     return 1 if problems else 0
