@@ -59,6 +59,7 @@ from acomms_bringup.run import report
 from acomms_bringup.run.live_view import DEFAULT_HOST, DEFAULT_PORT
 from acomms_bringup.run.run_outputs import RUNS_DIR, RunOutputs, default_out_dir
 from acomms_bringup.run.runner import CLOCK_MODES, RunError, Runner, RunStopped, run_endpoints
+from acomms_bringup.run.shutdown import collector_paused
 from acomms_core.ros.interrupts import Interrupted, process_stop_signals
 from acomms_sim.clock.events_stepper import STEP_EXECUTORS
 from acomms_sim.clock.stepping import DEFAULT_STEP_TIMEOUT_S, parse_warp
@@ -188,7 +189,14 @@ def _bring_up_and_run(runner: Runner, arguments, out) -> None:
 
 def _finish(runner: Runner, outputs: RunOutputs, out,
             interrupted: Interrupted | None = None) -> int:
-    """Shut down, print the summary, write the outputs; the exit status."""
+    """Shut down, print the summary, write the outputs (the garbage collector paused); the exit
+    status."""
+    with collector_paused():
+        return _finish_run(runner, outputs, out, interrupted)
+
+
+def _finish_run(runner: Runner, outputs: RunOutputs, out,
+                interrupted: Interrupted | None = None) -> int:
     phase = runner.end_phases.phase
     runner.record.bridges = runner.bridge_summaries()
     with phase("mcap"):

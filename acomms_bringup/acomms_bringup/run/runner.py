@@ -420,6 +420,9 @@ class Runner:
                 self.executor.shutdown(timeout_sec=5.0)
         with phase("context"):
             if self.context is not None and self.context.ok():
+                for node in [*self.nodes.values(), self.recorder]:  # destroyed below, once the
+                    if node is not None:  # context's graph listener no longer takes in each
+                        self.context.untrack_node(node)  # destruction
                 rclpy.shutdown(context=self.context)
         with phase("destroy"):
             deferred.destroy()

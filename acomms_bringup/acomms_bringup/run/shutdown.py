@@ -18,9 +18,27 @@ multi-threaded executor keeps the managers' services, called one group after ano
 from __future__ import annotations
 
 import contextlib
+import gc
 import time
 
 from acomms_bringup.run.startup import SETTLED_STATES, poll_until, start_in_thread
+
+
+@contextlib.contextmanager
+def collector_paused():
+    """Python's cyclic garbage collector off for the block, everything alive before it left out
+    of later collections (`gc.freeze`): the end of a run allocates a lot (shutdown, summary,
+    plots), and each full collection otherwise walks every object of the run (its record, the
+    nodes, rclpy's entities)."""
+    enabled = gc.isenabled()
+    gc.freeze()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        if enabled:
+            gc.enable()
 
 
 class EndPhases:
