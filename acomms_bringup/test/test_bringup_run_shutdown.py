@@ -6,9 +6,10 @@ executor), each stage bounded in wall time. ROS-free with stand-in managers and 
 from __future__ import annotations
 
 import dataclasses
+import gc
 import time
 
-from acomms_bringup.run.shutdown import shut_down_stages
+from acomms_bringup.run.shutdown import EndPhases, collector_paused, shut_down_stages
 
 
 @dataclasses.dataclass
@@ -100,3 +101,33 @@ def test_a_stage_that_does_not_finish_is_cancelled_after_the_timeout():
     assert problems == ["group v1: shutdown: no answer within 0.2 s"]
     assert resume.tasks[0].cancelled
     assert 0.2 <= time.monotonic() - started < 5.0
+
+
+def test_the_collector_is_paused_for_the_end_and_restored():
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+        assert gc.get_freeze_count() > 0  # what lived before is left out of collections
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # it was off: it stays off
+    finally:
+        gc.enable()
+
+
+def test_end_phases_add_up_in_the_order_met():
+    phases = EndPhases()
+    with phases.phase("lifecycle"):
+        time.sleep(0.02)
+    with phases.phase("destroy"):
+        pass
+    with phases.phase("lifecycle"):
+        time.sleep(0.02)
+    assert list(phases.seconds) == ["lifecycle", "destroy"]
+    assert phases.seconds["lifecycle"] >= 0.04
+    line = phases.line()
+    assert line.startswith(f"{sum(phases.seconds.values()):.1f} s (lifecycle ")
+    assert line.endswith(", destroy 0.0)")
