@@ -390,7 +390,7 @@ class Runner:
     def stop(self) -> list[str]:
         """Stop traffic, shut every group down (reverse order), destroy everything: nodes are
         destroyed only once no thread spins them, and after the context is shut down, with the
-        endpoints the shutdown released (`DeferredEndpoints`: far cheaper then).
+        endpoints the shutdown released (`DeferredEndpoints`: cheaper then).
 
         Returns the problems met (empty when the shutdown was clean)."""
         problems = []
@@ -400,7 +400,7 @@ class Runner:
                 while_paused(self, self.recorder.stop_traffic)
         if self.step_executor is not None:
             with phase("hand_back"):  # spun only if the shutdown has to wait
-                hand_back_executor(self, spin=False)
+                hand_back_executor(self)
         if self.recorder is not None:
             self.recorder.book_unexplained_arrivals()
         if self.clock_mode == "free":
@@ -411,48 +411,10 @@ class Runner:
             self.record.wall_seconds = (time.monotonic() - self._started_wall
                                         if self._started_wall else 0.0)
             with phase("lifecycle"), deferred:
-                problems += self._shut_down_groups()
-        with phase("executor"):
-            self._pause.set()  # the background spin ends: nothing spins the nodes destroyed
-            if self._thread is not None:
-                self._thread.join(timeout=5.0)
-            if self.executor is not None:
-                self.executor.shutdown(timeout_sec=5.0)
-        with phase("context"):
-            if self.context is not None and self.context.ok():
-                for node in [*self.nodes.values(), self.recorder]:  # destroyed below, once the
-                    if node is not None:  # context's graph listener no longer takes in each
-                        self.context.untrack_node(node)  # destruction
-                rclpy.shutdown(context=self.context)
-        with phase("destroy"):
-            deferred.destroy()
-            self._destroy_nodes()
+                problems += shut_down_groups(self)
+        tear_down(self, deferred)
         if self.partition is not None:
             problems += self.partition.stop()
-        return problems
-
-    def _destroy_nodes(self) -> None:
-        for node in [*self.nodes.values(), self.recorder]:
-            if node is not None:
-                try:
-                    node.destroy_node()
-                except Exception:  # already destroyed with a failed startup: nothing to do
-                    pass
-        self.nodes.clear()
-        self.emulated_modems.close()  # after the drivers: no pty closes under a running node
-
-    def _shut_down_groups(self) -> list[str]:
-        """Every settled group down: in-process after stepping (`shutdown`), else through the
-        managers' services, one group after another."""
-        if isinstance(self.executor, SingleThreadedExecutor):
-            return shut_down_stages(self.managers, SHUTDOWN_TIMEOUT_S, self.resume_in_executor)
-        problems = []
-        for group, manager in reversed(self.managers):
-            if manager.manager_state not in SETTLED_STATES:
-                continue  # start-up interrupted: destroy_node below releases its nodes
-            ok, message = self.call_manager(group, "shutdown")
-            if not ok:
-                problems.append(f"group {group.name}: {message}")
         return problems
 
     # ---- helpers (also used by tests) ------------------------------------------------------
@@ -518,3 +480,46 @@ def run_free(runner: Runner, duration_s: float) -> None:
             raise RunError(f"simulated time stopped at {elapsed:.1f} s "
                            f"(no /clock for {STALL_TIMEOUT_S:g} wall s)")
         time.sleep(0.05)
+
+
+def shut_down_groups(runner: Runner) -> list[str]:
+    """Every settled group of `runner` down: in-process after stepping (`shutdown`), else
+    through the managers' services, one group after another; the problems met."""
+    if isinstance(runner.executor, SingleThreadedExecutor):
+        return shut_down_stages(runner.managers, SHUTDOWN_TIMEOUT_S, runner.resume_in_executor)
+    problems = []
+    for group, manager in reversed(runner.managers):
+        if manager.manager_state not in SETTLED_STATES:
+            continue  # start-up interrupted: destroy_node releases its nodes
+        ok, message = runner.call_manager(group, "shutdown")
+        if not ok:
+            problems.append(f"group {group.name}: {message}")
+    return problems
+
+
+def tear_down(runner: Runner, deferred: DeferredEndpoints) -> None:
+    """After the groups' shutdown: no thread spins the nodes any more, the context is shut down,
+    then the endpoints `deferred` kept and every node are destroyed (rclpy's shutdown would
+    destroy the nodes first, while the context is up: the higher cost, `DeferredEndpoints`)."""
+    phase = runner.end_phases.phase
+    with phase("executor"):
+        runner._pause.set()  # the background spin ends
+        if runner._thread is not None:
+            runner._thread.join(timeout=5.0)
+        if runner.executor is not None:
+            runner.executor.shutdown(timeout_sec=5.0)
+    nodes = [node for node in [*runner.nodes.values(), runner.recorder] if node is not None]
+    with phase("context"):
+        if runner.context is not None and runner.context.ok():
+            for node in nodes:
+                runner.context.untrack_node(node)
+            rclpy.shutdown(context=runner.context)
+    with phase("destroy"):
+        deferred.destroy()
+        for node in nodes:
+            try:
+                node.destroy_node()
+            except Exception:  # already destroyed with a failed startup: nothing to do
+                pass
+        runner.nodes.clear()
+        runner.emulated_modems.close()  # after the drivers: no pty closes under a running node

@@ -178,12 +178,12 @@ class SteppedRun:
             time.sleep(min(wait, THROTTLE_SLICE_S))
 
 
-def hand_back_executor(runner, spin: bool = True) -> None:
+def hand_back_executor(runner) -> None:
     """After stepping, a SingleThreadedExecutor holds `runner`'s nodes again for the shutdown:
     the one that stepped (it owns the run's tasks and futures) or, after the EventsExecutor (not
-    made for a second thread creating clients meanwhile), a fresh one with every node; `spin`:
-    spun in the background (else the shutdown spins it only if it has to wait:
-    `Runner.resume_in_executor`). Not a multi-threaded one: the shutdown's transitions destroy
+    made for a second thread creating clients meanwhile), a fresh one with every node; not spun
+    (the shutdown runs in the caller's thread) unless a shutdown has to wait for something
+    (`Runner.resume_in_executor`). Not a multi-threaded one: the shutdown's transitions destroy
     publishers and subscriptions, and rclpy's MultiThreadedExecutor, building its wait set in
     its spin thread while a transition destroys in a worker thread, adds the destroyed QoS event
     handler anyway and raises InvalidHandle out of spin (rclpy issue 1284). The start-up
@@ -200,5 +200,3 @@ def hand_back_executor(runner, spin: bool = True) -> None:
             events.remove_node(node)
             runner.executor.add_node(node)
         events.shutdown()
-    if spin:
-        runner.spin_in_background()

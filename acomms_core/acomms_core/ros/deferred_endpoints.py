@@ -4,9 +4,9 @@ Destroying one publisher, subscription, service or client costs Fast DDS time in
 every endpoint of the process (it unmatches the endpoint from every local one and looks through
 all the readers or writers of the participant). Bringing 64 vehicles' nodes down (deactivate,
 clean up: most of the process's 6,000 endpoints released one by one during the transitions)
-took about 27 s of a loaded 2-core machine; destroyed together after the context is shut down, the same endpoints
-and the nodes took about half of that (bench/sim_scale.py, the end line's `lifecycle` and
-`destroy` phases).
+took about 27 s of a loaded 2-core machine; destroyed together after the context is shut
+down, the same endpoints and the nodes took about half of that (bench/sim_scale.py, the end
+line's `lifecycle` and `destroy` phases).
 
 `DeferredEndpoints` is that order for a process that is about to end: while it is open (`with
 deferred:`), `ros_support.destroy_entities` (what nodes use to release what they created) takes
