@@ -6,8 +6,9 @@ Printed per N: start-up wall s, run wall s, simulated/wall ratio, clock steps, t
 (`us/step`: run wall µs per step, callbacks included, and `us/step/veh` that per vehicle), messages
 delivered, peak RSS of that process (`rss_MB`), its RSS sampled every 0.25 s: the peak from the
 start until the run's end (`rss_run_MB`: start-up and run) and after it (`rss_end_MB`: the end of
-the run, shutdown, summary and outputs; `end_s`: that end's wall s), and whether summary.json and
-messages.csv equal the reference run's (wall-time fields aside). The reference is the same scenario
+the run, shutdown, summary and outputs; `end_s`: that end's wall s; under the row, acomms_run's
+line of that end's phases and `exit`: the s from that line to the process's exit), and whether
+summary.json and messages.csv equal the reference run's (wall-time fields aside). The reference is the same scenario
 at a slow warp (`--reference-warp`, default 20) for N up to `--reference-max-n` (a slow run of 64
 vehicles for an hour takes a long time); larger N print "-". Writes a PNG of the ratio and the
 start-up time vs N.
