@@ -8,9 +8,10 @@ delivered, peak RSS of that process (`rss_MB`), its RSS sampled every 0.25 s: th
 start until the run's end (`rss_run_MB`: start-up and run) and after it (`rss_end_MB`: the end of
 the run, shutdown, summary and outputs; `end_s`: that end's wall s; under the row, acomms_run's
 line of that end's phases and `exit`: the s from that line to the process's exit), and whether
-summary.json and messages.csv equal the reference run's (wall-time fields aside). The reference is the same scenario
-at a slow warp (`--reference-warp`, default 20) for N up to `--reference-max-n` (a slow run of 64
-vehicles for an hour takes a long time); larger N print "-". Writes a PNG of the ratio and the
+summary.json and messages.csv equal the reference run's (wall-time fields aside). The reference
+is the same scenario at a slow warp (`--reference-warp`, default 20) for N up to
+`--reference-max-n` (a slow run of 64 vehicles for an hour takes a long time); larger N print
+"-". Writes a PNG of the ratio and the
 start-up time vs N.
 The runs use this shell's ROS_DOMAIN_ID when it is set (on a shared machine, set your own).
 Each row also gives the DDS endpoints of the run's process per vehicle (what acomms_run counts
