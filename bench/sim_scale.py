@@ -6,10 +6,12 @@ Printed per N: start-up wall s, run wall s, simulated/wall ratio, clock steps, t
 (`us/step`: run wall µs per step, callbacks included, and `us/step/veh` that per vehicle), messages
 delivered, peak RSS of that process (`rss_MB`), its RSS sampled every 0.25 s: the peak from the
 start until the run's end (`rss_run_MB`: start-up and run) and after it (`rss_end_MB`: the end of
-the run, shutdown, summary and outputs; `end_s`: that end's wall s), and whether summary.json and
-messages.csv equal the reference run's (wall-time fields aside). The reference is the same scenario
-at a slow warp (`--reference-warp`, default 20) for N up to `--reference-max-n` (a slow run of 64
-vehicles for an hour takes a long time); larger N print "-". Writes a PNG of the ratio and the
+the run, shutdown, summary and outputs; `end_s`: that end's wall s; under the row, acomms_run's
+line of that end's phases and `exit`: the s from that line to the process's exit), and whether
+summary.json and messages.csv equal the reference run's (wall-time fields aside). The reference
+is the same scenario at a slow warp (`--reference-warp`, default 20) for N up to
+`--reference-max-n` (a slow run of 64 vehicles for an hour takes a long time); larger N print
+"-". Writes a PNG of the ratio and the
 start-up time vs N.
 The runs use this shell's ROS_DOMAIN_ID when it is set (on a shared machine, set your own).
 Each row also gives the DDS endpoints of the run's process per vehicle (what acomms_run counts
@@ -57,6 +59,8 @@ from acomms_bringup.run.report import WALL_TIME_KEYS  # noqa: E402
 EXTRA_ARGS: list[str] = []  # --no-mcap: the simulation without the run.mcap recording
 # acomms_run's line once every node is active
 ENDPOINTS_LINE = re.compile(r"all nodes active in .*\((\d+) DDS endpoints, (\d+) per vehicle")
+# acomms_run's last line: the end's wall s by phase (after it: the process exits)
+END_LINE = re.compile(r"the end of the run took (.*)$", re.MULTILINE)
 
 
 def domain_id(default: int) -> int:
@@ -108,11 +112,13 @@ def run_once(scenario: pathlib.Path, out: pathlib.Path, warp: str, domain: int,
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True)
     sampler = RssSampler(process.pid)
-    lines, running_at = [], None
+    lines, running_at, end_line_at = [], None, None
     for line in process.stdout:  # before waiting: a summary longer than the pipe holds
         lines.append(line)       # would otherwise block the run
         if running_at is None and ENDPOINTS_LINE.search(line):
             running_at = time.monotonic()
+        if END_LINE.search(line):
+            end_line_at = time.monotonic()
     process.stdout.close()
     _, status, usage = os.wait4(process.pid, 0)
     ended = time.monotonic()
@@ -131,6 +137,8 @@ def run_once(scenario: pathlib.Path, out: pathlib.Path, warp: str, domain: int,
             "rss_end_mb": None if run_end is None else sampler.peak(run_end, ended),
             "end_wall_s": None if run_end is None else round(ended - run_end, 1),
             "process_wall_s": wall_s(started, ended),
+            "end_phases": (ended_at[1] if (ended_at := END_LINE.search(output)) else "-")
+            + ("" if end_line_at is None else f", exit {ended - end_line_at:.1f}"),
             "endpoints_per_vehicle": int(found[2]) if found else None}
 
 
@@ -239,6 +247,7 @@ def print_row(row: dict, rows: list[dict]) -> None:
               same_as(mode_name(False, processes)) if lean else "-",
               same_as(mode_name(lean, 1)), row["profile"])
     print("  ".join(f"{v!s:>11}" for v in values), flush=True)
+    print(f"{'':>11}  end of the run: {row['run']['end_phases']}", flush=True)
 
 
 def main() -> int:

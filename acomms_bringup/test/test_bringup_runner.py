@@ -13,6 +13,7 @@ import importlib.util
 import io
 import json
 import pathlib
+import re
 import subprocess
 import time
 
@@ -132,6 +133,11 @@ def test_demo_runs_and_reports_delivered_messages(tmp_path, capsys):
                                                                 "destination", "sent")}
         assert sum(fates.values()) == int(row["sent"]) and fates["unknown"] == 0, row
     assert f"Wrote {out}/" in printed.out
+    last = printed.out.strip().splitlines()[-1]  # how long the end took, by phase
+    assert re.fullmatch(r"acomms_run: the end of the run took [\d.]+ s \(release_clocks "
+                        r"[\d.]+, mcap [\d.]+, stop_traffic [\d.]+, hand_back [\d.]+, "
+                        r"lifecycle [\d.]+, .*context [\d.]+, destroy [\d.]+, "
+                        r"summary [\d.]+, outputs [\d.]+\)", last), last
 
 
 def bad_scenario(tmp_path, edit):

@@ -205,8 +205,7 @@ def test_a_lazy_clock_reads_the_step_time_in_its_nodes_callbacks(ros):
 def test_nodes_made_without_clock_subscriptions_are_adopted_and_given_one_back():
     from acomms_sim.clock.local_clocks import without_clock_subscriptions
 
-    context = Context()
-    rclpy.init(context=context, domain_id=int(os.environ.get("ROS_DOMAIN_ID", "0")))
+    context = private_context()
     made = []
     try:
         with without_clock_subscriptions():
@@ -226,4 +225,25 @@ def test_nodes_made_without_clock_subscriptions_are_adopted_and_given_one_back()
     finally:
         for node in made:
             node.destroy_node()
-        rclpy.shutdown(context=context)
+        context.shutdown()
+
+
+def test_release_without_resubscribing_leaves_no_clock_subscription_and_adopts_again(ros):
+    """The end of a run: the nodes keep the last time, no /clock reader is created for nodes
+    about to be destroyed; a later run adopts them again and steps on."""
+    stepper, nodes, ran = ros
+    clocks = LocalClocks(nodes, lazy=True)
+    clocks.adopt()
+    stepper.driven = clocks.clock_ids()
+    step(stepper, clocks, 1 * S)
+    clocks.release(resubscribe=False)
+    assert [clock_subscriptions(n) for n in nodes] == [0, 0, 0, 0]
+    assert all(n.get_clock().now().nanoseconds == 1 * S for n in nodes)
+    assert all(type(n.get_clock()).__name__ == "ROSClock" for n in nodes)
+    clocks = LocalClocks(nodes)
+    assert clocks.adopt() == 4
+    ran.clear()
+    step(stepper, clocks, 2 * S)
+    assert sorted(ran) == ["a", "b", "c", "d"]
+    clocks.release()
+    assert [clock_subscriptions(n) for n in nodes] == [1, 1, 1, 1]

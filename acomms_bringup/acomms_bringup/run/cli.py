@@ -59,6 +59,7 @@ from acomms_bringup.run import report
 from acomms_bringup.run.live_view import DEFAULT_HOST, DEFAULT_PORT
 from acomms_bringup.run.run_outputs import RUNS_DIR, RunOutputs, default_out_dir
 from acomms_bringup.run.runner import CLOCK_MODES, RunError, Runner, RunStopped, run_endpoints
+from acomms_bringup.run.shutdown import collector_paused
 from acomms_core.ros.interrupts import Interrupted, process_stop_signals
 from acomms_sim.clock.events_stepper import STEP_EXECUTORS
 from acomms_sim.clock.stepping import DEFAULT_STEP_TIMEOUT_S, parse_warp
@@ -188,24 +189,36 @@ def _bring_up_and_run(runner: Runner, arguments, out) -> None:
 
 def _finish(runner: Runner, outputs: RunOutputs, out,
             interrupted: Interrupted | None = None) -> int:
-    """Shut down, print the summary, write the outputs; the exit status."""
+    """Shut down, print the summary, write the outputs (the garbage collector paused); the exit
+    status."""
+    with collector_paused():
+        return _finish_run(runner, outputs, out, interrupted)
+
+
+def _finish_run(runner: Runner, outputs: RunOutputs, out,
+                interrupted: Interrupted | None = None) -> int:
+    phase = runner.end_phases.phase
     runner.record.bridges = runner.bridge_summaries()
-    outputs.close()
+    with phase("mcap"):
+        outputs.close()
     problems = runner.stop()
     for problem in problems:
         print(f"acomms_run: shutdown: {problem}", file=sys.stderr)
-    outputs.finish(runner.record, runner.scenario, runner.start_s)
-    summary = report.summarize(runner.record)
+    with phase("summary"):
+        outputs.finish(runner.record, runner.scenario, runner.start_s)
+        summary = report.summarize(runner.record)
     out_dir = outputs.out_dir
     print(report.format_summary(summary), file=out)
     try:
-        paths = report.write_outputs(runner.record, summary, pathlib.Path(out_dir))
+        with phase("outputs"):
+            paths = report.write_outputs(runner.record, summary, pathlib.Path(out_dir))
     except OSError as exc:
         print(f"acomms_run: cannot write outputs to {out_dir}: {exc}", file=sys.stderr)
         return 1
     if outputs.sink is not None:
         paths.append(outputs.mcap_path)
     print(f"\nWrote {out_dir}/: {', '.join(p.name for p in paths)}", file=out)
+    print(f"acomms_run: the end of the run took {runner.end_phases.line()}", file=out)
     if interrupted is not None:
         return interrupted.exit_status
     return 1 if problems else 0

@@ -53,7 +53,7 @@ from acomms_bringup.run.partitioned import Partition
 from acomms_bringup.run.progress import Progress
 from acomms_bringup.run.recorder import Recorder
 from acomms_bringup.run.run_errors import RunError, RunStopped  # noqa: F401 (re-exported)
-from acomms_bringup.run.shutdown import shut_down_stages
+from acomms_bringup.run.shutdown import EndPhases, shut_down_stages
 from acomms_bringup.run.startup import (
     SETTLED_STATES,
     GroupFailed,
@@ -66,6 +66,7 @@ from acomms_bringup.run.stepped_run import SteppedRun, hand_back_executor
 from acomms_bringup.run.traffic import TrafficError, plan_traffic
 from acomms_core.modems.profile import ModemProfile
 from acomms_core.modems.registry import MODEM_PROFILE_PARAMETER, modem_profile
+from acomms_core.ros.deferred_endpoints import DeferredEndpoints
 from acomms_core.ros.ros_support import lifecycle_state_label, now_s
 from acomms_sim.clock.events_stepper import default_step_executor
 from acomms_sim.clock.stepping import (
@@ -236,6 +237,7 @@ class Runner:
         self._started_wall = 0.0
         self.start_s = 0.0
         self.startup_phases: dict[str, float] = {}
+        self.end_phases = EndPhases()  # wall s of the end of the run, by phase
         # callables(runner) run once every group is up, before the traffic starts (issue 21:
         # MCAP recording, live view)
         self.started_hooks: list = []
@@ -379,6 +381,14 @@ class Runner:
 
         return next(n for n in self.nodes.values() if isinstance(n, SimClockNode))
 
+    def resume_in_executor(self, coroutine):
+        """A started coroutine (a shutdown that has to wait) as a task of the executor, spun in
+        the background from now on."""
+        task = self.executor.create_task(coroutine)
+        if self._thread is None or not self._thread.is_alive():
+            self.spin_in_background()
+        return task
+
     def spin_in_background(self) -> None:
         """Spin self.executor in a background thread until `_pause` is set or shutdown."""
         self._pause.clear()
@@ -388,46 +398,30 @@ class Runner:
 
     def stop(self) -> list[str]:
         """Stop traffic, shut every group down (reverse order), destroy everything: nodes are
-        destroyed only once no thread spins them.
+        destroyed only once no thread spins them, and after the context is shut down, with the
+        endpoints the shutdown released (`DeferredEndpoints`: cheaper then).
 
         Returns the problems met (empty when the shutdown was clean)."""
         problems = []
-        if self.recorder is not None:  # a free run's spin thread goes on meanwhile: what it
-            self.recorder.stop_traffic()  # meets destroyed is `destroyed_while_waiting`
+        phase = self.end_phases.phase
+        if self.recorder is not None:  # after stepping no thread spins the recorder until the
+            with phase("stop_traffic"):  # hand-back; a free run's spin thread goes on: what it
+                self.recorder.stop_traffic()  # meets destroyed is `destroyed_while_waiting`
         if self.step_executor is not None:
-            hand_back_executor(self)
+            with phase("hand_back"):  # spun only if the shutdown has to wait
+                hand_back_executor(self)
         if self.recorder is not None:
             self.recorder.book_unexplained_arrivals()
         if self.clock_mode == "free":
             self.check_fell_behind()
+        deferred = DeferredEndpoints()
         if self.recorder is not None:
             self.record.end_s = max(0.0, self.sim_elapsed_s())
             self.record.wall_seconds = (time.monotonic() - self._started_wall
                                         if self._started_wall else 0.0)
-            stepped = isinstance(self.executor, SingleThreadedExecutor)  # in-process: `shutdown`
-            if stepped:
-                problems += shut_down_stages(self.executor, self.managers, SHUTDOWN_TIMEOUT_S)
-            for group, manager in [] if stepped else reversed(self.managers):
-                if manager.manager_state not in SETTLED_STATES:
-                    continue  # start-up interrupted: destroy_node below releases its nodes
-                ok, message = self.call_manager(group, "shutdown")
-                if not ok:
-                    problems.append(f"group {group.name}: {message}")
-        self._pause.set()  # the background spin ends: nothing spins the nodes destroyed below
-        if self._thread is not None:
-            self._thread.join(timeout=5.0)
-        if self.executor is not None:
-            self.executor.shutdown(timeout_sec=5.0)
-        for node in [*self.nodes.values(), self.recorder]:
-            if node is not None:
-                try:
-                    node.destroy_node()
-                except Exception:  # already destroyed with a failed startup: nothing to do
-                    pass
-        self.nodes.clear()
-        self.emulated_modems.close()  # after the drivers: no pty closes under a running node
-        if self.context is not None and self.context.ok():
-            rclpy.shutdown(context=self.context)
+            with phase("lifecycle"), deferred:
+                problems += shut_down_groups(self)
+        tear_down(self, deferred)
         if self.partition is not None:
             problems += self.partition.stop()
         return problems
@@ -495,3 +489,46 @@ def run_free(runner: Runner, duration_s: float) -> None:
             raise RunError(f"simulated time stopped at {elapsed:.1f} s "
                            f"(no /clock for {STALL_TIMEOUT_S:g} wall s)")
         time.sleep(0.05)
+
+
+def shut_down_groups(runner: Runner) -> list[str]:
+    """Every settled group of `runner` down: in-process after stepping (`shutdown`), else
+    through the managers' services, one group after another; the problems met."""
+    if isinstance(runner.executor, SingleThreadedExecutor):
+        return shut_down_stages(runner.managers, SHUTDOWN_TIMEOUT_S, runner.resume_in_executor)
+    problems = []
+    for group, manager in reversed(runner.managers):
+        if manager.manager_state not in SETTLED_STATES:
+            continue  # start-up interrupted: destroy_node releases its nodes
+        ok, message = runner.call_manager(group, "shutdown")
+        if not ok:
+            problems.append(f"group {group.name}: {message}")
+    return problems
+
+
+def tear_down(runner: Runner, deferred: DeferredEndpoints) -> None:
+    """After the groups' shutdown: no thread spins the nodes any more, the context is shut down,
+    then the endpoints `deferred` kept and every node are destroyed (rclpy's shutdown would
+    destroy the nodes first, while the context is up: the higher cost, `DeferredEndpoints`)."""
+    phase = runner.end_phases.phase
+    with phase("executor"):
+        runner._pause.set()  # the background spin ends
+        if runner._thread is not None:
+            runner._thread.join(timeout=5.0)
+        if runner.executor is not None:
+            runner.executor.shutdown(timeout_sec=5.0)
+    nodes = [node for node in [*runner.nodes.values(), runner.recorder] if node is not None]
+    with phase("context"):
+        if runner.context is not None and runner.context.ok():
+            for node in nodes:
+                runner.context.untrack_node(node)
+            rclpy.shutdown(context=runner.context)
+    with phase("destroy"):
+        deferred.destroy()
+        for node in nodes:
+            try:
+                node.destroy_node()
+            except Exception:  # already destroyed with a failed startup: nothing to do
+                pass
+        runner.nodes.clear()
+        runner.emulated_modems.close()  # after the drivers: no pty closes under a running node

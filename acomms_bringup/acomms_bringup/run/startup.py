@@ -127,16 +127,24 @@ def spin_executor_until(executor, slice_s: float = 0.1) -> SpinUntil:
     return spin_until
 
 
-def run_until_suspended(coroutine):
-    """Run a coroutine in this thread until it ends (then None) or first waits for something
-    (then the coroutine, for an executor to resume: rclpy's Task resumes a started one)."""
-    if coroutine is None:
-        return None
+def start_in_thread(coroutine):
+    """Run `coroutine` in this thread until it ends or first waits for something: (True, what
+    it returned) or (False, the started coroutine, for an executor to resume: rclpy's Task
+    resumes a started one)."""
     try:
         coroutine.send(None)
-    except StopIteration:
+    except StopIteration as stop:
+        return True, stop.value
+    return False, coroutine
+
+
+def run_until_suspended(coroutine):
+    """Run a coroutine in this thread until it ends (then None) or first waits for something
+    (then the coroutine, for an executor to resume)."""
+    if coroutine is None:
         return None
-    return coroutine
+    finished, started = start_in_thread(coroutine)
+    return None if finished else started
 
 
 @dataclasses.dataclass

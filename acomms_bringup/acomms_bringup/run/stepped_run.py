@@ -17,8 +17,10 @@ step; `AWAITED.stepping()` tells the callers not to abandon calls on wall-clock 
 acomms_core.ros.service_calls). A callback that
 raises or a step that does not finish within the step timeout becomes `RunStopped` (one line: the
 node and the simulated time); the runner's checkpoint (a stop signal) is polled between steps,
-while throttled and while waiting for Tocks. After the run the runner spins an executor in the
-background again for the shutdown.
+while throttled and while waiting for Tocks. After the run the nodes' clocks stay at the last
+step's time without /clock subscriptions (`LocalClocks.release(resubscribe=False)`: the
+shutdown follows, and a later run adopts them again), and a SingleThreadedExecutor takes the
+nodes back for the shutdown (`hand_back_executor`).
 """
 
 from __future__ import annotations
@@ -107,8 +109,9 @@ class SteppedRun:
         finally:
             runner.stats.callbacks = stepper.callbacks
             runner.record.steps = runner.stats.steps
-            stepper.close()
-            clocks.release()
+            with runner.end_phases.phase("release_clocks"):
+                stepper.close()
+                clocks.release(resubscribe=False)  # a later run adopts them again
 
     def _wait_for_local_services(self, stepper, start_ns: int) -> None:
         """Before time moves: every client whose server runs in this process sees it ready
@@ -176,13 +179,15 @@ class SteppedRun:
 
 
 def hand_back_executor(runner) -> None:
-    """After stepping, a SingleThreadedExecutor spins `runner`'s nodes in the background again
-    for the shutdown: the one that stepped (it owns the run's tasks and futures) or, after the
-    EventsExecutor (not made for a second thread creating clients meanwhile), a fresh one with
-    every node. Not a multi-threaded one: the shutdown's transitions destroy publishers and
-    subscriptions, and rclpy's MultiThreadedExecutor, building its wait set in its spin thread
-    while a transition destroys in a worker thread, adds the destroyed QoS event handler anyway
-    and raises InvalidHandle out of spin (rclpy issue 1284). The start-up executor is retired."""
+    """After stepping, a SingleThreadedExecutor holds `runner`'s nodes again for the shutdown:
+    the one that stepped (it owns the run's tasks and futures) or, after the EventsExecutor (not
+    made for a second thread creating clients meanwhile), a fresh one with every node; not spun
+    (the shutdown runs in the caller's thread) unless a shutdown has to wait for something
+    (`Runner.resume_in_executor`). Not a multi-threaded one: the shutdown's transitions destroy
+    publishers and subscriptions, and rclpy's MultiThreadedExecutor, building its wait set in
+    its spin thread while a transition destroys in a worker thread, adds the destroyed QoS event
+    handler anyway and raises InvalidHandle out of spin (rclpy issue 1284). The start-up
+    executor is retired."""
     from rclpy.executors import SingleThreadedExecutor
 
     retired, runner.executor, runner.step_executor = (runner.executor, runner.step_executor,
@@ -195,4 +200,3 @@ def hand_back_executor(runner) -> None:
             events.remove_node(node)
             runner.executor.add_node(node)
         events.shutdown()
-    runner.spin_in_background()

@@ -279,13 +279,16 @@ class ListedLongEnough:
 
 def destroy_entities(node, entities: Iterable[Any]) -> None:
     """Destroy the publishers, services, subscriptions, clients and timers a node created (e.g. in
-    on_cleanup), each with the node method for its type."""
+    on_cleanup), each with the node method for its type; while endpoints are deferred (the end of
+    a run: `deferred_endpoints`), the DDS endpoints only leave their node, destroyed later."""
     from rclpy.client import Client
     from rclpy.lifecycle import LifecyclePublisher
     from rclpy.publisher import Publisher
     from rclpy.service import Service
     from rclpy.subscription import Subscription
     from rclpy.timer import Timer
+
+    from acomms_core.ros.deferred_endpoints import deferring
 
     # A plain rclpy Node (no lifecycle publishers) may use this too.
     destroy_lifecycle_publisher = getattr(node, "destroy_lifecycle_publisher",
@@ -294,11 +297,15 @@ def destroy_entities(node, entities: Iterable[Any]) -> None:
                   (Publisher, node.destroy_publisher),
                   (Service, node.destroy_service), (Subscription, node.destroy_subscription),
                   (Client, node.destroy_client), (Timer, node.destroy_timer))
+    deferred = deferring()
     for entity in entities:
         destroy = next((d for kind, d in destroyers if isinstance(entity, kind)), None)
         if destroy is None:
             raise TypeError(f"cannot destroy {entity!r}")
-        destroy(entity)
+        if deferred is not None and not isinstance(entity, Timer):
+            deferred.release(destroy, entity)
+        else:
+            destroy(entity)
 
 
 def lifecycle_state_label(node) -> str:

@@ -15,7 +15,8 @@ another node's timer looks for it).
   subscription (the node keeps `use_sim_time` true and its clock keeps ROS time active);
 - `set_ns(t)`: set every adopted clock to t, node after node (the TimeSource's cached time too,
   so a clock attached later starts there), firing the same jump callbacks /clock would;
-- `release()`: give the TimeSources their /clock subscriptions back (after the run).
+- `release()`: give the TimeSources their /clock subscriptions back (after the run;
+  `release(resubscribe=False)` leaves them without, for nodes about to be destroyed).
 
 Lazy (`LocalClocks(nodes, lazy=True)`, issue 30 item 3: a step costs what is due, not the node
 count): `set_ns(t, due)` sets only the clocks of the nodes in `due` (those with a ROS-time timer
@@ -173,9 +174,11 @@ class LocalClocks:
         """The ids of the clocks this object sets (a stepper need not ask them the time)."""
         return {id(clock) for source in self._sources for clock in source._associated_clocks}
 
-    def release(self) -> None:
+    def release(self, resubscribe: bool = True) -> None:
         """Every clock to the last time set; give every adopted TimeSource its /clock
-        subscription back (if still ROS time)."""
+        subscription back (if still ROS time). `resubscribe=False`: not (a run that ends: its
+        nodes are about to be destroyed, and creating one DDS reader per node then costs what
+        the nodes' whole run did at 100+ vehicles; a later `adopt()` works either way)."""
         if self._now is not None:
             for source in self._sources:
                 self._set_source(source)
@@ -188,7 +191,7 @@ class LocalClocks:
                     del clock._acomms_owner
                 if hasattr(clock, SET_NS):
                     delattr(clock, SET_NS)
-            if source.ros_time_is_active and source._get_node() is not None:
+            if resubscribe and source.ros_time_is_active and source._get_node() is not None:
                 try:
                     source._subscribe_to_clock_topic()
                 except Exception:  # the node was destroyed meanwhile: nothing to give back
