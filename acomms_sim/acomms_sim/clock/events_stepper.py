@@ -95,6 +95,17 @@ def make_events_executor(context):
             faulthandler.enable = enable
 
 
+def _entity_count(node) -> int:
+    """The node's subscriptions, services, timers and clients (rclpy keeps them in private
+    lists; this is the one place that counts them there: no generator per kind)."""
+    try:
+        return (len(node._subscriptions) + len(node._services) + len(node._timers)
+                + len(node._clients))
+    except (AttributeError, TypeError):
+        return sum(1 for kind in (node.subscriptions, node.services, node.timers, node.clients)
+                   for _ in kind)
+
+
 def _counting(callback, owner, stepper: EventsStepper, bookkeeping: bool):
     """`callback` of node `owner` counted, naming the node when it raises, its clock brought to
     the step time first (lazy `LocalClocks`); same signature and coroutine-ness (rclpy passes
@@ -186,8 +197,7 @@ class EventsStepper(DrivenClocks):
             return
         self._node_count = node_count  # a node added: its entities are wrapped at once
         nodes = self.nodes
-        count = sum(1 for node in nodes for kind in (node.subscriptions, node.services,
-                                                     node.timers, node.clients) for _ in kind)
+        count = sum(map(_entity_count, nodes))
         if count == self._entity_count:
             return
         self._entity_count = count
