@@ -3,6 +3,7 @@ timers due at one simulated time run in that order on the EventsExecutor (the /c
 order, which came from discovery, made the order and so results change from run to run)."""
 
 import os
+import random
 
 import pytest
 import rclpy
@@ -210,3 +211,43 @@ def test_a_lazy_clock_reads_the_step_time_in_its_nodes_callbacks(ros):
         for node in (talker, listener):
             executor.remove_node(node)
             node.destroy_node()
+
+
+def test_the_deadline_heap_answers_what_reading_every_timer_answers(ros):
+    """Issue 30: a step asks `due_and_next` (a heap: the due timers and the earliest after
+    them) instead of every timer's deadline; through period changes, cancels, resets, new and
+    destroyed timers and time moving on, it says what reading every timer says."""
+    _stepper, nodes, _ran = ros
+    clocks = LocalClocks(nodes)
+    clocks.adopt()
+    clocks.set_ns(0)
+    cached = CachedTimerDeadlines(clocks.clock_ids())
+    rng = random.Random(30)
+    extra = []
+    for now_ns in range(0, 12 * S, S // 2):
+        clocks.set_ns(now_ns)
+        node = rng.choice(nodes)
+        action = rng.randrange(5)
+        if action == 0 and node.timers:
+            timer = rng.choice(list(node.timers))
+            timer.timer_period_ns = rng.choice([S // 4, S, 3 * S])
+            timer.reset()
+        elif action == 1 and node.timers:
+            rng.choice(list(node.timers)).cancel()
+        elif action == 2:
+            extra.append((node, node.create_timer(rng.choice([0.5, 2.0]), lambda: None)))
+        elif action == 3 and extra:
+            owner, timer = extra.pop(rng.randrange(len(extra)))
+            owner.destroy_timer(timer)
+        every = TimerDeadlines(clocks.clock_ids()).deadlines_ns(nodes, now_ns)
+        later = [d for d in every if d > now_ns]
+        expected = sorted(d for d in every if d <= now_ns or d == min(later, default=None))
+        assert sorted(cached.due_and_next(nodes, now_ns)) == expected
+        at_ns = min(later, default=now_ns)
+        assert ({id(n) for n in cached.due_nodes(at_ns)}
+                == {id(n) for n, t in ((n, t) for n in nodes for t in n.timers)
+                    if t.time_until_next_call() is not None
+                    and now_ns + t.time_until_next_call() <= at_ns})
+    assert cached.reads < 4 * len(range(0, 12 * S, S // 2))  # not every timer at every step
+    clocks.release()
+    cached.release()

@@ -132,9 +132,9 @@ class CachedTimerDeadlines(TimerDeadlines):
         """A timer's deadline just read: cached, and in the heap (its older entries go stale)."""
         cached[2] = deadline
         self.reads += 1
+        self._seq += 1
+        cached[3] = self._seq  # canceled (None) too: its older entries are stale
         if deadline is not None:
-            self._seq += 1
-            cached[3] = self._seq
             heapq.heappush(self._heap, (deadline, self._seq, id(cached[0])))
 
     def _live(self, entry: tuple[int, int, int]) -> list | None:

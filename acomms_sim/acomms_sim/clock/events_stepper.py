@@ -266,8 +266,8 @@ class EventsStepper(DrivenClocks):
             clock = node.get_clock()
             if clock.ros_time_is_active and clock.now().nanoseconds < now_ns:
                 return [f"{node_name(node)} (its clock has not reached the step yet)"]
-        deadlines = self._timers.due_and_next(nodes, now_ns)
-        if deadlines and deadlines[0] <= now_ns:
+        deadlines = self._pending_deadlines(nodes, now_ns)
+        if any(deadline <= now_ns for deadline in deadlines):
             due = self._timers.first_due
             if due is not None and self.local_clocks is not None:
                 self.local_clocks.sync_node(due)  # a lazy clock not yet at the step: it is now
@@ -322,11 +322,18 @@ class EventsStepper(DrivenClocks):
             self.watchdog.what = f"{last}: step"
             raise StepTimeout(self.watchdog.message(sim_s))
 
+    def _pending_deadlines(self, nodes, now_ns: int | None) -> list[int]:
+        """The timer deadlines a step needs: due ones and the earliest after now_ns (the
+        `CachedTimerDeadlines` heap), or every one (plain `TimerDeadlines`, no now_ns)."""
+        due_and_next = getattr(self._timers, "due_and_next", None)
+        if due_and_next is None or now_ns is None:
+            return self._timers.deadlines_ns(nodes, now_ns)
+        return due_and_next(nodes, now_ns)
+
     def next_deadline_ns(self) -> list[int]:
         deadlines, self._final_deadlines = self._final_deadlines, None
         if deadlines is None:
-            deadlines = (self._timers.deadlines_ns(self.nodes) if self._now_ns is None
-                         else self._timers.due_and_next(self.nodes, self._now_ns))
+            deadlines = self._pending_deadlines(self.nodes, self._now_ns)
         future = [d for d in deadlines if self._now_ns is None or d > self._now_ns]
         self._earliest_deadline_ns = min(future, default=None)
         return deadlines
