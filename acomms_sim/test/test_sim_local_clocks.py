@@ -2,6 +2,8 @@
 timers due at one simulated time run in that order on the EventsExecutor (the /clock delivery
 order, which came from discovery, made the order and so results change from run to run)."""
 
+import random
+
 import pytest
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -132,7 +134,8 @@ def test_lazy_clocks_set_only_the_due_nodes_and_the_others_on_first_read(ros):
     clocks.set_ns(0)
     stepper.use_clocks(clocks)
     stepper.drain(0.0, now_ns=0)
-    assert sorted(stepper.next_deadline_ns()) == [1 * S, 1 * S, 1 * S, 3 * S]
+    # a step asks for the earliest deadlines only (a heap of them: b's 3 s is not looked at)
+    assert sorted(stepper.next_deadline_ns()) == [1 * S, 1 * S, 1 * S]
     due = stepper.due_nodes(1 * S)
     assert sorted(n.get_name() for n in due) == ["local_clock_a", "local_clock_c",
                                                  "local_clock_d"]
@@ -143,7 +146,8 @@ def test_lazy_clocks_set_only_the_due_nodes_and_the_others_on_first_read(ros):
     stepper.drain(1.0, now_ns=1 * S)
     assert ran == ["d", "c", "a"]  # LocalClocks order, not the order `due` came in
     # ...its deadline is still read right, and it reads the step time once asked
-    assert sorted(stepper.next_deadline_ns()) == [2 * S, 2 * S, 2 * S, 3 * S]
+    assert sorted(stepper.next_deadline_ns()) == [2 * S, 2 * S, 2 * S]
+    assert sorted(stepper._timers.deadlines_ns(nodes, 1 * S)) == [2 * S, 2 * S, 2 * S, 3 * S]
     assert b.get_clock().now().nanoseconds == 1 * S
     assert clocks.clock_ns(b.get_clock()) == 1 * S
     clocks.set_ns(2 * S, stepper.due_nodes(2 * S))
@@ -247,3 +251,43 @@ def test_release_without_resubscribing_leaves_no_clock_subscription_and_adopts_a
     assert sorted(ran) == ["a", "b", "c", "d"]
     clocks.release()
     assert [clock_subscriptions(n) for n in nodes] == [1, 1, 1, 1]
+
+
+def test_the_deadline_heap_answers_what_reading_every_timer_answers(ros):
+    """Issue 30: a step asks `due_and_next` (a heap: the due timers and the earliest after
+    them) instead of every timer's deadline; through period changes, cancels, resets, new and
+    destroyed timers and time moving on, it says what reading every timer says."""
+    _stepper, nodes, _ran = ros
+    clocks = LocalClocks(nodes)
+    clocks.adopt()
+    clocks.set_ns(0)
+    cached = CachedTimerDeadlines(clocks.clock_ids())
+    rng = random.Random(30)
+    extra = []
+    for now_ns in range(0, 12 * S, S // 2):
+        clocks.set_ns(now_ns)
+        node = rng.choice(nodes)
+        action = rng.randrange(5)
+        if action == 0 and node.timers:
+            timer = rng.choice(list(node.timers))
+            timer.timer_period_ns = rng.choice([S // 4, S, 3 * S])
+            timer.reset()
+        elif action == 1 and node.timers:
+            rng.choice(list(node.timers)).cancel()
+        elif action == 2:
+            extra.append((node, node.create_timer(rng.choice([0.5, 2.0]), lambda: None)))
+        elif action == 3 and extra:
+            owner, timer = extra.pop(rng.randrange(len(extra)))
+            owner.destroy_timer(timer)
+        every = TimerDeadlines(clocks.clock_ids()).deadlines_ns(nodes, now_ns)
+        later = [d for d in every if d > now_ns]
+        expected = sorted(d for d in every if d <= now_ns or d == min(later, default=None))
+        assert sorted(cached.due_and_next(nodes, now_ns)) == expected
+        at_ns = min(later, default=now_ns)
+        assert ({id(n) for n in cached.due_nodes(at_ns)}
+                == {id(n) for n, t in ((n, t) for n in nodes for t in n.timers)
+                    if t.time_until_next_call() is not None
+                    and now_ns + t.time_until_next_call() <= at_ns})
+    assert cached.reads < 4 * len(range(0, 12 * S, S // 2))  # not every timer at every step
+    clocks.release()
+    cached.release()

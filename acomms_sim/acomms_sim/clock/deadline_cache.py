@@ -11,9 +11,15 @@ too) and reads a timer again only when
   `TrackedTimer`s (an rclpy Timer whose methods note the change here).
 Anything else that moves a timer's next call time goes through those methods or through the
 timer firing (then it was due). `release()` makes them plain rclpy Timers again.
+
+The deadlines also sit in a heap (an entry per read, older entries of a timer skipped), so
+`due_and_next(nodes, now)` (what a step asks) finds the timers due and the earliest one after
+them without looking at the others: a step costs what is due, not the number of timers.
 """
 
 from __future__ import annotations
+
+import heapq
 
 from rclpy.timer import Timer
 
@@ -67,7 +73,9 @@ class CachedTimerDeadlines(TimerDeadlines):
 
     def __init__(self, driven=()):
         super().__init__(driven)
-        self._cache: dict[int, list] = {}  # id(timer) -> [timer, node, deadline or None]
+        self._cache: dict[int, list] = {}  # id(timer) -> [timer, node, deadline or None, seq]
+        self._heap: list[tuple[int, int, int]] = []  # (deadline, seq, id(timer)); seq: newest
+        self._seq = 0
         self._of_node: dict[int, list[int]] = {}  # id(node) -> ids of its timers in _cache
         self._nodes: list = []  # the nodes of the last pass
         self._lists: list[list] = []  # their timer lists (rclpy's own, changed in place)
@@ -97,7 +105,7 @@ class CachedTimerDeadlines(TimerDeadlines):
                 if type(timer) is Timer:
                     timer.__class__ = TrackedTimer
                 setattr(timer, _WATCHER, self)
-                self._cache[id(timer)] = [timer, node, None]
+                self._cache[id(timer)] = [timer, node, None, 0]
                 self._dirty[id(timer)] = timer
         self._of_node[id(node)] = [id(timer) for timer in timers]
 
@@ -120,41 +128,90 @@ class CachedTimerDeadlines(TimerDeadlines):
                     self._look_at(self._nodes[index])
             self._lengths = lengths
 
-    def deadlines_ns(self, nodes, now_ns: int | None = None) -> list[int]:
-        if now_ns is None:
-            return super().deadlines_ns(nodes, now_ns)
+    def _store(self, cached: list, deadline: int | None) -> None:
+        """A timer's deadline just read: cached, and in the heap (its older entries go stale)."""
+        cached[2] = deadline
+        self.reads += 1
+        self._seq += 1
+        cached[3] = self._seq  # canceled (None) too: its older entries are stale
+        if deadline is not None:
+            heapq.heappush(self._heap, (deadline, self._seq, id(cached[0])))
+
+    def _live(self, entry: tuple[int, int, int]) -> list | None:
+        """The cache entry a heap entry stands for, None when stale (read again since)."""
+        cached = self._cache.get(entry[2])
+        return cached if cached is not None and cached[3] == entry[1] else None
+
+    def _refresh(self, nodes, now_ns: int) -> None:
+        """Read again the new, touched and due timers (see the module docstring)."""
         self._follow(nodes)
         cache, nows, read = self._cache, {}, self.read
         for key in list(self._dirty):
             cached = cache.get(key)
             if cached is not None:
-                cached[2] = read(cached[0], now_ns, nows)
-                self.reads += 1
+                self._store(cached, read(cached[0], now_ns, nows))
         self._dirty.clear()
+        heap, due = self._heap, []
+        while heap and heap[0][0] <= now_ns:  # due: it ran (or runs now), read it again
+            cached = self._live(heapq.heappop(heap))
+            if cached is not None:
+                due.append(cached)
         self.first_due = None
-        deadlines, by_node = [], []
-        for cached in cache.values():
-            deadline = cached[2]
-            if deadline is None:
+        for cached in due:
+            self._store(cached, read(cached[0], now_ns, nows))
+            if self.first_due is None and cached[2] is not None and cached[2] <= now_ns:
+                self.first_due = cached[1]
+        if len(heap) > 2 * len(cache) + 64:  # drop the stale entries
+            self._heap = [entry for entry in heap if self._live(entry) is not None]
+            heapq.heapify(self._heap)
+
+    def _earliest(self, after_ns: int) -> list[tuple[int, list]]:
+        """(deadline, cache entry) of the live heap entries at or before after_ns and of those
+        at the first deadline after it, in deadline order; the heap is left as it was."""
+        heap, taken, found, first_after = self._heap, [], [], None
+        while heap and (first_after is None or heap[0][0] == first_after):
+            entry = heapq.heappop(heap)
+            taken.append(entry)
+            cached = self._live(entry)
+            if cached is None:
                 continue
-            if deadline <= now_ns:  # due: it ran (or runs now), read it again
-                deadline = cached[2] = read(cached[0], now_ns, nows)
-                self.reads += 1
-                if deadline is None:
-                    continue
-                if self.first_due is None and deadline <= now_ns:
-                    self.first_due = cached[1]
-            deadlines.append(deadline)
-            by_node.append((deadline, cached[1]))
-        self._by_node = by_node
-        return deadlines
+            found.append((entry[0], cached))
+            if entry[0] > after_ns:
+                first_after = entry[0]
+        for entry in taken:
+            if self._live(entry) is not None:
+                heapq.heappush(heap, entry)
+        return found
+
+    def due_and_next(self, nodes, now_ns: int) -> list[int]:
+        """The deadlines at or before now_ns (timers due that have not run yet) and the earliest
+        one after it: what a step needs of `deadlines_ns`, at a cost that does not grow with the
+        number of timers."""
+        self._refresh(nodes, now_ns)
+        found = self._earliest(now_ns)
+        self._by_node = [(deadline, cached[1]) for deadline, cached in found]
+        return [deadline for deadline, _cached in found]
+
+    def due_nodes(self, at_ns: int) -> list:
+        """The nodes with a timer due at at_ns (each once), by the deadlines last read."""
+        due = {id(cached[1]): cached[1] for deadline, cached in self._earliest(at_ns)
+               if deadline <= at_ns}
+        return list(due.values())
+
+    def deadlines_ns(self, nodes, now_ns: int | None = None) -> list[int]:
+        if now_ns is None:
+            return super().deadlines_ns(nodes, now_ns)
+        self._refresh(nodes, now_ns)
+        live = [cached for cached in self._cache.values() if cached[2] is not None]
+        self._by_node = [(cached[2], cached[1]) for cached in live]
+        return [cached[2] for cached in live]
 
     def release(self) -> None:
         """The timers seen become plain rclpy Timers again."""
-        for timer, _node, _deadline in self._cache.values():
+        for timer, *_rest in self._cache.values():
             if type(timer) is TrackedTimer:
                 timer.__class__ = Timer
             if getattr(timer, _WATCHER, None) is self:
                 delattr(timer, _WATCHER)
-        self._cache, self._of_node, self._dirty = {}, {}, {}
+        self._cache, self._of_node, self._dirty, self._heap = {}, {}, {}, []
         self._nodes, self._lists, self._lengths = [], [], []

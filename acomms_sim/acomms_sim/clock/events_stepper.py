@@ -30,6 +30,7 @@ import time
 
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.task import Future
 from std_msgs.msg import UInt64
 
 from acomms_sim.clock.deadline_cache import CachedTimerDeadlines
@@ -92,6 +93,17 @@ def make_events_executor(context):
             return EventsExecutor(context=context)
         finally:
             faulthandler.enable = enable
+
+
+def _entity_count(node) -> int:
+    """The node's subscriptions, services, timers and clients (rclpy keeps them in private
+    lists; this is the one place that counts them there: no generator per kind)."""
+    try:
+        return (len(node._subscriptions) + len(node._services) + len(node._timers)
+                + len(node._clients))
+    except (AttributeError, TypeError):
+        return sum(1 for kind in (node.subscriptions, node.services, node.timers, node.clients)
+                   for _ in kind)
 
 
 def _counting(callback, owner, stepper: EventsStepper, bookkeeping: bool):
@@ -185,8 +197,7 @@ class EventsStepper(DrivenClocks):
             return
         self._node_count = node_count  # a node added: its entities are wrapped at once
         nodes = self.nodes
-        count = sum(1 for node in nodes for kind in (node.subscriptions, node.services,
-                                                     node.timers, node.clients) for _ in kind)
+        count = sum(map(_entity_count, nodes))
         if count == self._entity_count:
             return
         self._entity_count = count
@@ -218,6 +229,7 @@ class EventsStepper(DrivenClocks):
         if now_ns is not None and now_ns == self._earliest_deadline_ns:
             self._spin(TIMER_WAIT_S)  # a timer is due: let the executor's timer thread ready it
         while True:
+            self._run_queued(sim_s)
             before = self.callbacks_seen
             spins = self._fence_round(sim_s)
             if spins != 1 or self.callbacks_seen != before:
@@ -254,7 +266,7 @@ class EventsStepper(DrivenClocks):
             clock = node.get_clock()
             if clock.ros_time_is_active and clock.now().nanoseconds < now_ns:
                 return [f"{node_name(node)} (its clock has not reached the step yet)"]
-        deadlines = self._timers.deadlines_ns(nodes, now_ns)
+        deadlines = self._pending_deadlines(nodes, now_ns)
         if any(deadline <= now_ns for deadline in deadlines):
             due = self._timers.first_due
             if due is not None and self.local_clocks is not None:
@@ -262,6 +274,30 @@ class EventsStepper(DrivenClocks):
             return [f"{node_name(due) if due else 'a node'} (a timer due now has not run yet)"]
         self._final_deadlines = deadlines
         return []
+
+    def _run_queued(self, sim_s: float) -> None:
+        """Run what is queued, and what that queues, in one call into the executor: a task
+        queued behind it (a fence without a message) queues itself again while the events
+        before it ran entity callbacks, and stops the spin once they ran none (or the step
+        timed out). Cheaper per event than a spin_once each; quiescence is still decided by
+        a `_fence_round` after it (this cannot see client replies or tasks)."""
+        stop = Future()  # no executor: the spin's stop runs right when the result is set
+        seen = [self.callbacks_seen]
+
+        def fence() -> None:
+            if self.callbacks_seen != seen[0] and not self.watchdog.expired(self._clock()):
+                seen[0] = self.callbacks_seen
+                self.executor.create_task(fence)
+            else:
+                stop.set_result(True)
+
+        self.executor.create_task(fence)
+        while not stop.done():
+            try:
+                self.executor.spin_until_future_complete(stop, timeout_sec=FENCE_SPIN_TIMEOUT_S)
+            except Exception as error:  # a node callback raised
+                raise CallbackFailed(self.failed_node or "a node", error) from None
+            self._check("the executor", sim_s)
 
     def _fence_round(self, sim_s: float) -> int:
         """Publish a fence and spin until its callback ran; the number of spins it took."""
@@ -286,10 +322,18 @@ class EventsStepper(DrivenClocks):
             self.watchdog.what = f"{last}: step"
             raise StepTimeout(self.watchdog.message(sim_s))
 
+    def _pending_deadlines(self, nodes, now_ns: int | None) -> list[int]:
+        """The timer deadlines a step needs: due ones and the earliest after now_ns (the
+        `CachedTimerDeadlines` heap), or every one (plain `TimerDeadlines`, no now_ns)."""
+        due_and_next = getattr(self._timers, "due_and_next", None)
+        if due_and_next is None or now_ns is None:
+            return self._timers.deadlines_ns(nodes, now_ns)
+        return due_and_next(nodes, now_ns)
+
     def next_deadline_ns(self) -> list[int]:
         deadlines, self._final_deadlines = self._final_deadlines, None
         if deadlines is None:
-            deadlines = self._timers.deadlines_ns(self.nodes, self._now_ns)
+            deadlines = self._pending_deadlines(self.nodes, self._now_ns)
         future = [d for d in deadlines if self._now_ns is None or d > self._now_ns]
         self._earliest_deadline_ns = min(future, default=None)
         return deadlines

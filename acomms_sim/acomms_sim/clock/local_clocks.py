@@ -161,9 +161,11 @@ class LocalClocks:
             self._set_source(source)
 
     def sync_node(self, node) -> None:
-        """Bring the node's clock to the last time set (before one of its callbacks runs)."""
+        """Bring the node's clock to the last time set (before one of its callbacks runs);
+        nothing to do when its TimeSource was set this step (a clock attached to it since
+        starts at the TimeSource's time)."""
         source = self._source_of.get(id(node))
-        if source is not None and self._now is not None:
+        if source is not None and self._now is not None and source._last_time_set is not self._now:
             self._set_source(source)
 
     def clock_ns(self, clock) -> int | None:
