@@ -25,8 +25,8 @@ messages.csv equal the default run's.
 
 `--processes K ...` runs every N (and mode) split over K processes for each K
 (`acomms_run --processes K`; the mode column says `/Kp`) and prints `= 1 proc`: whether the
-outputs equal the same mode's one-process run. N up to 128 (SRC 121, the broadcast address, is
-skipped).
+outputs equal the same mode's one-process run, and `rounds/step`: the Tick/Tock rounds per
+step. N up to 128 (SRC 121, the broadcast address, is skipped).
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ from acomms_bringup.run.report import WALL_TIME_KEYS  # noqa: E402
 EXTRA_ARGS: list[str] = []  # --no-mcap: the simulation without the run.mcap recording
 # acomms_run's line once every node is active
 ENDPOINTS_LINE = re.compile(r"all nodes active in .*\((\d+) DDS endpoints, (\d+) per vehicle")
+ROUNDS_LINE = re.compile(r"(\d+) Tick/Tock rounds with")
 
 
 def domain_id(default: int) -> int:
@@ -84,7 +85,9 @@ def run_once(scenario: pathlib.Path, out: pathlib.Path, warp: str, domain: int,
     with open(out / "messages.csv", newline="") as stream:
         messages = list(csv.reader(stream))
     found = ENDPOINTS_LINE.search(output)
-    return {"summary": summary, "messages": messages, "rss_mb": usage.ru_maxrss / 1024,
+    rounds = ROUNDS_LINE.search(output)
+    return {"rounds": int(rounds[1]) if rounds else None,
+            "summary": summary, "messages": messages, "rss_mb": usage.ru_maxrss / 1024,
             "process_wall_s": wall, "endpoints_per_vehicle": int(found[2]) if found else None}
 
 
@@ -126,6 +129,8 @@ def measure(n: int, args, tmp: pathlib.Path, lean: bool = False, processes: int 
            "ratio_range": f"{min(ratios)}-{max(ratios)}" if len(runs) > 1 else "-",
            "repeats_identical": "yes" if all(same_results(r, fast) for r in runs) else "NO",
            "steps": summary.get("steps"), "step_us": step_cost_us(summary),
+           "rounds_per_step": (round(fast["rounds"] / summary["steps"], 2)
+                               if fast["rounds"] and summary.get("steps") else "-"),
            "delivered": summary.get("messages_delivered"),
            "sent": summary.get("messages_sent"), "rss_mb": round(fast["rss_mb"]),
            "equal_to_reference": "-"}
@@ -178,7 +183,8 @@ def print_row(row: dict, rows: list[dict]) -> None:
     lean = row["mode"].startswith("lean")
     processes = int(row["mode"].split("/")[1][:-1]) if "/" in row["mode"] else 1
     values = (row["n"], row["mode"], row["endpoints"], row["startup_wall_s"], row["run_wall_s"],
-              row["ratio"], row["ratio_range"], row["steps"], row["step_us"],
+              row["ratio"], row["ratio_range"], row["steps"], row["rounds_per_step"],
+              row["step_us"],
               None if row["step_us"] is None else round(row["step_us"] / row["n"], 1),
               f"{row['delivered']}/{row['sent']}",
               row["rss_mb"], row["equal_to_reference"], row["repeats_identical"],
@@ -218,8 +224,8 @@ def main() -> int:
     if args.mcap_exclude:
         EXTRA_ARGS.extend(["--mcap-exclude", args.mcap_exclude])
     header = ("N", "mode", "endpts/veh", "startup_s", "run_s", "sim/wall", "range", "steps",
-              "us/step", "us/step/veh", "delivered", "rss_MB", "= reference", "K identical",
-              "= default", "= 1 proc")
+              "rounds/step", "us/step", "us/step/veh", "delivered", "rss_MB", "= reference",
+              "K identical", "= default", "= 1 proc")
     print("  ".join(f"{h:>11}" for h in header), flush=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
