@@ -223,7 +223,10 @@ class EventsStepper(DrivenClocks):
         quiet, last = 0, "the executor"
         self.watchdog.arm("draining", self._clock())
         if now_ns is not None and now_ns == self._earliest_deadline_ns:
-            self._spin(TIMER_WAIT_S)  # a timer is due: let the executor's timer thread ready it
+            # a timer is due: let the executor's timer thread ready it; once per step time (the
+            # drains that settle Tick/Tock rounds at the same time find no timer left to wait for)
+            self._earliest_deadline_ns = None
+            self._spin(TIMER_WAIT_S)
         while True:
             before = self.callbacks_seen
             spins = self._fence_round(sim_s)
