@@ -150,10 +150,14 @@ class SteppedRun:
         there: work that stayed inside a process is settled by its own drain). The
         participants' next events. On the EventsExecutor the wait for Tocks blocks on the next
         event (no polling: the participants get the cores)."""
+        sent = stepper.sent
         stepper.drain(ns_to_seconds(now_ns), now_ns=now_ns)
         if not self.runner.participants:
             return []
         wait_event = getattr(stepper, "wait_event", None)
+        # What a process sent just before a Tick may land after the Tick (other DDS writers):
+        # a step settles only after a quiet round that followed a quiet one (or a quiet drain).
+        calm = stepper.sent == sent
         while True:
             sent = stepper.sent
             tock_round = self.clock.start_round(now_ns)
@@ -167,8 +171,10 @@ class SteppedRun:
                 elif not stepper.drain(ns_to_seconds(now_ns), now_ns=now_ns):
                     time.sleep(TOCK_POLL_S)
             stepper.drain(ns_to_seconds(now_ns), now_ns=now_ns)
-            if tock_round.quiet and stepper.sent == sent:
+            quiet = tock_round.quiet and stepper.sent == sent
+            if quiet and calm:
                 return tock_round.next_event_ns()
+            calm = quiet
 
     def _throttle(self, throttle: WarpThrottle, sim_s: float) -> None:
         """Wait until stepping to sim_s keeps within warp × real time (progress stays live)."""
