@@ -19,7 +19,8 @@ Four modes (parameter `mode`):
   `acomms_sim.clock.participant`), repeats the step at the same time until a round in which no
   participant reported work (what it sent to other processes), then jumps to the earliest
   `next_event` they reported (at most `max_step_s` ahead). A participant that does not answer
-  within `tock_timeout_s` wall seconds stops the clock with one error line naming it and the simulated time.
+  within `tock_timeout_s` wall seconds stops the clock with one error line naming it and the
+  simulated time.
 """
 
 from __future__ import annotations
