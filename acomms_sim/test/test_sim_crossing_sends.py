@@ -55,14 +55,18 @@ def test_events_stepper_counts_what_crossed_not_what_ran():
         node.create_subscription(UInt64, "/crossing_in", lambda m: relay.publish(m), 10)
         trigger = node.create_publisher(UInt64, "/crossing_in", 10)
         stepper = EventsStepper(executor, here.context, step_timeout_s=10.0)
+        def relayed(data: int) -> bool:
+            trigger.publish(UInt64(data=data))
+            return _until(lambda: stepper.drain() >= 1)
+
         try:
-            trigger.publish(UInt64(data=1))
-            assert stepper.drain() >= 1  # the relay ran, but nobody elsewhere hears /crossing_out
+            assert _until(lambda: trigger.get_subscription_count() == 1)
+            stepper.drain()  # wraps the entities
+            assert relayed(1)  # the relay ran, but nobody elsewhere hears /crossing_out
             assert stepper.sent == 0
             elsewhere.helper.create_subscription(UInt64, "/crossing_out", lambda _m: None, 10)
             assert _until(lambda: relay.get_subscription_count() == 1)
-            trigger.publish(UInt64(data=2))
-            assert stepper.drain() >= 1
+            assert relayed(2)
             assert stepper.sent == 1
         finally:
             stepper.close()
