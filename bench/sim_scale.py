@@ -30,7 +30,8 @@ beyond (its broadcast address is 255; shorter packets: `sim_scale_scenario`).
 
 `--processes K ...` runs every N (and mode) split over K processes for each K
 (`acomms_run --processes K`; the mode column says `/Kp`) and prints `= 1 proc`: whether the
-outputs equal the same mode's one-process run.
+outputs equal the same mode's one-process run, and `rounds/step`: the Tick/Tock rounds per
+step.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ from acomms_bringup.run.report import WALL_TIME_KEYS  # noqa: E402
 EXTRA_ARGS: list[str] = []  # --no-mcap: the simulation without the run.mcap recording
 # acomms_run's line once every node is active
 ENDPOINTS_LINE = re.compile(r"all nodes active in .*\((\d+) DDS endpoints, (\d+) per vehicle")
+ROUNDS_LINE = re.compile(r"(\d+) Tick/Tock rounds with")
 
 
 def domain_id(default: int) -> int:
@@ -124,9 +126,11 @@ def run_once(scenario: pathlib.Path, out: pathlib.Path, warp: str, domain: int,
     with open(out / "messages.csv", newline="") as stream:
         messages = list(csv.reader(stream))
     found = ENDPOINTS_LINE.search(output)
+    rounds = ROUNDS_LINE.search(output)
     # the run ends run_wall_s after the "all nodes active" line; the rest is the end phase
     run_end = None if running_at is None else running_at + (summary.get("run_wall_s") or 0.0)
-    return {"summary": summary, "messages": messages, "rss_mb": usage.ru_maxrss / 1024,
+    return {"rounds": int(rounds[1]) if rounds else None,
+            "summary": summary, "messages": messages, "rss_mb": usage.ru_maxrss / 1024,
             "rss_run_mb": None if run_end is None else sampler.peak(started, run_end),
             "rss_end_mb": None if run_end is None else sampler.peak(run_end, ended),
             "end_wall_s": None if run_end is None else round(ended - run_end, 1),
@@ -177,6 +181,8 @@ def measure(n: int, args, tmp: pathlib.Path, lean: bool = False, processes: int 
            "ratio_range": f"{min(ratios)}-{max(ratios)}" if len(runs) > 1 else "-",
            "repeats_identical": "yes" if all(same_results(r, fast) for r in runs) else "NO",
            "steps": summary.get("steps"), "step_us": step_cost_us(summary),
+           "rounds_per_step": (round(fast["rounds"] / summary["steps"], 2)
+                               if fast["rounds"] and summary.get("steps") else "-"),
            "delivered": summary.get("messages_delivered"),
            "sent": summary.get("messages_sent"), "rss_mb": round(fast["rss_mb"]),
            "rss_run_mb": fast["rss_run_mb"], "rss_end_mb": fast["rss_end_mb"],
@@ -231,7 +237,8 @@ def print_row(row: dict, rows: list[dict]) -> None:
     lean = row["mode"].startswith("lean")
     processes = int(row["mode"].split("/")[1][:-1]) if "/" in row["mode"] else 1
     values = (row["n"], row["mode"], row["endpoints"], row["startup_wall_s"], row["run_wall_s"],
-              row["ratio"], row["ratio_range"], row["steps"], row["step_us"],
+              row["ratio"], row["ratio_range"], row["steps"], row["rounds_per_step"],
+              row["step_us"],
               None if row["step_us"] is None else round(row["step_us"] / row["n"], 1),
               f"{row['delivered']}/{row['sent']}",
               row["rss_mb"], row["rss_run_mb"], row["rss_end_mb"], row["end_wall_s"],
@@ -272,8 +279,9 @@ def main() -> int:
     if args.mcap_exclude:
         EXTRA_ARGS.extend(["--mcap-exclude", args.mcap_exclude])
     header = ("N", "mode", "endpts/veh", "startup_s", "run_s", "sim/wall", "range", "steps",
-              "us/step", "us/step/veh", "delivered", "rss_MB", "rss_run_MB", "rss_end_MB",
-              "end_s", "= reference", "K identical", "= default", "= 1 proc", "profile")
+              "rounds/step", "us/step", "us/step/veh", "delivered", "rss_MB", "rss_run_MB",
+              "rss_end_MB", "end_s", "= reference", "K identical", "= default", "= 1 proc",
+              "profile")
     print("  ".join(f"{h:>11}" for h in header), flush=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -5,7 +5,8 @@ It stops the runner's background spinning and moves every node to an executor it
 `--executor single` a SingleThreadedExecutor drained by `executor_stepper.ExecutorStepper`):
 drain all work due now;
 with Tick/Tock participants in other processes, repeat Tick rounds at the same time until a
-round in which nobody (here or there) did any work; then move time straight to the earliest
+round in which no process sent anything to another one (`acomms_sim.clock.crossing`; work that
+stayed inside a process was settled by its own drain); then move time straight to the earliest
 pending event (ROS-time timer deadlines here, `next_event` of the participants), at most `warp` ×
 real time: /clock is published (sim_clock_node in mode `stepped`) for other processes, and the
 clocks of this process's nodes are set directly, in a fixed order (`LocalClocks`; on the
@@ -45,7 +46,8 @@ from acomms_sim.clock.stepping import (
 )
 
 THROTTLE_SLICE_S = 0.25  # longest single sleep of the warp throttle (progress stays live)
-TOCK_POLL_S = 0.0002  # wall wait between polls for participants' Tocks
+TOCK_POLL_S = 0.0002  # wall wait between polls for participants' Tocks (single executor)
+TOCK_WAIT_S = 0.01  # longest wall wait for the next event (a Tock) on the EventsExecutor
 JOIN_TIMEOUT_S = 30.0
 DISCOVERY_POLL_S = 0.005  # wall wait between checks that local clients see their servers
 
@@ -144,25 +146,35 @@ class SteppedRun:
 
     def _settle(self, stepper: ExecutorStepper | EventsStepper, now_ns: int) -> list[int]:
         """Drain this process; with participants, repeat Tick rounds at now_ns until a round in
-        which nobody did any work. The participants' next events."""
+        which no process sent anything to another one (`stepper.sent` here, the Tocks' `work`
+        there: work that stayed inside a process is settled by its own drain). The
+        participants' next events. On the EventsExecutor the wait for Tocks blocks on the next
+        event (no polling: the participants get the cores)."""
+        sent = stepper.sent
         stepper.drain(ns_to_seconds(now_ns), now_ns=now_ns)
         if not self.runner.participants:
             return []
+        wait_event = getattr(stepper, "wait_event", None)
+        # What a process sent just before a Tick may land after the Tick (other DDS writers):
+        # a step settles only after a quiet round that followed a quiet one (or a quiet drain).
+        calm = stepper.sent == sent
         while True:
+            sent = stepper.sent
             tock_round = self.clock.start_round(now_ns)
             self.runner.stats.rounds += 1
-            work = 0
             while not tock_round.complete:
                 self.runner.checkpoint()
                 if self.clock.round_overdue():
                     raise StepTimeout(self.clock.overdue_message())
-                ran = stepper.drain(ns_to_seconds(now_ns), now_ns=now_ns)
-                work += ran
-                if not ran:
+                if wait_event is not None:
+                    wait_event(TOCK_WAIT_S)
+                elif not stepper.drain(ns_to_seconds(now_ns), now_ns=now_ns):
                     time.sleep(TOCK_POLL_S)
-            work += stepper.drain(ns_to_seconds(now_ns), now_ns=now_ns)
-            if tock_round.quiet and not work:
+            stepper.drain(ns_to_seconds(now_ns), now_ns=now_ns)
+            quiet = tock_round.quiet and stepper.sent == sent
+            if quiet and calm:
                 return tock_round.next_event_ns()
+            calm = quiet
 
     def _throttle(self, throttle: WarpThrottle, sim_s: float) -> None:
         """Wait until stepping to sim_s keeps within warp × real time (progress stays live)."""

@@ -32,6 +32,7 @@ from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import UInt64
 
+from acomms_sim.clock.crossing import CrossingSends
 from acomms_sim.clock.deadline_cache import CachedTimerDeadlines
 from acomms_sim.clock.executor_stepper import (
     CallbackFailed,
@@ -94,15 +95,17 @@ def make_events_executor(context):
             faulthandler.enable = enable
 
 
-def _counting(callback, owner, stepper: EventsStepper, bookkeeping: bool):
+def _counting(callback, owner, stepper: EventsStepper, bookkeeping: bool, service: bool = False):
     """`callback` of node `owner` counted, naming the node when it raises, its clock brought to
     the step time first (lazy `LocalClocks`); same signature and coroutine-ness (rclpy passes
-    TimerInfo only if asked and awaits coroutine functions)."""
+    TimerInfo only if asked and awaits coroutine functions). A service callback's reply may go
+    to another process: it counts as sent (`crossing`)."""
     node = node_name(owner)
 
     def note() -> None:
         stepper.callbacks_seen += 1
         stepper.bookkeeping_seen += bookkeeping
+        stepper.crossing.sent += service
         clocks = stepper.local_clocks
         if clocks is not None:
             clocks.sync_node(owner)
@@ -159,6 +162,7 @@ class EventsStepper(DrivenClocks):
         self._undriven: tuple | None = None  # (the TimerDeadlines, nodes with undriven clocks)
         self._now_ns: int | None = None
         self._wrapped: list = []  # (entity, original callback), restored by close()
+        self.crossing = CrossingSends()  # what may have gone to other processes (`sent`)
         self.fence_node = Node(f"acomms_step_fence_{os.getpid()}", context=context,
                                start_parameter_services=False, enable_rosout=False)
         qos = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
@@ -186,7 +190,8 @@ class EventsStepper(DrivenClocks):
         self._node_count = node_count  # a node added: its entities are wrapped at once
         nodes = self.nodes
         count = sum(1 for node in nodes for kind in (node.subscriptions, node.services,
-                                                     node.timers, node.clients) for _ in kind)
+                                                     node.timers, node.clients,
+                                                     node.publishers) for _ in kind)
         if count == self._entity_count:
             return
         self._entity_count = count
@@ -195,8 +200,10 @@ class EventsStepper(DrivenClocks):
             for entity in (*node.subscriptions, *node.services, *node.timers):
                 callback = getattr(entity, "callback", None)
                 if callback is not None and not getattr(callback, _WRAPPED, False):
-                    entity.callback = _counting(callback, node, self, bookkeeping)
+                    entity.callback = _counting(callback, node, self, bookkeeping,
+                                                service=entity in node.services)
                     self._wrapped.append((entity, callback))
+        self.crossing.watch(nodes)
         self._remote_clients = remote_clients(nodes)
         self._undriven = None
 
@@ -216,7 +223,10 @@ class EventsStepper(DrivenClocks):
         quiet, last = 0, "the executor"
         self.watchdog.arm("draining", self._clock())
         if now_ns is not None and now_ns == self._earliest_deadline_ns:
-            self._spin(TIMER_WAIT_S)  # a timer is due: let the executor's timer thread ready it
+            # a timer is due: let the executor's timer thread ready it; once per step time (the
+            # drains that settle Tick/Tock rounds at the same time find no timer left to wait for)
+            self._earliest_deadline_ns = None
+            self._spin(TIMER_WAIT_S)
         while True:
             before = self.callbacks_seen
             spins = self._fence_round(sim_s)
@@ -227,7 +237,9 @@ class EventsStepper(DrivenClocks):
             quiet += 1
             if quiet < QUIET_ROUNDS:
                 continue
-            waiting = self.remote_pending() or awaited_calls(self) or self._lagging(now_ns)
+            remote = self.remote_pending()
+            self.crossing.sent += bool(remote)  # a request (and its reply) crossed processes
+            waiting = remote or awaited_calls(self) or self._lagging(now_ns)
             if not waiting:
                 break
             last, quiet = waiting[0], 0
@@ -286,6 +298,15 @@ class EventsStepper(DrivenClocks):
             self.watchdog.what = f"{last}: step"
             raise StepTimeout(self.watchdog.message(sim_s))
 
+    @property
+    def sent(self) -> int:
+        """Messages that may have gone to another process so far (`CrossingSends`)."""
+        return self.crossing.sent
+
+    def wait_event(self, timeout_s: float) -> None:
+        """Run the next event (a Tock, a message from another process) or none in timeout_s."""
+        self._spin(timeout_s)
+
     def next_deadline_ns(self) -> list[int]:
         deadlines, self._final_deadlines = self._final_deadlines, None
         if deadlines is None:
@@ -299,6 +320,7 @@ class EventsStepper(DrivenClocks):
         for entity, callback in self._wrapped:
             entity.callback = callback
         self._wrapped.clear()
+        self.crossing.release()
         self._timers.release()
         try:
             self.executor.remove_node(self.fence_node)

@@ -269,6 +269,12 @@ class ExecutorStepper(DrivenClocks):
             self.watchdog.what = f"{last}: step"
             raise StepTimeout(self.watchdog.message(sim_s))
 
+    @property
+    def sent(self) -> int:
+        """What may have gone to another process: every callback run (this executor does not
+        tell which publications crossed; `EventsStepper.sent` does)."""
+        return self.callbacks
+
     def next_deadline_ns(self) -> list[int]:
         return self._timers.deadlines_ns(self.nodes, self._now_ns)
 

@@ -9,8 +9,9 @@ The deterministic clock works in integer nanoseconds of simulated time (what rcl
   the nodes (the throttle only ever waits);
 - `Watchdog`: one bounded wall-clock wait with a description of what is awaited;
 - `TockRound`: which registered participants answered step `step_id`, the earliest next event
-  they reported, and whether any of them still did work (then the conductor repeats the step at
-  the same time until a round is quiet, so messages crossing processes are not missed).
+  they reported, and whether any of them still did work (`work`: what a participant sent to
+  other processes; then the conductor repeats the step at the same time until a round is quiet,
+  so messages crossing processes are not missed).
 """
 
 from __future__ import annotations

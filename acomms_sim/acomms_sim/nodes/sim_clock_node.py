@@ -17,9 +17,10 @@ Four modes (parameter `mode`):
 - `conductor`: deterministic time across processes: the node sends a Tick for the current time,
   waits until every name in `participants` answered with a Tock for that step (a participant:
   `acomms_sim.clock.participant`), repeats the step at the same time until a round in which no
-  participant did any work, then jumps to the earliest `next_event` they reported (at most
-  `max_step_s` ahead). A participant that does not answer within `tock_timeout_s` wall seconds
-  stops the clock with one error line naming it and the simulated time.
+  participant reported work (what it sent to other processes), then jumps to the earliest
+  `next_event` they reported (at most `max_step_s` ahead). A participant that does not answer
+  within `tock_timeout_s` wall seconds stops the clock with one error line naming it and the
+  simulated time.
 """
 
 from __future__ import annotations
