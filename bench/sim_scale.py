@@ -30,8 +30,9 @@ beyond (its broadcast address is 255; shorter packets: `sim_scale_scenario`).
 
 `--processes K ...` runs every N (and mode) split over K processes for each K
 (`acomms_run --processes K`; the mode column says `/Kp`) and prints `= 1 proc`: whether the
-outputs equal the same mode's one-process run, and `rounds/step`: the Tick/Tock rounds per
-step.
+outputs equal the same mode's one-process run, `rounds/step`: the Tick/Tock rounds per
+step, and `unbalanced`: the steps that settled without their deliveries between processes
+balancing (the most of the repeats; 0 in an exact run).
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ from acomms_bringup.run.report import WALL_TIME_KEYS  # noqa: E402
 EXTRA_ARGS: list[str] = []  # --no-mcap: the simulation without the run.mcap recording
 # acomms_run's line once every node is active
 ENDPOINTS_LINE = re.compile(r"all nodes active in .*\((\d+) DDS endpoints, (\d+) per vehicle")
-ROUNDS_LINE = re.compile(r"(\d+) Tick/Tock rounds with")
+ROUNDS_LINE = re.compile(r"(\d+) Tick/Tock rounds with .*; (\d+) steps settled unbalanced")
 
 
 def domain_id(default: int) -> int:
@@ -130,6 +131,7 @@ def run_once(scenario: pathlib.Path, out: pathlib.Path, warp: str, domain: int,
     # the run ends run_wall_s after the "all nodes active" line; the rest is the end phase
     run_end = None if running_at is None else running_at + (summary.get("run_wall_s") or 0.0)
     return {"rounds": int(rounds[1]) if rounds else None,
+            "unbalanced": int(rounds[2]) if rounds else None,
             "summary": summary, "messages": messages, "rss_mb": usage.ru_maxrss / 1024,
             "rss_run_mb": None if run_end is None else sampler.peak(started, run_end),
             "rss_end_mb": None if run_end is None else sampler.peak(run_end, ended),
@@ -183,6 +185,8 @@ def measure(n: int, args, tmp: pathlib.Path, lean: bool = False, processes: int 
            "steps": summary.get("steps"), "step_us": step_cost_us(summary),
            "rounds_per_step": (round(fast["rounds"] / summary["steps"], 2)
                                if fast["rounds"] and summary.get("steps") else "-"),
+           "unbalanced": "-" if fast["unbalanced"] is None else max(
+               r["unbalanced"] for r in runs),
            "delivered": summary.get("messages_delivered"),
            "sent": summary.get("messages_sent"), "rss_mb": round(fast["rss_mb"]),
            "rss_run_mb": fast["rss_run_mb"], "rss_end_mb": fast["rss_end_mb"],
@@ -238,7 +242,7 @@ def print_row(row: dict, rows: list[dict]) -> None:
     processes = int(row["mode"].split("/")[1][:-1]) if "/" in row["mode"] else 1
     values = (row["n"], row["mode"], row["endpoints"], row["startup_wall_s"], row["run_wall_s"],
               row["ratio"], row["ratio_range"], row["steps"], row["rounds_per_step"],
-              row["step_us"],
+              row["unbalanced"], row["step_us"],
               None if row["step_us"] is None else round(row["step_us"] / row["n"], 1),
               f"{row['delivered']}/{row['sent']}",
               row["rss_mb"], row["rss_run_mb"], row["rss_end_mb"], row["end_wall_s"],
@@ -279,9 +283,9 @@ def main() -> int:
     if args.mcap_exclude:
         EXTRA_ARGS.extend(["--mcap-exclude", args.mcap_exclude])
     header = ("N", "mode", "endpts/veh", "startup_s", "run_s", "sim/wall", "range", "steps",
-              "rounds/step", "us/step", "us/step/veh", "delivered", "rss_MB", "rss_run_MB",
-              "rss_end_MB", "end_s", "= reference", "K identical", "= default", "= 1 proc",
-              "profile")
+              "rounds/step", "unbalanced", "us/step", "us/step/veh", "delivered", "rss_MB",
+              "rss_run_MB", "rss_end_MB", "end_s", "= reference", "K identical", "= default",
+              "= 1 proc", "profile")
     print("  ".join(f"{h:>11}" for h in header), flush=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -4,9 +4,10 @@ It stops the runner's background spinning and moves every node to an executor it
 (rclpy's EventsExecutor drained by `acomms_sim.clock.events_stepper.EventsStepper`, or with
 `--executor single` a SingleThreadedExecutor drained by `executor_stepper.ExecutorStepper`):
 drain all work due now;
-with Tick/Tock participants in other processes, repeat Tick rounds at the same time until a
-round in which no process sent anything to another one (`acomms_sim.clock.crossing`; work that
-stayed inside a process was settled by its own drain); then move time straight to the earliest
+with Tick/Tock participants in other processes, repeat Tick rounds at the same time until no
+message between processes is in flight (`acomms_sim.clock.stepping.Settlement`, counted by
+`acomms_sim.clock.crossing`; work that stayed inside a process was settled by its own drain);
+then move time straight to the earliest
 pending event (ROS-time timer deadlines here, `next_event` of the participants), at most `warp` ×
 real time: /clock is published (sim_clock_node in mode `stepped`) for other processes, and the
 clocks of this process's nodes are set directly, in a fixed order (`LocalClocks`; on the
@@ -37,6 +38,7 @@ from acomms_sim.clock.executor_stepper import (
 )
 from acomms_sim.clock.local_clocks import LocalClocks
 from acomms_sim.clock.stepping import (
+    Settlement,
     StepTimeout,
     WarpThrottle,
     Watchdog,
@@ -58,6 +60,8 @@ class SteppedRun:
     def __init__(self, runner):
         self.runner = runner
         self.clock = runner.clock_node()
+        self.settlement = Settlement()  # when a step with participants is settled
+        self._work_seen = 0  # this process's crossing work at its last round's end
 
     def _take_over_executor(self):
         """Stop the background spin; move every node to an executor run here (the
@@ -145,21 +149,18 @@ class SteppedRun:
         return time.monotonic() - self.runner._started_wall
 
     def _settle(self, stepper: ExecutorStepper | EventsStepper, now_ns: int) -> list[int]:
-        """Drain this process; with participants, repeat Tick rounds at now_ns until a round in
-        which no process sent anything to another one (`stepper.sent` here, the Tocks' `work`
-        there: work that stayed inside a process is settled by its own drain). The
-        participants' next events. On the EventsExecutor the wait for Tocks blocks on the next
-        event (no polling: the participants get the cores)."""
-        sent = stepper.sent
+        """Drain this process; with participants, repeat Tick rounds at now_ns until the step
+        is settled (`Settlement`: a quiet round that sent, over all processes, as many
+        deliveries between processes as the round before had received; work that stayed inside
+        a process is settled by its own drain). The participants' next events. On the
+        EventsExecutor the wait for Tocks blocks on the next event (no polling: the participants
+        get the cores)."""
         stepper.drain(ns_to_seconds(now_ns), now_ns=now_ns)
         if not self.runner.participants:
             return []
         wait_event = getattr(stepper, "wait_event", None)
-        # What a process sent just before a Tick may land after the Tick (other DDS writers):
-        # a step settles only after a quiet round that followed a quiet one (or a quiet drain).
-        calm = stepper.sent == sent
+        crossing = stepper.crossing
         while True:
-            sent = stepper.sent
             tock_round = self.clock.start_round(now_ns)
             self.runner.stats.rounds += 1
             while not tock_round.complete:
@@ -171,10 +172,13 @@ class SteppedRun:
                 elif not stepper.drain(ns_to_seconds(now_ns), now_ns=now_ns):
                     time.sleep(TOCK_POLL_S)
             stepper.drain(ns_to_seconds(now_ns), now_ns=now_ns)
-            quiet = tock_round.quiet and stepper.sent == sent
-            if quiet and calm:
+            quiet = tock_round.quiet and crossing.work == self._work_seen
+            self._work_seen = crossing.work
+            sent, received = tock_round.totals()
+            if self.settlement.settled(quiet, sent + crossing.sent,
+                                       received + crossing.received, time.monotonic()):
+                self.runner.stats.unbalanced = self.settlement.unbalanced
                 return tock_round.next_event_ns()
-            calm = quiet
 
     def _throttle(self, throttle: WarpThrottle, sim_s: float) -> None:
         """Wait until stepping to sim_s keeps within warp × real time (progress stays live)."""

@@ -32,7 +32,7 @@ from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import UInt64
 
-from acomms_sim.clock.crossing import CrossingSends
+from acomms_sim.clock.crossing import CrossingCounts, counted_topic
 from acomms_sim.clock.deadline_cache import CachedTimerDeadlines
 from acomms_sim.clock.executor_stepper import (
     CallbackFailed,
@@ -95,17 +95,21 @@ def make_events_executor(context):
             faulthandler.enable = enable
 
 
-def _counting(callback, owner, stepper: EventsStepper, bookkeeping: bool, service: bool = False):
+def _counting(callback, owner, stepper: EventsStepper, bookkeeping: bool, service: bool = False,
+              taken: bool = False):
     """`callback` of node `owner` counted, naming the node when it raises, its clock brought to
     the step time first (lazy `LocalClocks`); same signature and coroutine-ness (rclpy passes
-    TimerInfo only if asked and awaits coroutine functions). A service callback's reply may go
-    to another process: it counts as sent (`crossing`)."""
+    TimerInfo only if asked and awaits coroutine functions). For `crossing`: a service
+    callback's reply may go to another process (`service`), a subscription's message may have
+    come from one (`taken`)."""
     node = node_name(owner)
+    crossing = stepper.crossing
 
     def note() -> None:
         stepper.callbacks_seen += 1
         stepper.bookkeeping_seen += bookkeeping
-        stepper.crossing.sent += service
+        crossing.services += service
+        crossing.taken += taken
         clocks = stepper.local_clocks
         if clocks is not None:
             clocks.sync_node(owner)
@@ -162,7 +166,7 @@ class EventsStepper(DrivenClocks):
         self._undriven: tuple | None = None  # (the TimerDeadlines, nodes with undriven clocks)
         self._now_ns: int | None = None
         self._wrapped: list = []  # (entity, original callback), restored by close()
-        self.crossing = CrossingSends()  # what may have gone to other processes (`sent`)
+        self.crossing = CrossingCounts()  # deliveries to and from other processes
         self.fence_node = Node(f"acomms_step_fence_{os.getpid()}", context=context,
                                start_parameter_services=False, enable_rosout=False)
         qos = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
@@ -197,11 +201,13 @@ class EventsStepper(DrivenClocks):
         self._entity_count = count
         for node in nodes:
             bookkeeping = node in self.bookkeeping
-            for entity in (*node.subscriptions, *node.services, *node.timers):
+            subscriptions, services = list(node.subscriptions), list(node.services)
+            for entity in (*subscriptions, *services, *node.timers):
                 callback = getattr(entity, "callback", None)
                 if callback is not None and not getattr(callback, _WRAPPED, False):
-                    entity.callback = _counting(callback, node, self, bookkeeping,
-                                                service=entity in node.services)
+                    entity.callback = _counting(
+                        callback, node, self, bookkeeping, service=entity in services,
+                        taken=entity in subscriptions and counted_topic(entity))
                     self._wrapped.append((entity, callback))
         self.crossing.watch(nodes)
         self._remote_clients = remote_clients(nodes)
@@ -238,7 +244,7 @@ class EventsStepper(DrivenClocks):
             if quiet < QUIET_ROUNDS:
                 continue
             remote = self.remote_pending()
-            self.crossing.sent += bool(remote)  # a request (and its reply) crossed processes
+            self.crossing.services += bool(remote)  # a request (its reply) crossed processes
             waiting = remote or awaited_calls(self) or self._lagging(now_ns)
             if not waiting:
                 break
@@ -297,11 +303,6 @@ class EventsStepper(DrivenClocks):
         if self.watchdog.expired(self._clock()):
             self.watchdog.what = f"{last}: step"
             raise StepTimeout(self.watchdog.message(sim_s))
-
-    @property
-    def sent(self) -> int:
-        """Messages that may have gone to another process so far (`CrossingSends`)."""
-        return self.crossing.sent
 
     def wait_event(self, timeout_s: float) -> None:
         """Run the next event (a Tock, a message from another process) or none in timeout_s."""
