@@ -7,7 +7,7 @@ import rclpy
 from std_msgs.msg import UInt64
 
 from acomms_core.ros.testing import RosHarness
-from acomms_sim.clock.crossing import CrossingCounts
+from acomms_sim.clock.crossing import UNKNOWN_NODE, CrossingCounts
 from acomms_sim.clock.events_stepper import EventsStepper, make_events_executor
 
 
@@ -37,6 +37,12 @@ def test_sent_counts_deliveries_to_other_processes_but_not_to_observers():
                           and remote.get_subscription_count() == 3
                           and tick.get_subscription_count() == 1
                           and len(node.get_subscriptions_info_by_topic("/crossing_remote")) == 3)
+            crossing = CrossingCounts()
+            crossing.watch([node])
+            remote.publish(UInt64(data=0))  # the graph may not name the nodes yet: not cached
+            assert _until(lambda: all(info.node_name != UNKNOWN_NODE for info in
+                                      node.get_subscriptions_info_by_topic("/crossing_remote")))
+            crossing.release()
             crossing = CrossingCounts()
             crossing.watch([node])
             crossing.watch([node])  # a second scan does not wrap twice

@@ -6,7 +6,8 @@ in flight (`stepping.Settlement`). Each process counts, cumulatively (`CrossingC
   `publish`; a publication adds its matched subscriptions less this process's subscriptions on
   its topic (`local`) and less the observers' (nodes that record or watch a run without taking
   part in it, `OBSERVER_NODES`: found in the ROS graph, cached per topic until the matched count
-  changes). An inactive lifecycle publisher sends nothing and counts nothing;
+  changes, once the graph names every node on the topic). An inactive lifecycle publisher
+  sends nothing and counts nothing;
 - `received`: messages taken by this process's subscriptions that came from another process:
   every message taken (`took`: the stepper's callback wrapper, or `watch(..., subscriptions=True)`)
   less the deliveries this process made to itself (a local publication reaches the local
@@ -26,6 +27,7 @@ from collections import Counter
 UNCOUNTED_TOPICS = frozenset({"/tick", "/tock", "/clock", "/rosout", "/parameter_events"})
 OBSERVER_NODES = frozenset({"acomms_run_recording"})  # acomms_run's topic recording (run.mcap)
 OBSERVER_PREFIXES = ("_ros2cli", "rosbag2")  # ros2 topic echo / ros2 bag record
+UNKNOWN_NODE = "_NODE_NAME_UNKNOWN_"  # rmw's name of a node not discovered yet
 _WATCHED = "_acomms_crossing"
 
 
@@ -107,11 +109,12 @@ class CrossingCounts:
         if cached is not None and cached[0] == matched:
             return cached[1]
         try:
-            found = sum(1 for info in node.get_subscriptions_info_by_topic(topic)
-                        if is_observer(info.node_name))
+            names = [info.node_name for info in node.get_subscriptions_info_by_topic(topic)]
         except Exception:  # node shutting down: no graph
-            found = 0
-        self._observers[topic] = (matched, found)
+            return 0
+        found = sum(1 for name in names if is_observer(name))
+        if UNKNOWN_NODE not in names:  # the graph can list an endpoint before naming its node
+            self._observers[topic] = (matched, found)
         return found
 
     def _counting(self, publisher, node):
