@@ -27,6 +27,7 @@ beyond (its broadcast address is 255; shorter packets: `sim_scale_scenario`).
     python bench/sim_scale.py 10 16 32 64 --no-mcap --lean --reference-max-n 0  # both modes
     python bench/sim_scale.py 32 64 --no-mcap --lean --processes 1 2 4 --reference-max-n 0
     python bench/sim_scale.py 128 --no-mcap --lean-only --reference-max-n 0  # S2C profile
+    python bench/sim_scale.py 128 --no-mcap --lean-only --processes 1 4 --reference-max-n 0
 
 `--processes K ...` runs every N (and mode) split over K processes for each K
 (`acomms_run --processes K`; the mode column says `/Kp`) and prints `= 1 proc`: whether the
