@@ -47,12 +47,23 @@ def hostile_line(rng: random.Random) -> bytes:
     return bytes(rng.randrange(256) for _ in range(rng.randrange(1, 60))) + b"\n"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def hostile_options(description: str) -> tuple[argparse.Namespace, random.Random]:
+    """The command line of the hostile AT benches (this one and evologics_driver_garbage.py):
+    --lines, --seed; and the generator seeded with it."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--lines", type=int, default=100000)
     parser.add_argument("--seed", type=int, default=31)
     options = parser.parse_args()
-    rng = random.Random(options.seed)
+    return options, random.Random(options.seed)
+
+
+def rate_line(lines: int, size: int, elapsed_s: float) -> str:
+    return (f"hostile lines: {lines}, bytes: {size}, {elapsed_s:.2f} s, "
+            f"{lines / elapsed_s:,.0f} lines/s")
+
+
+def main() -> None:
+    options, rng = hostile_options(__doc__.split("\n")[0])
     reader = AtStreamReader("modem")
     stream = bytearray()
     valid_sent = 0
@@ -71,8 +82,7 @@ def main() -> None:
     elapsed = time.perf_counter() - start
     good = sum(isinstance(item, (at.InstantMessage, at.DeliveryReport)) for item in parsed)
     refused = {k: v for k, v in sorted(reader.counters.items()) if k.startswith("refused_")}
-    print(f"hostile lines: {options.lines}, bytes: {len(stream)}, {elapsed:.2f} s, "
-          f"{options.lines / elapsed:,.0f} lines/s")
+    print(rate_line(options.lines, len(stream), elapsed))
     print(f"refused: {refused} (total {sum(refused.values())})")
     print(f"largest buffer: {largest} bytes; valid items parsed: {good} of {valid_sent} "
           f"(the rest: replies made of junk lines, {len(parsed) - good})")

@@ -12,9 +12,7 @@ whether b stayed connected, and whether the valid packet reached b's packet_rx a
 
 from __future__ import annotations
 
-import argparse
 import os
-import random
 import select
 import sys
 import time
@@ -28,7 +26,11 @@ from acomms_interfaces.srv import QueueTxPacket
 from acomms_sim.emulator import evologics_emulator as emulator
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from evologics_at_garbage import hostile_line  # noqa: E402 - the shared hostile mix
+from evologics_at_garbage import (  # noqa: E402 - the shared hostile mix and command line
+    hostile_line,
+    hostile_options,
+    rate_line,
+)
 
 
 def write_all(fd: int, data: bytes, ros: RosHarness) -> None:
@@ -45,11 +47,7 @@ def write_all(fd: int, data: bytes, ros: RosHarness) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--lines", type=int, default=100000)
-    parser.add_argument("--seed", type=int, default=31)
-    options = parser.parse_args()
-    rng = random.Random(options.seed)
+    options, rng = hostile_options(__doc__.split("\n")[0])
     backend, served = emulator.start_modems([emulator.parse_modem("1:0,0,5"),
                                              emulator.parse_modem("2:500,0,20")])
     received: list = []
@@ -77,8 +75,7 @@ def main() -> None:
                                          for m in received), 20.0)
         counters = session.all_counters()
         refused = {k: v for k, v in sorted(counters.items()) if k.startswith("reader_refused_")}
-        print(f"hostile lines: {options.lines}, bytes: {len(stream)}, {elapsed:.2f} s, "
-              f"{options.lines / elapsed:,.0f} lines/s through the pty and the driver")
+        print(f"{rate_line(options.lines, len(stream), elapsed)} through the pty and the driver")
         print(f"refused (b's /diagnostics): {refused} (total {sum(refused.values())}); "
               f"unexpected_replies: {counters.get('unexpected_replies', 0)}")
         print(f"driver b connected: {session.connected}; valid packet received afterwards: {got}")

@@ -18,7 +18,6 @@ once per step both ways (`ran_ok`). On a 2-core machine shared with others, run 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 
@@ -27,18 +26,16 @@ S = 1_000_000_000
 
 def measure(idle: int, steps: int, due_only: bool) -> dict:
     """One private rclpy Context with 1 + idle nodes, stepped `steps` simulated seconds."""
-    import rclpy
-    from rclpy.context import Context
     from rclpy.node import Node
     from rclpy.parameter import Parameter
 
+    from acomms_core.ros.testing import private_context, tear_down
     from acomms_sim.clock.events_stepper import EventsStepper, make_events_executor
     from acomms_sim.clock.executor_stepper import TimerDeadlines
     from acomms_sim.clock.local_clocks import LocalClocks
     from acomms_sim.clock.stepping import next_step_ns
 
-    context = Context()
-    rclpy.init(context=context, domain_id=int(os.environ.get("ROS_DOMAIN_ID", "0")))
+    context = private_context()
     executor = make_events_executor(context)
     stepper = EventsStepper(executor, context, step_timeout_s=30.0)
     if not due_only:
@@ -68,11 +65,7 @@ def measure(idle: int, steps: int, due_only: bool) -> dict:
            "reads_per_step": (getattr(stepper._timers, "reads", 0) - reads) / steps}
     clocks.release()
     stepper.close()
-    for node in nodes:
-        executor.remove_node(node)
-        node.destroy_node()
-    executor.shutdown()
-    rclpy.shutdown(context=context)
+    tear_down(context, executor, nodes)
     return row
 
 

@@ -1,5 +1,6 @@
-"""A free-clock run ends without a callback failure: stopping the traffic destroys publishers and
-timers, which must not happen while the background thread puts them into a wait set."""
+"""A free-clock run ends without a callback failure: stopping the traffic (and shutting the
+groups down) destroys publishers and timers while the background thread may be putting them into
+a wait set; that InvalidHandle is not a callback's failure (`destroyed_while_waiting`)."""
 
 import pathlib
 

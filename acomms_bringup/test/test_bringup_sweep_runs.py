@@ -27,6 +27,9 @@ def _rows(out: pathlib.Path) -> list[dict]:
         return list(csv.DictReader(handle))
 
 
+# Ten acomms_run processes one after another (two at a time): the suite's 120 s ceiling is too
+# tight on a loaded machine, and a timeout there ends the whole pytest-xdist worker.
+@pytest.mark.timeout(300)
 def test_pool_and_dask_agree_and_a_rerun_resumes(tmp_path, capsys):
     distributed = pytest.importorskip("distributed")
     sweep = tmp_path / "tiny.yaml"

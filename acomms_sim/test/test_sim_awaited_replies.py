@@ -8,13 +8,10 @@ so the MAC sends at its first slot, exactly as when the queue answers at once.
 The run is driven like acomms_run's deterministic clock (SteppedRun): LocalClocks set the nodes'
 clocks, the stepper drains each instant and time jumps to the next timer deadline."""
 
-import os
 import threading
 import warnings
 
 import pytest
-import rclpy
-from rclpy.context import Context
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
@@ -22,6 +19,7 @@ from acomms_core.nodes.tdma_node import TdmaNode
 from acomms_core.ros.deferred_service import DeferredService
 from acomms_core.ros.ros_support import NodeResources
 from acomms_core.ros.service_calls import AWAITED, LOST_REPLY_WARNING
+from acomms_core.ros.testing import private_context, tear_down
 from acomms_interfaces.srv import GetNextPacketData, QueueTxPacket
 from acomms_sim.clock.events_stepper import (
     EventsStepper,
@@ -113,8 +111,7 @@ def make_mac(context) -> TdmaNode:
 def stepped_run(kind: str, **queue_options) -> tuple[list[float], dict, Queue]:
     """Run the MAC, queue and modem for RUN_S simulated seconds; the packets' start times
     (seconds after START), the MAC's counters and the queue."""
-    context = Context()
-    rclpy.init(context=context, domain_id=int(os.environ.get("ROS_DOMAIN_ID", "0")))
+    context = private_context()
     executor = make_executor(context, kind)
     queue, modem, mac = Queue(context, **queue_options), Modem(context), make_mac(context)
     nodes = [mac, modem.node, queue.node]
@@ -148,11 +145,7 @@ def stepped_run(kind: str, **queue_options) -> tuple[list[float], dict, Queue]:
     finally:
         if stepper is not None:
             stepper.close()
-        for node in nodes:
-            executor.remove_node(node)
-            node.destroy_node()
-        executor.shutdown()
-        rclpy.shutdown(context=context)
+        tear_down(context, executor, nodes)
 
 
 @pytest.mark.parametrize("kind", EXECUTORS)

@@ -2,14 +2,11 @@
 timers due at one simulated time run in that order on the EventsExecutor (the /clock delivery
 order, which came from discovery, made the order and so results change from run to run)."""
 
-import os
-
 import pytest
-import rclpy
-from rclpy.context import Context
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from acomms_core.ros.testing import private_context, tear_down
 from acomms_sim.clock.deadline_cache import CachedTimerDeadlines
 from acomms_sim.clock.events_stepper import (
     EventsStepper,
@@ -34,8 +31,7 @@ def appender(ran: list, name: str):
 
 @pytest.fixture
 def ros():
-    context = Context()
-    rclpy.init(context=context, domain_id=int(os.environ.get("ROS_DOMAIN_ID", "0")))
+    context = private_context()
     executor = make_events_executor(context)
     stepper = EventsStepper(executor, context, step_timeout_s=10.0)
     nodes, ran = [], []
@@ -49,11 +45,7 @@ def ros():
     assert ran == []
     yield stepper, nodes, ran
     stepper.close()
-    for node in nodes:
-        executor.remove_node(node)
-        node.destroy_node()
-    executor.shutdown()
-    rclpy.shutdown(context=context)
+    tear_down(context, executor, nodes)
 
 
 def step(stepper, clocks, now_ns: int) -> None:

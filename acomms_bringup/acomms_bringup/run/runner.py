@@ -112,22 +112,6 @@ def vehicle_profiles(scenario: Scenario, stack: StackDescription) -> dict[str, M
     return profiles
 
 
-
-def while_paused(runner: Runner, action) -> None:
-    """Run action while no thread spins the runner's executor (it destroys publishers and
-    timers that the spin thread would be putting into a wait set: InvalidHandle), then spin
-    again."""
-    thread = runner._thread
-    spinning = thread is not None and thread.is_alive()
-    if spinning:
-        runner._pause.set()
-        thread.join(timeout=5.0)
-    try:
-        action()
-    finally:
-        if spinning:
-            runner.spin_in_background()
-
 def run_endpoints(runner: Runner) -> dict:
     """DDS endpoints of every node of a started run (`startup.count_endpoints`): by kind, total,
     and per vehicle (the total over the vehicles this process runs)."""
@@ -156,7 +140,8 @@ def _logger_name(fully_qualified_name: str) -> str:
 def destroyed_while_waiting(exc: BaseException) -> bool:
     """rclpy's MultiThreadedExecutor (the free clock's) builds its wait set in the spinning
     thread while callbacks in its workers may destroy entities (a node shutting down releases
-    its publishers); a QoS event handler being destroyed then raises InvalidHandle from
+    its publishers), and so may the main thread (`Runner.stop` stops the traffic while the spin
+    thread goes on); a QoS event handler being destroyed then raises InvalidHandle from
     `add_to_wait_set`. No callback failed: the next spin builds the wait set without it."""
     if type(exc).__name__ != "InvalidHandle":
         return False
@@ -383,8 +368,8 @@ class Runner:
 
         Returns the problems met (empty when the shutdown was clean)."""
         problems = []
-        if self.recorder is not None:  # after stepping no thread spins the recorder until
-            while_paused(self, self.recorder.stop_traffic)  # the hand-back; a free run's does
+        if self.recorder is not None:  # a free run's spin thread goes on meanwhile: what it
+            self.recorder.stop_traffic()  # meets destroyed is `destroyed_while_waiting`
         if self.step_executor is not None:
             hand_back_executor(self)
         if self.recorder is not None:

@@ -29,15 +29,33 @@ from acomms_core.ros.ros_support import (
 LABELS = {State.PRIMARY_STATE_INACTIVE: "inactive", State.PRIMARY_STATE_ACTIVE: "active"}
 
 
+def private_context(domain_id: int | None = None, args=None) -> Context:
+    """A Context of its own, initialised on domain_id (default: ROS_DOMAIN_ID, else 0)."""
+    context = Context()
+    if domain_id is None:
+        domain_id = int(os.environ.get("ROS_DOMAIN_ID", "0"))
+    rclpy.init(args=args, context=context, domain_id=domain_id)
+    return context
+
+
+def tear_down(context: Context, executor, nodes: list) -> None:
+    """Every node removed from the executor and destroyed (newest first), then the executor and
+    the context shut down (the end of a RosHarness, or of a test's or bench's own set-up)."""
+    for node in reversed(nodes):
+        executor.remove_node(node)
+        node.destroy_node()
+    nodes.clear()
+    executor.shutdown(timeout_sec=2.0)
+    if context.ok():
+        rclpy.shutdown(context=context)
+
+
 class RosHarness:
     """Owns a Context, an executor and the nodes added to it; tears all down on exit."""
 
     def __init__(self, num_threads: int = 4, domain_id: int | None = None, args=None):
         """args: command-line arguments of the Context (e.g. a `--ros-args --params-file`)."""
-        self.context = Context()
-        if domain_id is None:
-            domain_id = int(os.environ.get("ROS_DOMAIN_ID", "0"))
-        rclpy.init(args=args, context=self.context, domain_id=domain_id)
+        self.context = private_context(domain_id, args)
         self.executor = MultiThreadedExecutor(num_threads=num_threads, context=self.context)
         self.nodes = []
         self.helper = self.add(rclpy.create_node("test_helper", context=self.context))
@@ -54,13 +72,7 @@ class RosHarness:
         return node
 
     def close(self) -> None:
-        for node in reversed(self.nodes):
-            self.executor.remove_node(node)
-            node.destroy_node()
-        self.nodes.clear()
-        self.executor.shutdown(timeout_sec=2.0)
-        if self.context.ok():
-            rclpy.shutdown(context=self.context)
+        tear_down(self.context, self.executor, self.nodes)
 
     def spin_for(self, seconds: float) -> None:
         end = time.monotonic() + seconds

@@ -170,13 +170,10 @@ class AcommsDriverNode(ManagedNode):
         return seconds_to_time_msg(now_s(self))
 
     def _publish(self, name: str, msg) -> None:
-        publisher = self._topic_publishers.get(name)
-        if publisher is not None and is_active(self):
-            publisher.publish(msg)
+        messages.publish_when_active(self, self._topic_publishers, name, msg)
 
     def _on_log(self, level: str, message: str) -> None:
-        logger = self.get_logger()
-        {"error": logger.error, "warn": logger.warning}.get(level, logger.info)(message)
+        messages.log_at_level(self.get_logger(), level, message)
 
     def _on_connection(self, connected: bool, reason: str) -> None:
         self._publish_diagnostics()

@@ -11,7 +11,7 @@ from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 from std_msgs.msg import Header
 
-from acomms_core.ros.ros_support import seconds_to_time_msg
+from acomms_core.ros.ros_support import is_active, seconds_to_time_msg
 from acomms_driver.micromodem.client_config import PingResult, ReceivedModemPacket
 from acomms_driver.micromodem.micromodem_client import MicromodemClient
 from acomms_driver.micromodem.packet_rules import QUEUE_IMMEDIATE, ModemPacket
@@ -92,6 +92,26 @@ def immediate_queue_refusal(transport, active: bool, request) -> str | None:
     if request.queue not in IMMEDIATE_QUEUES:
         return f"queue {request.queue} is not supported; use QUEUE_IMMEDIATE"
     return None
+
+
+def publish_when_active(node, publishers: dict, name: str, msg) -> None:
+    """Publish msg on publishers[name] if the node has that topic and is active: a driver's
+    client calls back from its own threads, also while the node is deactivating."""
+    publisher = publishers.get(name)
+    if publisher is not None and is_active(node):
+        publisher.publish(msg)
+
+
+def log_at_level(logger, level: str, text: str) -> None:
+    """A driver client's on_log(level, text) on a ROS logger: "error", "warn", anything else at
+    info. One call site per severity: rclpy refuses (ValueError) a call site whose severity
+    changes between calls."""
+    if level == "error":
+        logger.error(text)
+    elif level == "warn":
+        logger.warning(text)
+    else:
+        logger.info(text)
 
 
 def answer_queue_request(response, position: int, reason: str | None, logger, counters: dict):

@@ -199,19 +199,13 @@ class EvologicsDriverNode(ManagedNode):
 
     # ------------------------------------------------------------------ session callbacks
     def _publish(self, name: str, msg) -> None:
-        publisher = self._pubs.get(name)
-        if publisher is not None and is_active(self):
-            publisher.publish(msg)
+        messages.publish_when_active(self, self._pubs, name, msg)
 
     def _stamp(self):
         return seconds_to_time_msg(now_s(self))
 
     def _on_log(self, level: str, text: str) -> None:
-        # one logging call per severity: rclpy refuses a call site whose severity changes
-        if level in ("warn", "error"):
-            self.get_logger().warning(text)
-        else:
-            self.get_logger().info(text)
+        messages.log_at_level(self.get_logger(), level, text)
 
     def _on_raw(self, direction: str, data: bytes) -> None:
         self._publish(f"raw/{direction}", String(data=escaped(data)))

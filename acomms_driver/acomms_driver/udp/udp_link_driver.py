@@ -137,16 +137,10 @@ class UdpLinkDriver(ManagedNode):
 
     # ------------------------------------------------------------------ link callbacks
     def _publish(self, name: str, msg) -> None:
-        publisher = self._pubs.get(name)
-        if publisher is not None and is_active(self):
-            publisher.publish(msg)
+        messages.publish_when_active(self, self._pubs, name, msg)
 
     def _on_log(self, level: str, text: str) -> None:
-        # one logging call per severity: rclpy refuses a call site whose severity changes
-        if level == "warn":
-            self.get_logger().warning(text)
-        else:
-            self.get_logger().info(text)
+        messages.log_at_level(self.get_logger(), level, text)
 
     def _on_sent(self, packet: ModemPacket, start_s: float) -> None:
         xst = messages.fill_message(XST(), {
