@@ -29,10 +29,13 @@ beyond (its broadcast address is 255; shorter packets: `sim_scale_scenario`).
     python bench/sim_scale.py 10 16 32 64 --no-mcap --lean --reference-max-n 0  # both modes
     python bench/sim_scale.py 32 64 --no-mcap --lean --processes 1 2 4 --reference-max-n 0
     python bench/sim_scale.py 128 --no-mcap --lean-only --reference-max-n 0  # S2C profile
+    python bench/sim_scale.py 128 --no-mcap --lean-only --processes 1 4 --reference-max-n 0
 
 `--processes K ...` runs every N (and mode) split over K processes for each K
 (`acomms_run --processes K`; the mode column says `/Kp`) and prints `= 1 proc`: whether the
-outputs equal the same mode's one-process run.
+outputs equal the same mode's one-process run, `rounds/step`: the Tick/Tock rounds per
+step, and `unbalanced`: the steps that settled without their deliveries between processes
+balancing (the most of the repeats; 0 in an exact run).
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ EXTRA_ARGS: list[str] = []  # --no-mcap: the simulation without the run.mcap rec
 ENDPOINTS_LINE = re.compile(r"all nodes active in .*\((\d+) DDS endpoints, (\d+) per vehicle")
 # acomms_run's last line: the end's wall s by phase (after it: the process exits)
 END_LINE = re.compile(r"the end of the run took (.*)$", re.MULTILINE)
+ROUNDS_LINE = re.compile(r"(\d+) Tick/Tock rounds with .*; (\d+) steps settled unbalanced")
 
 
 def domain_id(default: int) -> int:
@@ -130,9 +134,12 @@ def run_once(scenario: pathlib.Path, out: pathlib.Path, warp: str, domain: int,
     with open(out / "messages.csv", newline="") as stream:
         messages = list(csv.reader(stream))
     found = ENDPOINTS_LINE.search(output)
+    rounds = ROUNDS_LINE.search(output)
     # the run ends run_wall_s after the "all nodes active" line; the rest is the end phase
     run_end = None if running_at is None else running_at + (summary.get("run_wall_s") or 0.0)
-    return {"summary": summary, "messages": messages, "rss_mb": usage.ru_maxrss / 1024,
+    return {"rounds": int(rounds[1]) if rounds else None,
+            "unbalanced": int(rounds[2]) if rounds else None,
+            "summary": summary, "messages": messages, "rss_mb": usage.ru_maxrss / 1024,
             "rss_run_mb": None if run_end is None else sampler.peak(started, run_end),
             "rss_end_mb": None if run_end is None else sampler.peak(run_end, ended),
             "end_wall_s": None if run_end is None else round(ended - run_end, 1),
@@ -185,6 +192,10 @@ def measure(n: int, args, tmp: pathlib.Path, lean: bool = False, processes: int 
            "ratio_range": f"{min(ratios)}-{max(ratios)}" if len(runs) > 1 else "-",
            "repeats_identical": "yes" if all(same_results(r, fast) for r in runs) else "NO",
            "steps": summary.get("steps"), "step_us": step_cost_us(summary),
+           "rounds_per_step": (round(fast["rounds"] / summary["steps"], 2)
+                               if fast["rounds"] and summary.get("steps") else "-"),
+           "unbalanced": "-" if fast["unbalanced"] is None else max(
+               r["unbalanced"] for r in runs),
            "delivered": summary.get("messages_delivered"),
            "sent": summary.get("messages_sent"), "rss_mb": round(fast["rss_mb"]),
            "rss_run_mb": fast["rss_run_mb"], "rss_end_mb": fast["rss_end_mb"],
@@ -239,7 +250,8 @@ def print_row(row: dict, rows: list[dict]) -> None:
     lean = row["mode"].startswith("lean")
     processes = int(row["mode"].split("/")[1][:-1]) if "/" in row["mode"] else 1
     values = (row["n"], row["mode"], row["endpoints"], row["startup_wall_s"], row["run_wall_s"],
-              row["ratio"], row["ratio_range"], row["steps"], row["step_us"],
+              row["ratio"], row["ratio_range"], row["steps"], row["rounds_per_step"],
+              row["unbalanced"], row["step_us"],
               None if row["step_us"] is None else round(row["step_us"] / row["n"], 1),
               f"{row['delivered']}/{row['sent']}",
               row["rss_mb"], row["rss_run_mb"], row["rss_end_mb"], row["end_wall_s"],
@@ -281,8 +293,9 @@ def main() -> int:
     if args.mcap_exclude:
         EXTRA_ARGS.extend(["--mcap-exclude", args.mcap_exclude])
     header = ("N", "mode", "endpts/veh", "startup_s", "run_s", "sim/wall", "range", "steps",
-              "us/step", "us/step/veh", "delivered", "rss_MB", "rss_run_MB", "rss_end_MB",
-              "end_s", "= reference", "K identical", "= default", "= 1 proc", "profile")
+              "rounds/step", "unbalanced", "us/step", "us/step/veh", "delivered", "rss_MB",
+              "rss_run_MB", "rss_end_MB", "end_s", "= reference", "K identical", "= default",
+              "= 1 proc", "profile")
     print("  ".join(f"{h:>11}" for h in header), flush=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

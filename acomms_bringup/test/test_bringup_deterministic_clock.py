@@ -146,10 +146,12 @@ def run_split(tmp_path: pathlib.Path, duration: str, vehicle: str) -> tuple[dict
     return outputs(out)
 
 
-def test_vehicles_split_over_processes_give_the_one_process_results(tmp_path):
+def test_vehicles_split_over_processes_give_the_one_process_results(tmp_path, capsys):
     """summary.json and messages.csv (wall-time fields aside) are the same in one process, with
     the topside in a participant started by hand, and over 3 processes (--processes 3): the
-    participants' queue accounting and dispatch sources reach acomms_run over ROS."""
+    participants' queue accounting and dispatch sources reach acomms_run over ROS. Every step
+    settled with its deliveries between processes balanced (run.mcap recorded: its recording
+    node is an observer, not a subscriber that holds a step)."""
     duration = "20"  # the AUV's first nav_status reaches the gateway and the topside
     assert cli.main([str(CONFIG / "demo.yaml"), "--duration", duration, "--warp", "max",
                      "--quiet", "--out", str(tmp_path / "one")]) == 0
@@ -157,8 +159,12 @@ def test_vehicles_split_over_processes_give_the_one_process_results(tmp_path):
     assert one[0]["messages_delivered"] >= 1 and one[0]["steps"] > 0
     assert run_split(tmp_path, duration, "topside") == one
     out = tmp_path / "three"
+    capsys.readouterr()
     assert cli.main([str(CONFIG / "demo.yaml"), "--duration", duration, "--warp", "max",
-                     "--quiet", "--out", str(out), "--processes", "3"]) == 0
+                     "--out", str(out), "--processes", "3"]) == 0
+    printed = capsys.readouterr()
+    assert "; 0 steps settled unbalanced" in printed.out, printed.out[-2000:]
+    assert (out / "run.mcap").exists()
     assert outputs(out) == one
     assert (out / "participants.log").exists()
 

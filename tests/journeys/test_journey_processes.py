@@ -2,7 +2,8 @@
 as a user types it (shortened with `--duration 30 --warp max --out DIR`): status 0, the console
 says the run is split over 2 processes, the participant's output is in the run folder, and the
 run delivers what the same command in one process delivers, with the same summary.json and
-messages.csv (wall-time fields aside)."""
+messages.csv (wall-time fields aside), and every step settled with its deliveries between the
+processes balanced."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ def test_two_processes_deliver_what_one_process_delivers(tmp_path):
     assert split.returncode == 0, (split.stdout + split.stderr)[-4000:]
     assert "3 vehicles" in split.stdout and "2 processes (2 + 1 vehicles)" in split.stdout
     assert (tmp_path / "two" / "participants.log").exists()
+    assert "; 0 steps settled unbalanced" in split.stdout  # every step's deliveries balanced
     one = shell(f"{ONE_PROCESS} {SHORT} --out {tmp_path / 'one'}", timeout_s=120)
     assert one.returncode == 0, (one.stdout + one.stderr)[-4000:]
     two_summary, two_messages = outputs(tmp_path / "two")

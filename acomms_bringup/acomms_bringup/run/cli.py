@@ -184,7 +184,13 @@ def _bring_up_and_run(runner: Runner, arguments, out) -> None:
     runner.run()
     if runner.participants:  # steps count time advances in every mode; the rounds are extra
         say(f"acomms_run: {runner.stats.rounds} Tick/Tock rounds with "
-            f"{', '.join(runner.participants)}")
+            f"{', '.join(runner.participants)}; {runner.stats.unbalanced} steps settled "
+            "unbalanced")
+    if runner.stats.unbalanced:
+        print(f"acomms_run: {runner.stats.unbalanced} steps settled without their deliveries "
+              "between processes balancing (lost, or heard by a subscriber outside the run): "
+              "the outputs may differ from one process's (docs/guide/scaling.md)",
+              file=sys.stderr, flush=True)
 
 
 def _finish(runner: Runner, outputs: RunOutputs, out,

@@ -22,7 +22,7 @@ import time
 
 from acomms_bringup.description.scenario_keys import MAX_PROCESSES
 
-STOP_TIMEOUT_S = 10.0  # wall seconds participants get to exit after SIGTERM
+STOP_TIMEOUT_S = 60.0  # wall s participants get to exit after SIGTERM (32 vehicles: > 10 s)
 
 
 class PartitionError(ValueError):

@@ -101,7 +101,10 @@ def shut_down_stages(managers, timeout_s: float, resume) -> list[str]:
         poll_until(lambda tasks=tasks: all(task.done() for _, task in tasks), timeout_s)
         for group, task in tasks:
             if not task.done():
-                task.cancel()
+                try:
+                    task.cancel()
+                except ValueError:  # its coroutine runs in the executor's thread right now
+                    pass
                 problems.append(f"group {group.name}: shutdown: no answer within {timeout_s:g} s")
                 continue
             ok, message = task.result()

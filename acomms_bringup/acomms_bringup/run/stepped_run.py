@@ -4,8 +4,10 @@ It stops the runner's background spinning and moves every node to an executor it
 (rclpy's EventsExecutor drained by `acomms_sim.clock.events_stepper.EventsStepper`, or with
 `--executor single` a SingleThreadedExecutor drained by `executor_stepper.ExecutorStepper`):
 drain all work due now;
-with Tick/Tock participants in other processes, repeat Tick rounds at the same time until a
-round in which nobody (here or there) did any work; then move time straight to the earliest
+with Tick/Tock participants in other processes, repeat Tick rounds at the same time until no
+message between processes is in flight (`acomms_sim.clock.stepping.Settlement`, counted by
+`acomms_sim.clock.crossing`; work that stayed inside a process was settled by its own drain);
+then move time straight to the earliest
 pending event (ROS-time timer deadlines here, `next_event` of the participants), at most `warp` ×
 real time: /clock is published (sim_clock_node in mode `stepped`) for other processes, and the
 clocks of this process's nodes are set directly, in a fixed order (`LocalClocks`; on the
@@ -38,6 +40,7 @@ from acomms_sim.clock.executor_stepper import (
 )
 from acomms_sim.clock.local_clocks import LocalClocks
 from acomms_sim.clock.stepping import (
+    Settlement,
     StepTimeout,
     WarpThrottle,
     Watchdog,
@@ -47,7 +50,8 @@ from acomms_sim.clock.stepping import (
 )
 
 THROTTLE_SLICE_S = 0.25  # longest single sleep of the warp throttle (progress stays live)
-TOCK_POLL_S = 0.0002  # wall wait between polls for participants' Tocks
+TOCK_POLL_S = 0.0002  # wall wait between polls for participants' Tocks (single executor)
+TOCK_WAIT_S = 0.01  # longest wall wait for the next event (a Tock) on the EventsExecutor
 JOIN_TIMEOUT_S = 30.0
 DISCOVERY_POLL_S = 0.005  # wall wait between checks that local clients see their servers
 
@@ -58,6 +62,8 @@ class SteppedRun:
     def __init__(self, runner):
         self.runner = runner
         self.clock = runner.clock_node()
+        self.settlement = Settlement()  # when a step with participants is settled
+        self._work_seen = 0  # this process's crossing work at its last round's end
 
     def _take_over_executor(self):
         """Stop the background spin; move every node to an executor run here (the
@@ -146,25 +152,35 @@ class SteppedRun:
         return time.monotonic() - self.runner._started_wall
 
     def _settle(self, stepper: ExecutorStepper | EventsStepper, now_ns: int) -> list[int]:
-        """Drain this process; with participants, repeat Tick rounds at now_ns until a round in
-        which nobody did any work. The participants' next events."""
+        """Drain this process; with participants, repeat Tick rounds at now_ns until the step
+        is settled (`Settlement`: a quiet round that sent, over all processes, as many
+        deliveries between processes as the round before had received; work that stayed inside
+        a process is settled by its own drain). The participants' next events. On the
+        EventsExecutor the wait for Tocks blocks on the next event (no polling: the participants
+        get the cores)."""
         stepper.drain(ns_to_seconds(now_ns), now_ns=now_ns)
         if not self.runner.participants:
             return []
+        wait_event = getattr(stepper, "wait_event", None)
+        crossing = stepper.crossing
         while True:
             tock_round = self.clock.start_round(now_ns)
             self.runner.stats.rounds += 1
-            work = 0
             while not tock_round.complete:
                 self.runner.checkpoint()
                 if self.clock.round_overdue():
                     raise StepTimeout(self.clock.overdue_message())
-                ran = stepper.drain(ns_to_seconds(now_ns), now_ns=now_ns)
-                work += ran
-                if not ran:
+                if wait_event is not None:
+                    wait_event(TOCK_WAIT_S)
+                elif not stepper.drain(ns_to_seconds(now_ns), now_ns=now_ns):
                     time.sleep(TOCK_POLL_S)
-            work += stepper.drain(ns_to_seconds(now_ns), now_ns=now_ns)
-            if tock_round.quiet and not work:
+            stepper.drain(ns_to_seconds(now_ns), now_ns=now_ns)
+            quiet = tock_round.quiet and crossing.work == self._work_seen
+            self._work_seen = crossing.work
+            sent, received = tock_round.totals()
+            if self.settlement.settled(quiet, sent + crossing.sent,
+                                       received + crossing.received, time.monotonic()):
+                self.runner.stats.unbalanced = self.settlement.unbalanced
                 return tock_round.next_event_ns()
 
     def _throttle(self, throttle: WarpThrottle, sim_s: float) -> None:

@@ -33,6 +33,7 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 from std_msgs.msg import UInt64
 
+from acomms_sim.clock.crossing import CrossingCounts, counted_topic
 from acomms_sim.clock.deadline_cache import CachedTimerDeadlines
 from acomms_sim.clock.executor_stepper import (
     CallbackFailed,
@@ -96,25 +97,31 @@ def make_events_executor(context):
 
 
 def _entity_count(node) -> int:
-    """The node's subscriptions, services, timers and clients (rclpy keeps them in private
-    lists; this is the one place that counts them there: no generator per kind)."""
+    """The node's subscriptions, services, timers, clients and publishers (rclpy keeps them in
+    private lists; this is the one place that counts them there: no generator per kind)."""
     try:
         return (len(node._subscriptions) + len(node._services) + len(node._timers)
-                + len(node._clients))
+                + len(node._clients) + len(node._publishers))
     except (AttributeError, TypeError):
-        return sum(1 for kind in (node.subscriptions, node.services, node.timers, node.clients)
-                   for _ in kind)
+        return sum(1 for kind in (node.subscriptions, node.services, node.timers, node.clients,
+                                  node.publishers) for _ in kind)
 
 
-def _counting(callback, owner, stepper: EventsStepper, bookkeeping: bool):
+def _counting(callback, owner, stepper: EventsStepper, bookkeeping: bool, service: bool = False,
+              taken: bool = False):
     """`callback` of node `owner` counted, naming the node when it raises, its clock brought to
     the step time first (lazy `LocalClocks`); same signature and coroutine-ness (rclpy passes
-    TimerInfo only if asked and awaits coroutine functions)."""
+    TimerInfo only if asked and awaits coroutine functions). For `crossing`: a service
+    callback's reply may go to another process (`service`), a subscription's message may have
+    come from one (`taken`)."""
     node = node_name(owner)
+    crossing = stepper.crossing
 
     def note() -> None:
         stepper.callbacks_seen += 1
         stepper.bookkeeping_seen += bookkeeping
+        crossing.services += service
+        crossing.taken += taken
         clocks = stepper.local_clocks
         if clocks is not None:
             clocks.sync_node(owner)
@@ -171,6 +178,7 @@ class EventsStepper(DrivenClocks):
         self._undriven: tuple | None = None  # (the TimerDeadlines, nodes with undriven clocks)
         self._now_ns: int | None = None
         self._wrapped: list = []  # (entity, original callback), restored by close()
+        self.crossing = CrossingCounts()  # deliveries to and from other processes
         self.fence_node = Node(f"acomms_step_fence_{os.getpid()}", context=context,
                                start_parameter_services=False, enable_rosout=False)
         qos = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
@@ -203,11 +211,15 @@ class EventsStepper(DrivenClocks):
         self._entity_count = count
         for node in nodes:
             bookkeeping = node in self.bookkeeping
-            for entity in (*node.subscriptions, *node.services, *node.timers):
+            subscriptions, services = list(node.subscriptions), list(node.services)
+            for entity in (*subscriptions, *services, *node.timers):
                 callback = getattr(entity, "callback", None)
                 if callback is not None and not getattr(callback, _WRAPPED, False):
-                    entity.callback = _counting(callback, node, self, bookkeeping)
+                    entity.callback = _counting(
+                        callback, node, self, bookkeeping, service=entity in services,
+                        taken=entity in subscriptions and counted_topic(entity))
                     self._wrapped.append((entity, callback))
+        self.crossing.watch(nodes)
         self._remote_clients = remote_clients(nodes)
         self._undriven = None
 
@@ -227,7 +239,10 @@ class EventsStepper(DrivenClocks):
         quiet, last = 0, "the executor"
         self.watchdog.arm("draining", self._clock())
         if now_ns is not None and now_ns == self._earliest_deadline_ns:
-            self._spin(TIMER_WAIT_S)  # a timer is due: let the executor's timer thread ready it
+            # a timer is due: let the executor's timer thread ready it; once per step time (the
+            # drains that settle Tick/Tock rounds at the same time find no timer left to wait for)
+            self._earliest_deadline_ns = None
+            self._spin(TIMER_WAIT_S)
         while True:
             self._run_queued(sim_s)
             before = self.callbacks_seen
@@ -239,7 +254,9 @@ class EventsStepper(DrivenClocks):
             quiet += 1
             if quiet < QUIET_ROUNDS:
                 continue
-            waiting = self.remote_pending() or awaited_calls(self) or self._lagging(now_ns)
+            remote = self.remote_pending()
+            self.crossing.services += bool(remote)  # a request (its reply) crossed processes
+            waiting = remote or awaited_calls(self) or self._lagging(now_ns)
             if not waiting:
                 break
             last, quiet = waiting[0], 0
@@ -330,6 +347,10 @@ class EventsStepper(DrivenClocks):
             return self._timers.deadlines_ns(nodes, now_ns)
         return due_and_next(nodes, now_ns)
 
+    def wait_event(self, timeout_s: float) -> None:
+        """Run the next event (a Tock, a message from another process) or none in timeout_s."""
+        self._spin(timeout_s)
+
     def next_deadline_ns(self) -> list[int]:
         deadlines, self._final_deadlines = self._final_deadlines, None
         if deadlines is None:
@@ -343,6 +364,7 @@ class EventsStepper(DrivenClocks):
         for entity, callback in self._wrapped:
             entity.callback = callback
         self._wrapped.clear()
+        self.crossing.release()
         self._timers.release()
         try:
             self.executor.remove_node(self.fence_node)

@@ -16,8 +16,10 @@ from collections.abc import Collection
 
 from rclpy.clock import ClockType
 from rclpy.executors import ShutdownException, TimeoutException
+from rclpy.service import Service
 
 from acomms_core.ros.service_calls import AWAITED
+from acomms_sim.clock.crossing import CrossingCounts
 from acomms_sim.clock.local_clocks import SET_NS
 from acomms_sim.clock.stepping import DEFAULT_STEP_TIMEOUT_S, StepTimeout, Watchdog
 
@@ -219,6 +221,8 @@ class ExecutorStepper(DrivenClocks):
         self.callbacks = 0
         self._timers = TimerDeadlines()
         self._now_ns: int | None = None
+        self.crossing = CrossingCounts()  # deliveries to and from other processes
+        self._watched = -1  # entities when `crossing` last looked
 
     @property
     def nodes(self) -> list:
@@ -236,14 +240,17 @@ class ExecutorStepper(DrivenClocks):
         quiescence is not reached within the step timeout."""
         ran, empty, last = 0, 0, "the executor"
         self._now_ns = now_ns
+        self._watch()
         self.watchdog.arm("draining", self._clock())
         while True:
             try:
-                handler, _entity, node = self.executor.wait_for_ready_callbacks(timeout_sec=0)
+                handler, entity, node = self.executor.wait_for_ready_callbacks(timeout_sec=0)
             except TimeoutException:
                 empty += 1
                 if empty >= 2:
-                    waiting = self.remote_pending() or awaited_calls(self)
+                    remote = self.remote_pending()
+                    self.crossing.services += bool(remote)  # a request crossed processes
+                    waiting = remote or awaited_calls(self)
                     if not waiting:
                         break
                     last = waiting[0]
@@ -254,6 +261,7 @@ class ExecutorStepper(DrivenClocks):
             except ShutdownException:
                 break
             empty, last = 0, node_name(node) if node is not None else "the executor"
+            self.crossing.services += isinstance(entity, Service)
             handler()
             ran += node not in self.bookkeeping
             error = handler.exception()
@@ -269,8 +277,19 @@ class ExecutorStepper(DrivenClocks):
             self.watchdog.what = f"{last}: step"
             raise StepTimeout(self.watchdog.message(sim_s))
 
+    def _watch(self) -> None:
+        """Let `crossing` wrap new publishers and subscriptions (when the entities changed)."""
+        nodes = self.nodes
+        count = sum(1 for node in nodes for kind in (node.publishers, node.subscriptions)
+                    for _ in kind)
+        if count != self._watched:
+            self._watched = count
+            self.crossing.watch(nodes, subscriptions=True)
+
     def next_deadline_ns(self) -> list[int]:
         return self._timers.deadlines_ns(self.nodes, self._now_ns)
 
     def close(self) -> None:
-        """Nothing to release (the EventsStepper's counterpart removes its fence node)."""
+        """Give the publishers and subscriptions back (the EventsStepper's counterpart also
+        removes its fence node)."""
+        self.crossing.release()

@@ -9,7 +9,10 @@ On each Tick from the conductor (sim_clock_node in mode `conductor` or `stepped`
 published before the Tick; or, given `clocks` (`local_clocks.LocalClocks`), sets them to
 the Tick's time itself, in a fixed order), drains its executor to quiescence
 (`ExecutorStepper`) and publishes a Tock with the step_id, its name (listed in the conductor's
-`participants`), the work done and its next pending ROS-time timer deadline.
+`participants`), its next pending ROS-time timer deadline, its cumulative deliveries `sent`
+to and `received` from other processes and, as `work`, the deliveries and service traffic
+between processes since its last Tock (`acomms_sim.clock.crossing`; the conductor settles the
+step by them: `stepping.Settlement`): work that stayed in this process needs no repeated round.
 `acomms_participant` (`main`) runs described nodes this way from the command line.
 """
 
@@ -63,6 +66,7 @@ class StepParticipant:
         # instead of waiting for every node's /clock (best effort: one lost is a stuck step)
         self.clocks = None
         self._clock_ns: int | None = None
+        self._work_reported = 0  # stepper.crossing.work at the last Tock
 
     def _ticks_append(self, tick: Tick) -> None:
         self._ticks.append(tick)
@@ -124,13 +128,16 @@ class StepParticipant:
             self.clocks.set_ns(now_ns)
             self._clock_ns = now_ns
         if self.events:  # the drain waits for the clocks to reach now_ns and due timers
-            work = self.stepper.drain(now_ns / NS_PER_S, now_ns=now_ns)
+            self.stepper.drain(now_ns / NS_PER_S, now_ns=now_ns)
         else:
-            work = self._wait_for_time(now_ns)
-            work += self.stepper.drain(now_ns / NS_PER_S)
+            self._wait_for_time(now_ns)
+            self.stepper.drain(now_ns / NS_PER_S)
+        crossing = self.stepper.crossing
+        work, self._work_reported = crossing.work - self._work_reported, crossing.work
         future = [d for d in self.stepper.next_deadline_ns() if d > now_ns]
         tock = Tock(step_id=tick.step_id, status=Tock.STATUS_OK, node_name=self.name,
-                    has_next_event=bool(future), work=work)
+                    has_next_event=bool(future), work=min(work, 2**32 - 1),
+                    sent=crossing.sent, received=max(0, crossing.received))
         tock.header.stamp = tick.header.stamp
         if future:
             tock.next_event = TimeMsg(**split_ns(min(future)))

@@ -9,8 +9,11 @@ The deterministic clock works in integer nanoseconds of simulated time (what rcl
   the nodes (the throttle only ever waits);
 - `Watchdog`: one bounded wall-clock wait with a description of what is awaited;
 - `TockRound`: which registered participants answered step `step_id`, the earliest next event
-  they reported, and whether any of them still did work (then the conductor repeats the step at
-  the same time until a round is quiet, so messages crossing processes are not missed).
+  they reported, whether any of them did work (`work`: what a participant sent to other
+  processes, its service traffic) and their cumulative counts of deliveries sent to and
+  received from other processes (`acomms_sim.clock.crossing`);
+- `Settlement`: when a step is settled (no message between processes in flight), so the
+  conductor moves time on; until then it repeats the step at the same time.
 """
 
 from __future__ import annotations
@@ -98,14 +101,24 @@ class TockRound:
     participants: frozenset[str]
     next_events_ns: dict[str, int | None] = dataclasses.field(default_factory=dict)
     work: dict[str, int] = dataclasses.field(default_factory=dict)
+    counts: dict[str, tuple[int, int]] = dataclasses.field(default_factory=dict)
 
-    def answer(self, name: str, step_id: int, next_event_ns: int | None, work: int) -> bool:
-        """Record a Tock; False (ignored) for another step or an unregistered participant."""
+    def answer(self, name: str, step_id: int, next_event_ns: int | None, work: int,
+               sent: int = 0, received: int = 0) -> bool:
+        """Record a Tock (`sent`, `received`: the participant's cumulative deliveries to and
+        from other processes); False (ignored) for another step or an unregistered one."""
         if step_id != self.step_id or name not in self.participants:
             return False
         self.next_events_ns[name] = next_event_ns
         self.work[name] = self.work.get(name, 0) + work  # a repeated answer adds, never hides
+        before = self.counts.get(name, (0, 0))  # counts only grow: a repeated answer's latest
+        self.counts[name] = (max(before[0], sent), max(before[1], received))
         return True
+
+    def totals(self) -> tuple[int, int]:
+        """(sent, received) summed over the participants that answered."""
+        return (sum(sent for sent, _ in self.counts.values()),
+                sum(received for _, received in self.counts.values()))
 
     def missing(self) -> list[str]:
         return sorted(self.participants - set(self.next_events_ns))
@@ -123,6 +136,67 @@ class TockRound:
         return list(self.next_events_ns.values())
 
 
+UNBALANCED_ROUNDS = 3  # rounds in which nothing moved before a step settles unbalanced
+UNBALANCED_WAIT_S = 0.05  # and wall seconds since the first of them (wall clock)
+
+
+@dataclasses.dataclass
+class Settlement:
+    """When the conductor may move time on: the four-counter rule of distributed termination
+    detection. Every round is a wave of snapshots, one per process (its cumulative deliveries
+    `sent` to and `received` from other processes, taken after its drain), each wave after the
+    previous one. The step is settled when the round is quiet and the deliveries sent, summed
+    over this round, equal those received summed over the previous round (of this step or the
+    one before): counts only grow and nothing is received that was not sent, so no message was
+    in flight between the two waves and nothing was sent since. A step without traffic between
+    processes settles in one round; the rounds cannot be fooled by a message published just
+    before a Tick and landing after it.
+
+    Counts that never balance (a delivery lost: a full KEEP_LAST queue, a best-effort drop, a
+    subscription destroyed before taking it; a subscriber outside the run that is not a known
+    observer; a message from a publisher outside the run) would hold the step for ever: after
+    `UNBALANCED_ROUNDS` rounds in which nothing moved and `UNBALANCED_WAIT_S` wall seconds the
+    step settles anyway, the difference is accepted from then on (`offset`) and `unbalanced`
+    counts it (not at the first step: what was published before the counting began)."""
+
+    unbalanced_rounds: int = UNBALANCED_ROUNDS
+    unbalanced_wait_s: float = UNBALANCED_WAIT_S
+    offset: int = 0  # sent - received accepted by unbalanced settlements (added to received)
+    unbalanced: int = 0  # steps settled without balance (the first step's not counted)
+    steps: int = 0  # steps settled
+    _received_before: int | None = None  # the previous round's received total (+ offset)
+    _last: tuple[int, int] | None = None
+    _stalled: int = 0
+    _stalled_since: float = 0.0
+
+    def settled(self, quiet: bool, sent: int, received: int, wall_s: float) -> bool:
+        """One more round ended with these totals (all processes); True: the step is settled.
+        `quiet`: nobody did any work since its previous snapshot."""
+        received += self.offset
+        before, self._received_before = self._received_before, received
+        last, self._last = self._last, (sent, received)
+        if quiet and before is not None and sent == before == received:
+            return self._settle()
+        if not quiet or last != (sent, received):
+            self._stalled = 0
+            return False
+        self._stalled += 1
+        if self._stalled == 1:
+            self._stalled_since = wall_s
+        if (self._stalled < self.unbalanced_rounds
+                or wall_s - self._stalled_since < self.unbalanced_wait_s):
+            return False
+        self.offset += sent - received  # from now on the difference is not in flight
+        self._received_before, self._last = sent, (sent, sent)
+        self.unbalanced += self.steps > 0
+        return self._settle()
+
+    def _settle(self) -> bool:
+        self._stalled = 0
+        self.steps += 1
+        return True
+
+
 @dataclasses.dataclass
 class StepStats:
     """Counts of a deterministic run (reported in the summary)."""
@@ -130,3 +204,4 @@ class StepStats:
     steps: int = 0
     callbacks: int = 0
     rounds: int = 0
+    unbalanced: int = 0  # steps settled without their deliveries balancing (`Settlement`)

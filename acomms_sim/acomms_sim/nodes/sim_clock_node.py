@@ -16,10 +16,12 @@ Four modes (parameter `mode`):
   (`round`), as the conductor does.
 - `conductor`: deterministic time across processes: the node sends a Tick for the current time,
   waits until every name in `participants` answered with a Tock for that step (a participant:
-  `acomms_sim.clock.participant`), repeats the step at the same time until a round in which no
-  participant did any work, then jumps to the earliest `next_event` they reported (at most
-  `max_step_s` ahead). A participant that does not answer within `tock_timeout_s` wall seconds
-  stops the clock with one error line naming it and the simulated time.
+  `acomms_sim.clock.participant`), repeats the step at the same time until it is settled (no
+  message between processes in flight: `acomms_sim.clock.stepping.Settlement` over the
+  deliveries the Tocks report), then jumps to the earliest
+  `next_event` they reported (at most `max_step_s` ahead). A participant that does not answer
+  within `tock_timeout_s` wall seconds stops the clock with one error line naming it and the
+  simulated time.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from acomms_core.ros.ros_support import (
 from acomms_interfaces.msg import Tick, Tock
 from acomms_sim.clock.stepping import (
     DEFAULT_STEP_TIMEOUT_S,
+    Settlement,
     TockRound,
     Watchdog,
     next_step_ns,
@@ -95,6 +98,7 @@ class SimClockNode(LifecycleNode):
         self._mode = values["mode"]  # the mode configured
         self._wall_anchor = None
         self.round: TockRound | None = None  # stepped/conductor: the Tock round under way
+        self._settlement = Settlement()  # conductor: when a step is settled
         self._step_id = -1
         self._round_time_ns = 0
         self._watchdog = Watchdog(values["tock_timeout_s"])
@@ -225,7 +229,8 @@ class SimClockNode(LifecycleNode):
         if self.round is None or not is_active(self):
             return
         next_ns = (stamp_ns(tock.next_event) if tock.has_next_event else None)
-        self.round.answer(tock.node_name, tock.step_id, next_ns, int(tock.work))
+        self.round.answer(tock.node_name, tock.step_id, next_ns, int(tock.work), int(tock.sent),
+                          int(tock.received))
         if self._mode == "conductor" and self.round.complete:
             self._conduct()
 
@@ -240,7 +245,7 @@ class SimClockNode(LifecycleNode):
         if not self.round.complete:
             return
         now_ns = self._round_time_ns
-        if self.round.quiet:
+        if self._settlement.settled(self.round.quiet, *self.round.totals(), time.monotonic()):
             max_ns = now_ns + seconds_to_ns(self.get_parameter("max_step_s").value)
             now_ns = next_step_ns(now_ns, self.round.next_event_ns(), max_ns)
             self.set_time_ns(now_ns)
