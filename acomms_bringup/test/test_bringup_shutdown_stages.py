@@ -20,20 +20,35 @@ class _RunningTask:
         raise ValueError("coroutine already executing")
 
 
-class _DoneTask:
-    def done(self) -> bool:
-        return True
+class _Waits:
+    """Awaited by a shutdown that has to wait (a node inside a callback)."""
 
-    def result(self):
-        return True, ""
+    def __await__(self):
+        yield
+
+
+async def _shutdown_that_waits():
+    await _Waits()
+    return True, ""
+
+
+async def _shutdown_that_ends():
+    return True, ""
 
 
 def test_a_shutdown_still_running_at_the_timeout_is_reported_not_raised():
-    tasks = {"v1": _RunningTask(), "v2": _DoneTask()}
-    executor = SimpleNamespace(create_task=lambda shutdown: tasks[shutdown()])
+    running = _RunningTask()
+    resumed = []
+
+    def resume(coroutine):
+        resumed.append(coroutine)
+        return running
+
+    shutdowns = {"v1": _shutdown_that_waits, "v2": _shutdown_that_ends}
     managers = [(SimpleNamespace(stage=0, name=name),
-                 SimpleNamespace(manager_state="active", shutdown_in_process=lambda n=name: n))
+                 SimpleNamespace(manager_state="active", shutdown_in_process=shutdowns[name]))
                 for name in ("v1", "v2")]
-    problems = shut_down_stages(executor, managers, 0.01)
+    problems = shut_down_stages(managers, 0.01, resume)
     assert problems == ["group v1: shutdown: no answer within 0.01 s"]
-    assert tasks["v1"].cancelled == 1
+    assert running.cancelled == 1 and len(resumed) == 1
+    resumed[0].close()

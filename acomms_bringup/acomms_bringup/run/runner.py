@@ -219,8 +219,7 @@ class Runner:
         self.record = report.RunRecord(
             scenario=scenario.name, vehicles={v.name: v.src for v in scenario.vehicles},
             duration_s=scenario.duration_seconds, warp_factor=scenario.clock.warp_factor,
-            start_time_s=scenario.clock.origin_s,
-            clock_mode=self.clock_mode,
+            start_time_s=scenario.clock.origin_s, clock_mode=self.clock_mode,
             warp=self.warp if self.clock_mode == "deterministic" else scenario.clock.warp_factor)
         self.progress = Progress(stream, scenario.duration_seconds, progress)
         self.num_threads = num_threads
