@@ -90,3 +90,30 @@ def test_tock_round_totals_keep_each_participants_latest_counts():
     assert not tock_round.answer("c", 3, None, 0, sent=9, received=9)  # not registered
     assert tock_round.answer("b", 3, 10, 0, sent=1, received=4)
     assert tock_round.totals() == (5, 6)
+
+
+def test_a_process_without_others_counts_nothing_and_wraps_nothing():
+    """A one-process run (`CrossingCounts(enabled=False)`) leaves every publish as it is: no
+    matched-subscription query per publication; a partitioned one wraps them."""
+    from types import SimpleNamespace
+
+    from acomms_sim.clock.crossing import CrossingCounts
+
+    def node():
+        publisher = SimpleNamespace(topic_name="/v1/packet", publish=lambda msg: None,
+                                    get_subscription_count=lambda: 2)
+        return SimpleNamespace(publishers=[publisher], subscriptions=[]), publisher
+
+    lone, publisher = node()
+    original = publisher.publish
+    off = CrossingCounts(enabled=False)
+    off.watch([lone], subscriptions=True)
+    assert publisher.publish is original
+    publisher.publish("m")
+    assert (off.sent, off.received, off.work) == (0, 0, 0)
+    split, publisher = node()
+    on = CrossingCounts()
+    on.watch([split])
+    assert publisher.publish is not original
+    publisher.publish("m")
+    assert on.sent == 2

@@ -76,11 +76,12 @@ class SteppedRun:
         runner.step_executor = executor
         for node in runner.executor.get_nodes():
             runner.step_executor.add_node(node)
+        crossing = bool(runner.participants)  # other processes to settle steps with
         if runner.step_executor_kind == EXECUTOR_EVENTS:
             return EventsStepper(runner.step_executor, runner.context, runner.step_timeout_s,
-                                 bookkeeping=[self.clock])
+                                 bookkeeping=[self.clock], count_crossing=crossing)
         return ExecutorStepper(runner.step_executor, runner.step_timeout_s,
-                               bookkeeping=[self.clock])
+                               bookkeeping=[self.clock], count_crossing=crossing)
 
     def run(self, duration_s: float) -> None:
         runner = self.runner

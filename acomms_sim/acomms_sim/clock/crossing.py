@@ -15,7 +15,9 @@ in flight (`stepping.Settlement`). Each process counts, cumulatively (`CrossingC
 - `work`: `sent` plus the service traffic (`service()`): a round in which no process did any is
   quiet.
 The stepping topics (/tick, /tock, /clock) and the logging ones (/rosout, /parameter_events:
-rcl publishes some of those itself, uncounted) never count.
+rcl publishes some of those itself, uncounted) never count. A process without other processes
+to settle with (a one-process run) counts nothing: `CrossingCounts(enabled=False)` wraps nothing,
+so its publications cost no matched-subscription query.
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ class CrossingCounts:
     """`sent`, `received` (deliveries between processes) and `work` (see the module docstring);
     monotonic."""
 
-    def __init__(self):
+    def __init__(self, enabled: bool = True):
+        self.enabled = enabled
         self.sent = 0
         self.taken = 0  # messages taken by counted subscriptions of this process
         self.self_delivered = 0  # of those, the ones this process published itself
@@ -72,7 +75,9 @@ class CrossingCounts:
 
     def watch(self, nodes, subscriptions: bool = False) -> None:
         """Know this process's subscriptions; wrap the publishers (and with `subscriptions`,
-        the subscriptions' callbacks) not wrapped yet."""
+        the subscriptions' callbacks) not wrapped yet; nothing when not `enabled`."""
+        if not self.enabled:
+            return
         nodes = list(nodes)
         self.local_subscriptions = Counter(sub.topic_name for node in nodes
                                            for sub in node.subscriptions if counted_topic(sub))

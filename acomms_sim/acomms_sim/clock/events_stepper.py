@@ -158,7 +158,9 @@ class EventsStepper(DrivenClocks):
     _deadlines_class = CachedTimerDeadlines
 
     def __init__(self, executor, context, step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S,
-                 clock=time.monotonic, bookkeeping=()):
+                 clock=time.monotonic, bookkeeping=(), count_crossing: bool = True):
+        """count_crossing: count the messages to and from other processes (`crossing`; a
+        one-process run has none to settle)."""
         self.executor = executor
         self.bookkeeping = set(bookkeeping)
         self.watchdog = Watchdog(step_timeout_s)
@@ -178,7 +180,7 @@ class EventsStepper(DrivenClocks):
         self._undriven: tuple | None = None  # (the TimerDeadlines, nodes with undriven clocks)
         self._now_ns: int | None = None
         self._wrapped: list = []  # (entity, original callback), restored by close()
-        self.crossing = CrossingCounts()  # deliveries to and from other processes
+        self.crossing = CrossingCounts(count_crossing)  # deliveries to and from other processes
         self.fence_node = Node(f"acomms_step_fence_{os.getpid()}", context=context,
                                start_parameter_services=False, enable_rosout=False)
         qos = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
@@ -217,7 +219,8 @@ class EventsStepper(DrivenClocks):
                 if callback is not None and not getattr(callback, _WRAPPED, False):
                     entity.callback = _counting(
                         callback, node, self, bookkeeping, service=entity in services,
-                        taken=entity in subscriptions and counted_topic(entity))
+                        taken=(self.crossing.enabled and entity in subscriptions
+                               and counted_topic(entity)))
                     self._wrapped.append((entity, callback))
         self.crossing.watch(nodes)
         self._remote_clients = remote_clients(nodes)

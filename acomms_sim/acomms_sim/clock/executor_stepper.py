@@ -213,7 +213,8 @@ class ExecutorStepper(DrivenClocks):
     """Drains a single-threaded executor to quiescence and finds its next ROS-time deadline."""
 
     def __init__(self, executor, step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S,
-                 clock=time.monotonic, bookkeeping=()):
+                 clock=time.monotonic, bookkeeping=(), count_crossing: bool = True):
+        """count_crossing: as `EventsStepper`'s."""
         self.executor = executor
         self.bookkeeping = set(bookkeeping)  # nodes whose callbacks are not "work" (Tick/Tock)
         self.watchdog = Watchdog(step_timeout_s)
@@ -221,7 +222,7 @@ class ExecutorStepper(DrivenClocks):
         self.callbacks = 0
         self._timers = TimerDeadlines()
         self._now_ns: int | None = None
-        self.crossing = CrossingCounts()  # deliveries to and from other processes
+        self.crossing = CrossingCounts(count_crossing)  # deliveries to and from other processes
         self._watched = -1  # entities when `crossing` last looked
 
     @property
@@ -279,6 +280,8 @@ class ExecutorStepper(DrivenClocks):
 
     def _watch(self) -> None:
         """Let `crossing` wrap new publishers and subscriptions (when the entities changed)."""
+        if not self.crossing.enabled:
+            return
         nodes = self.nodes
         count = sum(1 for node in nodes for kind in (node.publishers, node.subscriptions)
                     for _ in kind)
