@@ -80,7 +80,10 @@ def lean_scenario(tmp_path: pathlib.Path):
     return load_scenario(path)
 
 
-def test_lean_mac_parameters_stay_settable_other_services_are_gone(tmp_path):
+def test_lean_mac_parameters_stay_settable_other_services_are_gone(tmp_path, monkeypatch):
+    # The graph is read by name: a domain of its own, so same-named nodes of earlier runs in
+    # this worker's domain (default mode: with their services) are not seen instead
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(private_domain()))
     scenario = lean_scenario(tmp_path)
     assert scenario.lean
     runner = Runner(scenario, stream=io.StringIO(), progress=False)
