@@ -9,11 +9,12 @@ in flight (`stepping.Settlement`). Each process counts, cumulatively (`CrossingC
   changes, once the graph names every node on the topic). An inactive lifecycle publisher
   sends nothing and counts nothing;
 - `received`: messages taken by this process's subscriptions that came from another process:
-  every message taken (`took`: the stepper's callback wrapper, or `watch(..., subscriptions=True)`)
-  less the deliveries this process made to itself (a local publication reaches the local
-  subscriptions of its topic while `publish` runs, and the drain takes them);
-- `work`: `sent` plus the service traffic (`service()`): a round in which no process did any is
-  quiet.
+  every message taken (`taken`: counted by the stepper's callback wrapper, or by
+  `watch(..., subscriptions=True)`) less the deliveries this process made to itself (a local
+  publication reaches the local subscriptions of its topic while `publish` runs, and the drain
+  takes them);
+- `work`: `sent` plus the service traffic (`services`, counted by the steppers): a round in
+  which no process did any is quiet.
 The stepping topics (/tick, /tock, /clock) and the logging ones (/rosout, /parameter_events:
 rcl publishes some of those itself, uncounted) never count. A process without other processes
 to settle with (a one-process run) counts nothing: `CrossingCounts(enabled=False)` wraps nothing,
@@ -66,12 +67,6 @@ class CrossingCounts:
     @property
     def work(self) -> int:
         return self.sent + self.services
-
-    def took(self) -> None:
-        self.taken += 1
-
-    def service(self, count: int = 1) -> None:
-        self.services += count
 
     def watch(self, nodes, subscriptions: bool = False) -> None:
         """Know this process's subscriptions; wrap the publishers (and with `subscriptions`,
