@@ -84,6 +84,8 @@ def _assert_links_from_the_drivers(out) -> None:
     """The Links table counts what the receiving driver decoded as received (not in flight):
     each link's numbers are those of the drivers' own topics in run.mcap."""
     summary = run_summary(out)
+    # the record ends with the run, as run.mcap does: not after the vehicles' shutdown
+    assert summary["simulated_seconds"] < DURATION_S + 1.0, summary["simulated_seconds"]
     sent, heard = _driver_packets(out / "run.mcap")
     srcs = {v.name: v.src for v in load_scenario(ROOT / SCENARIO).vehicles}
     for link in summary["links"]:

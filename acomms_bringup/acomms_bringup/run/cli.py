@@ -204,6 +204,9 @@ def _finish(runner: Runner, outputs: RunOutputs, out,
 def _finish_run(runner: Runner, outputs: RunOutputs, out,
                 interrupted: Interrupted | None = None) -> int:
     phase = runner.end_phases.phase
+    if runner.clock_mode != "deterministic":  # the nodes go on while they shut down: the
+        runner.end_record()                    # record and run.mcap end here, together
+        outputs.end_recording()
     runner.record.bridges = runner.bridge_summaries()
     with phase("mcap"):
         outputs.close()

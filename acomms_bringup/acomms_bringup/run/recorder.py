@@ -77,6 +77,7 @@ class Recorder(Node):
         self.lock = threading.Lock()
         self.errors: dict[str, list[str]] = defaultdict(list)  # logger name -> ERROR lines
         self.listeners: list = []  # objects with on_record(record), called under `lock`
+        self._books_closed = False  # `close_books`: the run has ended, nothing more is booked
         self._vehicle_by_src = {v.src: v.name for v in scenario.vehicles}
         # resolved arrival topic -> [(SRC, match key)] the dispatch node published, not yet heard
         self._pending: dict[str, deque] = {}
@@ -234,6 +235,9 @@ class Recorder(Node):
         now = now_s(self)
         key = match_key(message)
         with self.lock:
+            if self._books_closed:
+                self.record.after_end += 1
+                return
             if receiver.name in self._remote_receivers:  # its SRC comes over ROS: in order
                 self._waiting[topic].append((receiver, streams, key, now))
                 self._book_waiting(topic)
@@ -304,9 +308,19 @@ class Recorder(Node):
 
     def _book(self, records: list, record) -> None:
         with self.lock:
+            if self._books_closed:
+                self.record.after_end += 1
+                return
             records.append(record)
             for listener in self.listeners:
                 listener.on_record(record)
+
+    def close_books(self) -> None:
+        """The run has ended (a run on a clock that does not stop: wall or free): transmissions,
+        receptions, fixes and arrivals that come later, while the groups shut down, are counted
+        in `record.after_end`, not booked, as run.mcap does not record them either."""
+        with self.lock:
+            self._books_closed = True
 
     def _on_log(self, log: Log) -> None:
         if log.level >= Log.ERROR:

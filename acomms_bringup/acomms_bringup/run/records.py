@@ -119,6 +119,8 @@ class RunRecord:
     steps: int = 0  # deterministic: clock steps
     warnings: list[str] = dataclasses.field(default_factory=list)  # the run may be invalid
     end_s: float = 0.0  # simulated time when recording stopped
+    # channel events and arrivals that came after the end of a wall or free run (not booked)
+    after_end: int = 0
     interrupted: str | None = None  # the signal that stopped the run early (SIGINT, SIGTERM)
     # ROS time of simulated second 0 (the scenario's clock.start_time; a wall-clock run: its
     # start): the record holds ROS times (as run.mcap), the written outputs seconds since this

@@ -86,6 +86,8 @@ def summarize(record: RunRecord) -> dict:
         "start_time": format_start_time(record.start_time_s),
         "requested_duration_s": record.duration_s,
         "interrupted": record.interrupted,
+        # wall or free run: transmissions, receptions and arrivals while it shut down (not booked)
+        "after_end": record.after_end,
         "warp_factor": record.warp_factor,
         "wall_seconds": round(record.wall_seconds, 2),
         **clock_facts(record),
@@ -204,6 +206,9 @@ def _clock_lines(summary: dict) -> list[str]:
         lines.append(f"INTERRUPTED by {summary['interrupted']} after "
                      f"{summary['simulated_seconds']:.1f} of {summary['requested_duration_s']:g} "
                      "simulated s: what ran until then")
+    if summary.get("after_end"):
+        lines.append(f"{summary['after_end']} transmissions, receptions or arrivals came after "
+                     "the end, while the vehicles shut down: not counted here, nor in run.mcap")
     return lines
 
 

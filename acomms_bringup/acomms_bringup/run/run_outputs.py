@@ -169,6 +169,12 @@ class RunOutputs:
             runner.recorder.listeners.append(self.live)
         runner.progress.listeners.append(self.live.on_progress)
 
+    def end_recording(self) -> None:
+        """The run has ended though its nodes go on (wall or free clock): record nothing more;
+        `close()` still writes what came before."""
+        if self.topics is not None:
+            self.topics.close()
+
     def close(self) -> None:
         """Finish the recording and stop the live view (before the runner stops); twice is
         harmless."""

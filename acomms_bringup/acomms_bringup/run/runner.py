@@ -237,6 +237,7 @@ class Runner:
         self.start_s = 0.0
         self.startup_phases: dict[str, float] = {}
         self.end_phases = EndPhases()  # wall s of the end of the run, by phase
+        self._record_ended = False  # `end_record` was called
         # callables(runner) run once every group is up, before the traffic starts (issue 21:
         # MCAP recording, live view)
         self.started_hooks: list = []
@@ -415,15 +416,25 @@ class Runner:
             self.check_fell_behind()
         deferred = DeferredEndpoints()
         if self.recorder is not None:
-            self.record.end_s = max(0.0, self.sim_elapsed_s())
-            self.record.wall_seconds = (time.monotonic() - self._started_wall
-                                        if self._started_wall else 0.0)
+            self.end_record()
             with phase("lifecycle"), deferred:
                 problems += shut_down_groups(self)
         tear_down(self, deferred)
         if self.partition is not None:
             problems += self.partition.stop()
         return problems
+
+    def end_record(self) -> None:
+        """The end of the run: its simulated and wall seconds are taken, and a run whose clock
+        does not stop (wall, free) books nothing more while its groups shut down; once."""
+        if self.recorder is None or self._record_ended:
+            return
+        self._record_ended = True
+        if self.clock_mode != "deterministic":  # stepping has stopped: nothing more comes
+            self.recorder.close_books()
+        self.record.end_s = max(0.0, self.sim_elapsed_s())
+        self.record.wall_seconds = (time.monotonic() - self._started_wall
+                                    if self._started_wall else 0.0)
 
     # ---- helpers (also used by tests) ------------------------------------------------------
     def wait_for(self, future, timeout_s: float):
