@@ -57,7 +57,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from sim_scale_scenario import default_profile, write_scale_scenario  # noqa: E402
 
-from acomms_bringup.run.report import WALL_TIME_KEYS  # noqa: E402
+from acomms_bringup.run.report import EXECUTION_KEYS  # noqa: E402
 
 EXTRA_ARGS: list[str] = []  # --no-mcap: the simulation without the run.mcap recording
 # acomms_run's line once every node is active
@@ -156,7 +156,7 @@ def wall_s(started: float, ended: float) -> float:
 def comparable(summary: dict) -> dict:
     """The summary without what depends on the wall clock or on the chosen throttle."""
     return {k: v for k, v in summary.items()
-            if k not in (*WALL_TIME_KEYS, "warp", "warp_factor", "warnings")}
+            if k not in (*EXECUTION_KEYS, "warp", "warp_factor", "warnings")}
 
 
 def same_results(one: dict, other: dict) -> bool:

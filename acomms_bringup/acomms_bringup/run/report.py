@@ -178,6 +178,9 @@ def fell_behind_warning(node: str, counts: str) -> str:
 
 
 WALL_TIME_KEYS = ("wall_seconds", "startup_wall_s", "run_wall_s", "sim_wall_ratio")
+# how the run was computed, not what happened: wall times, and the clock steps (a modem wakes at
+# each lock decision only while someone hears its reception_start, e.g. run.mcap's recording)
+EXECUTION_KEYS = (*WALL_TIME_KEYS, "steps")
 
 
 def clock_facts(record: RunRecord) -> dict:

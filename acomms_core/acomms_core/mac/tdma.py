@@ -15,6 +15,7 @@ schedule (`apply`); always_send_test_data applies at once.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
@@ -105,6 +106,7 @@ class TdmaConfig:
 
 
 MAX_DECISION_SCAN_TICKS = 5000  # next_decision_time_s looks at most this many ticks ahead
+SKIP_MARGIN_TICKS = 2  # ticks next to the end of a closed stretch are checked one by one
 
 
 def frames_from_values(values: Mapping[str, Any], profile: ModemProfile) -> FrameBudget:
@@ -319,13 +321,32 @@ class TdmaPolicy:
             return None
         duration = held.packet_duration_s if held else self.shortest_packet_s()
         horizon = max(1, min(MAX_DECISION_SCAN_TICKS, int(self.scan_horizon_s() / tick_s) + 1))
-        for k in range(1, horizon + 1):
+        # where could_act is the schedule's may_send, the ticks of a stretch the schedule keeps
+        # closed are stepped over (to SKIP_MARGIN_TICKS before its end, scanned as usual)
+        skips = (type(self).could_act is TdmaPolicy.could_act
+                 and type(self).may_send is TdmaPolicy.may_send)
+        k = 1
+        while k <= horizon:
             t = now + k * tick_s
             if self.pending is not None and t >= self.pending[1]:
                 return t
             if self.could_act(t, duration):
                 return t
+            if skips:
+                k = max(k, self._last_closed_tick(now, t, duration, tick_s))
+            k += 1
         return now + horizon * tick_s
+
+    def _last_closed_tick(self, now: float, t: float, duration_s: float, tick_s: float) -> int:
+        """A tick index k (t = now + k·tick_s) up to which every tick falls where the schedule
+        refuses this packet and before any pending change: those ticks need no look."""
+        closed_s = self.config.schedule.closed_for_s(t, duration_s)
+        until = t + closed_s
+        if self.pending is not None:
+            until = min(until, self.pending[1])
+        if until == math.inf:
+            return MAX_DECISION_SCAN_TICKS
+        return int((until - now) / tick_s) - SKIP_MARGIN_TICKS
 
     def scan_horizon_s(self) -> float:
         """How far ahead next_decision_time_s looks: one cycle (every opportunity repeats)."""

@@ -256,6 +256,19 @@ class TdmaSchedule:
             remaining += self.slot_duration_seconds
         return remaining
 
+    def closed_for_s(self, now: float, packet_length_seconds: float) -> float:
+        """Seconds from now during which `may_transmit` refuses a packet of this length whatever
+        the last transmission: to the next active slot from an inactive one, to the end of an
+        active slot the packet no longer fits in; 0 when it may fit now; inf: never."""
+        here = self.position(now)
+        if not self.is_active(here.current_slot):
+            wait = self.time_to_next_active(now)
+            return math.inf if wait < 0 else wait
+        needed = self.guard_time_seconds + packet_length_seconds
+        if here.remaining_slot_seconds + TIME_EPSILON < needed:
+            return here.remaining_slot_seconds
+        return 0.0
+
     def may_transmit(self, now: float, last_transmit_start: float | None,
                      packet_length_seconds: float | None = None,
                      previous_packet_length_seconds: float | None = None) -> TransmitDecision:

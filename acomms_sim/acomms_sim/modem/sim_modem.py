@@ -150,10 +150,14 @@ class SimModem:
         self._busy_until_s = -math.inf
         self._pings: dict[int, _Ping] = {}
         self._next_ping_id = 0
+        self._started: list[ReceptionStarted] = []  # locks decided by `settle`, not yet reported
 
     # ---- configuration ------------------------------------------------------------------
-    def set_config(self, config: SimModemConfig) -> None:
-        """Apply changed settings (the seed of the frame draws stays)."""
+    def set_config(self, config: SimModemConfig, now_s: float | None = None) -> None:
+        """Apply changed settings (the seed of the frame draws stays); with now_s, the locks due
+        by then are decided first, under the settings they came due with (`settle`)."""
+        if now_s is not None:
+            self.settle(now_s)
         self.config = config
         self.channel.center_frequency_hz = config.center_frequency_hz
         self.channel.bandwidth_hz = config.bandwidth_hz
@@ -303,13 +307,22 @@ class SimModem:
             self.counters["rx_bad_sim_packet"] += 1
             raise
 
+    def settle(self, now_s: float) -> None:
+        """Decide the receiver's locks due by now_s (their ReceptionStarted come with the next
+        `advance`). A lock is decided by what held at its time whenever this runs, as long as
+        the thresholds, band and noise did not change since: a caller that skips the wakes of
+        detections (`next_event_time_s(detections=False)`) settles before changing those."""
+        for arrival in self.channel.pop_detected(now_s):
+            self.counters["rx_detected"] += 1
+            self._started.append(reception_started(arrival))
+
     def advance(self, now_s: float) -> list[ModemEvent]:
         """Everything due by now_s: queued transmissions, detected packets, completed receptions,
         ping timeouts."""
         events = self._start_queued(now_s)
-        for arrival in self.channel.pop_detected(now_s):
-            self.counters["rx_detected"] += 1
-            events.append(reception_started(arrival))
+        self.settle(now_s)
+        events += self._started
+        self._started = []
         for reception in self.channel.pop_due(now_s):
             try:
                 events += self._report(reception)
@@ -323,9 +336,14 @@ class SimModem:
                 events.append(PingTimedOut(ping_id))
         return events
 
-    def next_event_time_s(self) -> float | None:
-        """The earliest time at which advance() has something to do; None when idle."""
-        times = [self.channel.next_due_s(), self.channel.next_detection_s()]
+    def next_event_time_s(self, detections: bool = True) -> float | None:
+        """The earliest time at which advance() has something to do; None when idle. Without
+        detections: leaving out the lock decisions, for a caller that does not report reception
+        starts (nobody listens) and settles before changing what decides locks: advance decides
+        them later exactly as at their time (in order of first sound, see `settle`)."""
+        times = [self.channel.next_due_s()]
+        if detections or not self.channel.in_order_whenever_decided():
+            times.append(self.channel.next_detection_s())
         if self._queue:
             times.append(max(self._busy_until_s, self._queue[0].not_before_s))
         times += [ping.deadline_s for ping in self._pings.values()]

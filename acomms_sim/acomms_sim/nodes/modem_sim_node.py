@@ -66,7 +66,7 @@ from acomms_core.ros.ros_support import (
     wake_timer_at,
 )
 from acomms_core.ros.status_cadence import StatusCadence
-from acomms_core.time_grid import grid_deadline_ns
+from acomms_core.time_grid import TimeGrid, grid_deadline_ns
 from acomms_interfaces.msg import (
     CST,
     ReceivedPacket,
@@ -234,6 +234,7 @@ class ModemSimNode(ManagedNode):
             return
         try:
             with self._lock:
+                self._settle(self.get_parameter("event_period_s").value)
                 if changed & set(PROPAGATION_NAMES):
                     self.modem.channel.propagation = build_propagation(values, self._sound_speed)
                 if changed & set(NOISE_NAMES):
@@ -335,6 +336,7 @@ class ModemSimNode(ManagedNode):
     def diagnostic_counters(self) -> dict:
         """The counters, plus the Bellhop model's runs and cache hits when it is the model."""
         with self._lock:
+            self._settle()
             counters = dict(self.counters)
             model = None if self.modem is None else self.modem.channel.propagation.model
         if hasattr(model, "cache_hits"):
@@ -360,12 +362,16 @@ class ModemSimNode(ManagedNode):
 
     def _publish(self, events: list) -> None:
         stamp = self.get_clock().now().to_msg()
+        starts_heard = None  # whether anyone listens to reception_start, once asked
         for event in events:
             if isinstance(event, TransmissionStarted):
                 self._channel_pub.publish(messages.sim_packet_to_msg(event.channel_packet))
                 self._tx_pub.publish(messages.transmitted_msg(event, stamp))
             elif isinstance(event, ReceptionStarted):
-                self._start_pub.publish(messages.reception_start_msg(event, stamp))
+                if starts_heard is None:
+                    starts_heard = listened(self._start_pub)
+                if starts_heard:
+                    self._start_pub.publish(messages.reception_start_msg(event, stamp))
             elif isinstance(event, ReceptionEvent):
                 self._event_pub.publish(messages.reception_event_msg(event, stamp))
             elif isinstance(event, CstReport):
@@ -380,11 +386,25 @@ class ModemSimNode(ManagedNode):
                 self.get_logger().error(event.message)
         self._schedule_events()
 
+    def _settle(self, period_s: float | None = None) -> None:
+        """Decide the locks whose wake (their event grid time) has come, as the wakes this node
+        skips would have (`SimModem.settle`): before what decides locks changes, and before the
+        counters are read. Under `_lock`."""
+        anchor_ns = getattr(self, "_event_anchor_ns", None)
+        if self.modem is None or anchor_ns is None:
+            return
+        period_ns = seconds_to_ns(period_s if period_s is not None
+                                  else self.get_parameter("event_period_s").value)
+        now_ns = self.get_clock().now().nanoseconds
+        self.modem.settle(TimeGrid(anchor_ns, period_ns).latest_at_or_before(now_ns) * 1e-9)
+
     def _schedule_events(self) -> None:
-        """Wake the event timer at the poll time of the modem's next event (idle: cancelled)."""
+        """Wake the event timer at the poll time of the modem's next event (idle: cancelled).
+        Nobody listening to reception_start, the lock decisions need no wake of their own."""
         timer = getattr(self, "_event_timer", None)
+        detections = listened(getattr(self, "_start_pub", None))
         with self._lock:
-            next_s = None if self.modem is None else self.modem.next_event_time_s()
+            next_s = None if self.modem is None else self.modem.next_event_time_s(detections)
         if timer is None:
             return
         if next_s is None:
@@ -426,6 +446,7 @@ class ModemSimNode(ManagedNode):
         with self._lock:
             self.counters["ambient_noise_messages"] += 1
             if self.modem is not None:
+                self._settle()
                 self.modem.channel.noise.published_level_db = float(msg.data)
 
     # ---- services and the channel -----------------------------------------------------

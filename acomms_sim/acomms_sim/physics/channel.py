@@ -330,6 +330,12 @@ class ReceiverChannel:
         pending = [a.start_s + _window(a) for a in self.arrivals if not a.status]
         return min(pending) if pending else None
 
+    def in_order_whenever_decided(self) -> bool:
+        """Whether the unresolved locks may be decided at any later time with the same outcome:
+        they are decided in order of first sound, which is the order they come due in only
+        while every detection window is whole (no arrival shorter than DETECTION_WINDOW_S)."""
+        return all(_window(a) == DETECTION_WINDOW_S for a in self.arrivals if not a.status)
+
     def pop_detected(self, now_s: float) -> list[Arrival]:
         """The arrivals the receiver locked onto (detected) since the last call, deciding every
         lock due by now_s; in order of their first sound. A later capture or own transmission
