@@ -315,12 +315,14 @@ class Recorder(Node):
             for listener in self.listeners:
                 listener.on_record(record)
 
-    def close_books(self) -> None:
-        """The run has ended (a run on a clock that does not stop: wall or free): transmissions,
-        receptions, fixes and arrivals that come later, while the groups shut down, are counted
-        in `record.after_end`, not booked, as run.mcap does not record them either."""
+    def close_books(self) -> bool:
+        """The run has ended: transmissions, receptions, fixes and arrivals that come later
+        (a wall or free run's nodes go on while they shut down) are counted in
+        `record.after_end`, not booked, as run.mcap does not record them either. Whether
+        the books were open."""
         with self.lock:
-            self._books_closed = True
+            was_open, self._books_closed = not self._books_closed, True
+            return was_open
 
     def _on_log(self, log: Log) -> None:
         if log.level >= Log.ERROR:

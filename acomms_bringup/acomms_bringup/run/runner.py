@@ -237,7 +237,6 @@ class Runner:
         self.start_s = 0.0
         self.startup_phases: dict[str, float] = {}
         self.end_phases = EndPhases()  # wall s of the end of the run, by phase
-        self._record_ended = False  # `end_record` was called
         # callables(runner) run once every group is up, before the traffic starts (issue 21:
         # MCAP recording, live view)
         self.started_hooks: list = []
@@ -425,16 +424,12 @@ class Runner:
         return problems
 
     def end_record(self) -> None:
-        """The end of the run: its simulated and wall seconds are taken, and a run whose clock
-        does not stop (wall, free) books nothing more while its groups shut down; once."""
-        if self.recorder is None or self._record_ended:
-            return
-        self._record_ended = True
-        if self.clock_mode != "deterministic":  # stepping has stopped: nothing more comes
-            self.recorder.close_books()
-        self.record.end_s = max(0.0, self.sim_elapsed_s())
-        self.record.wall_seconds = (time.monotonic() - self._started_wall
-                                    if self._started_wall else 0.0)
+        """The end of the run: its simulated and wall seconds are taken, nothing more is booked
+        (a wall or free run's nodes go on while they shut down); once."""
+        if self.recorder is not None and self.recorder.close_books():
+            self.record.end_s = max(0.0, self.sim_elapsed_s())
+            self.record.wall_seconds = (time.monotonic() - self._started_wall
+                                        if self._started_wall else 0.0)
 
     # ---- helpers (also used by tests) ------------------------------------------------------
     def wait_for(self, future, timeout_s: float):
