@@ -21,8 +21,8 @@ def run_network(detections: bool, seed: int, settle_at=(), noise_db=None, settle
     """Six modems 0.3..6 km apart; each queues packets at random times; woken at grid times of
     their next events. settle_at: times at which every modem settles (as a parameter change or
     a diagnostics read would make the node do), then with noise_db(time) the published noise
-    level changes (settle=False: without settling first). Returns every modem's events but the reception
-    starts, and the reception starts apart, in order."""
+    level changes (settle=False: without settling first). Returns every modem's events but the
+    reception starts, and the reception starts apart, in order."""
     rng = random.Random(seed)
     modems = [make_modem(src, north_m, capture_margin_db=rng.choice([3.0, math.inf]))
               for src, north_m in enumerate((0, 300, 1200, 2500, 4000, 6000), start=1)]
