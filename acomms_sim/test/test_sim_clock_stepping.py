@@ -144,3 +144,27 @@ def test_a_tock_sent_before_discovery_matched_still_reaches_the_conductor():
         publisher.publish(Tock(step_id=0, node_name="late", work=0))  # before any matching
         assert ros.spin_until(lambda: clock.round.step_id > 0, timeout=15.0), (
             clock.stopped_reason or "the Tock never arrived")
+
+
+def test_stepped_clock_publishes_each_step_only_while_someone_subscribes():
+    """`set_time_ns` publishes /clock for other processes and tools; with no subscriber (a
+    one-process run sets its nodes' clocks directly) it only counts the step."""
+    from rclpy.parameter import Parameter
+    from rosgraph_msgs.msg import Clock
+
+    from acomms_core.ros.testing import RosHarness
+    from acomms_sim.nodes.sim_clock_node import SimClockNode
+
+    with RosHarness() as ros:
+        clock = ros.add(SimClockNode(context=ros.context, parameter_overrides=[
+            Parameter("mode", value="stepped")]))
+        ros.configure_and_activate(clock)
+        clock.set_time_ns(1_000_000_000)
+        assert clock.steps == 1 and clock.clock_pub.get_subscription_count() == 0
+        heard = []
+        ros.helper.create_subscription(Clock, "/clock", lambda m: heard.append(
+            stamp_ns(m.clock)), 10)
+        assert ros.spin_until(lambda: clock.clock_pub.get_subscription_count() == 1, timeout=10.0)
+        clock.set_time_ns(2_000_000_000)
+        assert ros.spin_until(lambda: heard, timeout=10.0)
+        assert heard == [2_000_000_000] and clock.steps == 2

@@ -42,6 +42,7 @@ from acomms_core.ros.ros_support import (
     ParameterSpec,
     declare_parameters,
     is_active,
+    listened,
     parameter_values,
     run_node,
     seconds_to_duration_msg,
@@ -198,10 +199,12 @@ class SimClockNode(LifecycleNode):
         return frozenset(n for n in self.get_parameter("participants").value if n)
 
     def set_time_ns(self, time_ns: int) -> None:
-        """Publish /clock = time_ns exactly (stepped/conductor)."""
+        """Publish /clock = time_ns exactly (stepped/conductor), if anyone subscribes (a
+        one-process run sets its nodes' clocks directly; a later subscriber gets the next)."""
         self.sim_time_s = ns_to_seconds(time_ns)
         self.steps += 1
-        self.clock_pub.publish(ClockMsg(clock=_time_msg(time_ns)))
+        if listened(self.clock_pub):
+            self.clock_pub.publish(ClockMsg(clock=_time_msg(time_ns)))
 
     def start_round(self, now_ns: int) -> TockRound:
         """Send the Tick of a new step at now_ns (the time /clock last carried)."""
