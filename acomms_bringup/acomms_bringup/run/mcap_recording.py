@@ -13,7 +13,7 @@
   e.g. the 1 Hz status topics, which then are not even published at --warp max), stamps
   each message with `now_ns()` (default: the node clock; sim time in a simulated run) and writes
   it to the sink; `scan()` picks up topics that appeared since; after `close()` nothing more is
-  written (`late` counts it). A sink is anything with
+  written. A sink is anything with
   `write(topic, type_name, cdr, time_ns)` and optionally `add_topic(topic, type_name)` (told when
   a topic is subscribed, before its first message): McapSink, the live view
   (`live_view.LiveView`), `TeeSink(*sinks)` for several, `ExcludingSink(sink, regex)` for a sink
@@ -193,8 +193,7 @@ class TopicRecorder:
         self.now_ns = now_ns or (lambda: node.get_clock().now().nanoseconds)
         self.subscriptions: dict[str, object] = {}
         self.skipped: dict[str, str] = {}  # topic -> why it is not recorded
-        self.closed = False  # `close()`: what comes later is not written (counted in `late`)
-        self.late = 0
+        self.closed = False  # `close()`: what comes later is not written
 
     def _qos(self, topic: str):
         from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -232,10 +231,8 @@ class TopicRecorder:
         return added
 
     def _on_message(self, topic: str, type_name: str, data: bytes) -> None:
-        if self.closed:
-            self.late += 1
-            return
-        self.sink.write(topic, type_name, data, self.now_ns())
+        if not self.closed:
+            self.sink.write(topic, type_name, data, self.now_ns())
 
     def close(self) -> None:
         """Write nothing more: the run has ended though its nodes still publish."""

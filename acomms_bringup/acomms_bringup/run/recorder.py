@@ -235,8 +235,7 @@ class Recorder(Node):
         now = now_s(self)
         key = match_key(message)
         with self.lock:
-            if self._books_closed:
-                self.record.after_end += 1
+            if self._after_end():
                 return
             if receiver.name in self._remote_receivers:  # its SRC comes over ROS: in order
                 self._waiting[topic].append((receiver, streams, key, now))
@@ -308,12 +307,16 @@ class Recorder(Node):
 
     def _book(self, records: list, record) -> None:
         with self.lock:
-            if self._books_closed:
-                self.record.after_end += 1
+            if self._after_end():
                 return
             records.append(record)
             for listener in self.listeners:
                 listener.on_record(record)
+
+    def _after_end(self) -> bool:
+        """Under `lock`: whether the books are closed (what came is counted, not booked)."""
+        self.record.after_end += self._books_closed
+        return self._books_closed
 
     def close_books(self) -> bool:
         """The run has ended: transmissions, receptions, fixes and arrivals that come later

@@ -264,10 +264,14 @@ class TdmaSchedule:
         if not self.is_active(here.current_slot):
             wait = self.time_to_next_active(now)
             return math.inf if wait < 0 else wait
-        needed = self.guard_time_seconds + packet_length_seconds
-        if here.remaining_slot_seconds + TIME_EPSILON < needed:
+        if not self._fits(here, self.guard_time_seconds + packet_length_seconds):
             return here.remaining_slot_seconds
         return 0.0
+
+    @staticmethod
+    def _fits(here: SlotPosition, needed_s: float) -> bool:
+        """Whether what is left of the slot holds needed_s (guard + packet)."""
+        return here.remaining_slot_seconds + TIME_EPSILON >= needed_s
 
     def may_transmit(self, now: float, last_transmit_start: float | None,
                      packet_length_seconds: float | None = None,
@@ -287,7 +291,7 @@ class TdmaSchedule:
         if not self.is_active(here.current_slot):
             return TransmitDecision(False, f"slot {here.current_slot} is not active")
         needed = self.guard_time_seconds + packet_length
-        if here.remaining_slot_seconds + TIME_EPSILON < needed:
+        if not self._fits(here, needed):
             return TransmitDecision(
                 False, f"{here.remaining_slot_seconds:.3f} s left in slot {here.current_slot}, "
                        f"a packet needs {needed:.3f} s")

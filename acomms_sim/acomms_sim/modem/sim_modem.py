@@ -153,11 +153,8 @@ class SimModem:
         self._started: list[ReceptionStarted] = []  # locks decided by `settle`, not yet reported
 
     # ---- configuration ------------------------------------------------------------------
-    def set_config(self, config: SimModemConfig, now_s: float | None = None) -> None:
-        """Apply changed settings (the seed of the frame draws stays); with now_s, the locks due
-        by then are decided first, under the settings they came due with (`settle`)."""
-        if now_s is not None:
-            self.settle(now_s)
+    def set_config(self, config: SimModemConfig) -> None:
+        """Apply changed settings (the seed of the frame draws stays)."""
         self.config = config
         self.channel.center_frequency_hz = config.center_frequency_hz
         self.channel.bandwidth_hz = config.bandwidth_hz

@@ -234,7 +234,7 @@ class ModemSimNode(ManagedNode):
             return
         try:
             with self._lock:
-                self._settle(self.get_parameter("event_period_s").value)
+                self._settle()
                 if changed & set(PROPAGATION_NAMES):
                     self.modem.channel.propagation = build_propagation(values, self._sound_speed)
                 if changed & set(NOISE_NAMES):
@@ -386,17 +386,18 @@ class ModemSimNode(ManagedNode):
                 self.get_logger().error(event.message)
         self._schedule_events()
 
-    def _settle(self, period_s: float | None = None) -> None:
-        """Decide the locks whose wake (their event grid time) has come, as the wakes this node
-        skips would have (`SimModem.settle`): before what decides locks changes, and before the
-        counters are read. Under `_lock`."""
-        anchor_ns = getattr(self, "_event_anchor_ns", None)
-        if self.modem is None or anchor_ns is None:
-            return
-        period_ns = seconds_to_ns(period_s if period_s is not None
-                                  else self.get_parameter("event_period_s").value)
-        now_ns = self.get_clock().now().nanoseconds
-        self.modem.settle(TimeGrid(anchor_ns, period_ns).latest_at_or_before(now_ns) * 1e-9)
+    def _event_grid(self) -> TimeGrid:
+        """The event timer's poll times: from its activation, every event_period_s."""
+        return TimeGrid(self._event_anchor_ns,
+                        seconds_to_ns(self.get_parameter("event_period_s").value))
+
+    def _settle(self) -> None:
+        """Decide the locks whose event grid time has come, as the wakes this node skips would
+        have (`SimModem.settle`): before what decides locks changes, and before the counters
+        are read. Under `_lock`."""
+        if self.modem is not None and getattr(self, "_event_anchor_ns", None) is not None:
+            now_ns = self.get_clock().now().nanoseconds
+            self.modem.settle(self._event_grid().latest_at_or_before(now_ns) * 1e-9)
 
     def _schedule_events(self) -> None:
         """Wake the event timer at the poll time of the modem's next event (idle: cancelled).
@@ -411,9 +412,8 @@ class ModemSimNode(ManagedNode):
             timer.cancel()
             return
         now_ns = self.get_clock().now().nanoseconds
-        period_ns = seconds_to_ns(self.get_parameter("event_period_s").value)
-        deadline = grid_deadline_ns(seconds_to_ns(next_s), now_ns, self._event_anchor_ns,
-                                    period_ns)
+        grid = self._event_grid()  # set at activation, as the timer
+        deadline = grid_deadline_ns(seconds_to_ns(next_s), now_ns, grid.anchor_ns, grid.period_ns)
         wake_timer_at(timer, deadline, now_ns)
 
     # ---- sound speed ------------------------------------------------------------------
