@@ -230,6 +230,9 @@ class EvologicsPair(ModemPair):
     mini = b""
     data_rate = 5
     tcp: evologics_emulator.TcpServing | None = None  # TCP ports instead of the ptys
+    # a name of its own per pair: a same-named node finalized late in this process would take
+    # the next one's /rosout registration with it
+    node_name = "evologics_driver_node"
 
     def __init__(self, ros: RosHarness):
         super().__init__(ros)
@@ -240,7 +243,7 @@ class EvologicsPair(ModemPair):
             values = {**self.link_parameters(server), "SRC": src, "reconnect_initial_s": 0.1,
                       "diagnostics_period_s": 0.25}
             self.nodes[name] = ros.add(EvologicsDriverNode(
-                context=ros.context, namespace=name,
+                self.node_name, context=ros.context, namespace=name,
                 parameter_overrides=[Parameter(k, value=v) for k, v in values.items()]))
             ros.configure_and_activate(self.nodes[name])
         assert self.spin_until(lambda: all(n.session.connected for n in self.nodes.values())), \
@@ -258,6 +261,7 @@ class EvologicsTcpPair(EvologicsPair):
 
     name = "evologics_driver_node (tcp)"
     tcp = evologics_emulator.TcpServing(0)
+    node_name = "evologics_tcp_driver_node"
 
     def link_parameters(self, server) -> dict:
         return {"modem_connection_type": "tcp", "modem_remote_host": "127.0.0.1",

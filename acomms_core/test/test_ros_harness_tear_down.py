@@ -2,6 +2,8 @@
 and benches that build their own executor."""
 
 import os
+import threading
+import time
 
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
@@ -34,3 +36,25 @@ def test_tear_down_destroys_the_nodes_newest_first_then_shuts_everything_down():
     assert nodes == [] and executor.get_nodes() == []
     assert not context.ok()
     tear_down(context, executor, nodes)  # twice (a close after a failure): nothing left to do
+
+
+def test_tear_down_returns_only_when_a_node_a_callback_still_held_is_finalized():
+    """Else that node, finalized later, would take a newer same-named node's /rosout with it."""
+    context = private_context()
+    executor = SingleThreadedExecutor(context=context)
+    node = rclpy.create_node("held_by_a_callback", context=context)
+    handle, holding = node.handle, threading.Event()
+
+    def callback_in_flight():
+        with handle:
+            holding.set()
+            time.sleep(0.5)
+
+    thread = threading.Thread(target=callback_in_flight)
+    thread.start()
+    holding.wait(5.0)
+    tear_down(context, executor, [node])
+    try:
+        assert handle.pointer == 0, "tear_down returned with the node not yet finalized"
+    finally:
+        thread.join()

@@ -10,6 +10,7 @@ Used by the tests of every acomms package. Nothing here is needed at run time.
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 from collections.abc import Callable
@@ -38,14 +39,26 @@ def private_context(domain_id: int | None = None, args=None) -> Context:
     return context
 
 
+FINALIZE_WAIT_S = 10.0  # wall clock: how long tear_down waits for a busy node to be finalized
+
+
 def tear_down(context: Context, executor, nodes: list) -> None:
     """Every node removed from the executor and destroyed (newest first), then the executor and
-    the context shut down (the end of a RosHarness, or of a test's or bench's own set-up)."""
+    the context shut down (the end of a RosHarness, or of a test's or bench's own set-up).
+
+    A node whose handle a callback still holds is finalized only when that callback ends. Until
+    then its name keeps its /rosout registration, and a later node of the same name that
+    registers meanwhile loses its /rosout when the old one goes: so wait for it (bounded)."""
+    handles = [node.handle for node in nodes]
     for node in reversed(nodes):
         executor.remove_node(node)
         node.destroy_node()
     nodes.clear()
     executor.shutdown(timeout_sec=2.0)
+    end = time.monotonic() + FINALIZE_WAIT_S
+    while any(handle.pointer for handle in handles) and time.monotonic() < end:
+        time.sleep(0.01)
+    gc.collect()  # entities left in reference cycles hold their node's rcl handle until then
     if context.ok():
         rclpy.shutdown(context=context)
 
