@@ -125,6 +125,17 @@ class MessageCodec:
         self.body_max_bits = sum(f.max_bits for f in self._fields)
         self.checksum_bits = CHECKSUM_BITS.get(checksum, 0)
         self._clamp_warned: set[str] = set()  # time fields already reported clamped
+        self.decode_key = self._decode_key()
+
+    def _decode_key(self) -> str | None:
+        """What decoding depends on, as text, when it is a function of the bits alone: equal keys
+        decode equal bits alike (RosPacketCodec shares such decodes between receivers). None
+        when a field reads the received packet (src, toa...) or the config is not plain data."""
+        if any(isinstance(f, _MetadataField)
+               or (isinstance(f, _NestedField) and f.codec.decode_key is None)
+               for f in self._fields) or not _plain(self.fields_config):
+            return None
+        return repr((self.type_name, self.checksum, self.on_out_of_range, self.fields_config))
 
     # -- construction ---------------------------------------------------------------------------
     def _build_field(self, name: str, params, path: str):
@@ -326,3 +337,12 @@ class MessageCodec:
 
     def __repr__(self) -> str:
         return f"MessageCodec({self.type_name}, {len(self._fields)} fields)"
+
+
+def _plain(value) -> bool:
+    """Plain data (what YAML gives): its repr says all there is to it."""
+    if isinstance(value, dict):
+        return all(_plain(k) and _plain(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return all(_plain(v) for v in value)
+    return value is None or isinstance(value, (str, int, float, bool, bytes))

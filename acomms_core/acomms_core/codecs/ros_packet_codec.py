@@ -19,6 +19,9 @@ lists are empty the receiver did not report validity and every byte counts as va
 
 from __future__ import annotations
 
+import dataclasses
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 
 from bitstring import BitArray, Bits, ConstBitStream
@@ -97,8 +100,36 @@ class RosPacketCodec:
     def decode(self, miniframe: bytes, dataframe: bytes, message_codecs: Mapping[int, MessageCodec],
                received_packet=None, minibytes_valid: Sequence[int] = (),
                databytes_valid: Sequence[int] = ()) -> PacketDecodeResult:
-        """Decode every message that can be trusted; count the rest (never raises on bad bits)."""
+        """Decode every message that can be trusted; count the rest (never raises on bad bits).
+
+        A packet heard by many receivers of one process is decoded once when every message
+        codec decodes from the bits alone (`MessageCodec.decode_key`): the others get a copy of
+        that result, with the same message objects (publish them; do not change them)."""
         miniframe, dataframe = bytes(miniframe), bytes(dataframe)
+        key = self._memo_key(miniframe, dataframe, message_codecs, minibytes_valid,
+                             databytes_valid)
+        if key is not None:
+            return _DECODED.get_or_make(key, lambda: self._decode(
+                miniframe, dataframe, message_codecs, received_packet, minibytes_valid,
+                databytes_valid))
+        return self._decode(miniframe, dataframe, message_codecs, received_packet,
+                            minibytes_valid, databytes_valid)
+
+    def _memo_key(self, miniframe: bytes, dataframe: bytes,
+                  message_codecs: Mapping[int, MessageCodec], minibytes_valid,
+                  databytes_valid) -> tuple | None:
+        codec_keys = []
+        for codec_id, codec in message_codecs.items():
+            codec_key = getattr(codec, "decode_key", None)
+            if codec_key is None:
+                return None
+            codec_keys.append((codec_id, codec_key))
+        return (self.miniframe_header, self.dataframe_header, tuple(codec_keys), miniframe,
+                dataframe, tuple(minibytes_valid), tuple(databytes_valid))
+
+    def _decode(self, miniframe: bytes, dataframe: bytes,
+                message_codecs: Mapping[int, MessageCodec], received_packet, minibytes_valid,
+                databytes_valid) -> PacketDecodeResult:
         payload = (miniframe[len(self.miniframe_header):]
                    + dataframe[len(self.dataframe_header):])
         reader = _PayloadReader(payload, self.payload_validity(
@@ -107,6 +138,34 @@ class RosPacketCodec:
         while reader.read_next():
             pass
         return reader.result
+
+
+class _DecodeMemo:
+    """The last MEMO_SIZE packets' decode results, by what they depend on (thread-safe)."""
+
+    MEMO_SIZE = 256
+
+    def __init__(self):
+        self._results: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get_or_make(self, key: tuple, make) -> PacketDecodeResult:
+        with self._lock:
+            result = self._results.get(key)
+            if result is not None:
+                self._results.move_to_end(key)
+        if result is None:
+            result = make()
+            with self._lock:
+                self._results[key] = result
+                while len(self._results) > self.MEMO_SIZE:
+                    self._results.popitem(last=False)
+        # a copy: wrapping codecs (relay, secured) set src and counters on what they get
+        return dataclasses.replace(result, messages=list(result.messages),
+                                   errors=list(result.errors), counters=dict(result.counters))
+
+
+_DECODED = _DecodeMemo()
 
 
 class _PayloadReader:

@@ -43,6 +43,7 @@ from acomms_sim.clock.executor_stepper import (
     pending_requests,
     remote_clients,
 )
+from acomms_sim.clock.local_clocks import time_source
 from acomms_sim.clock.stepping import DEFAULT_STEP_TIMEOUT_S, StepTimeout, Watchdog
 
 FENCE_SPIN_TIMEOUT_S = 0.05  # a spin that finds the queue empty waits at most this (wall)
@@ -177,7 +178,9 @@ class EventsStepper(DrivenClocks):
         self._earliest_deadline_ns: int | None = None  # of the deadlines last handed out
         self._remote_clients: list = []
         self._timers = CachedTimerDeadlines()
-        self._undriven: tuple | None = None  # (the TimerDeadlines, nodes with undriven clocks)
+        self._undriven: tuple | None = None  # (the TimerDeadlines, [(node, clock, TimeSource)])
+        self._nodes_of: list = []  # the executor's node list that `_nodes` was made from
+        self._nodes: list = []
         self._now_ns: int | None = None
         self._wrapped: list = []  # (entity, original callback), restored by close()
         self.crossing = CrossingCounts(count_crossing)  # deliveries to and from other processes
@@ -192,7 +195,13 @@ class EventsStepper(DrivenClocks):
 
     @property
     def nodes(self) -> list:
-        return [n for n in self.executor.get_nodes() if n is not self.fence_node]
+        """The executor's nodes but the fence (kept while the executor's list is the same: the
+        stepper asks for it at every drain)."""
+        current = self.executor.get_nodes()
+        if current != self._nodes_of:  # the same nodes in the same order: identity, in C
+            self._nodes_of = current
+            self._nodes = [n for n in current if n is not self.fence_node]
+        return self._nodes
 
     def _on_fence(self, message: UInt64) -> None:
         self._fence_seen = message.data
@@ -281,10 +290,13 @@ class EventsStepper(DrivenClocks):
         nodes = self.nodes
         if self._undriven is None or self._undriven[0] is not self._timers:
             driven = self.driven
-            self._undriven = (self._timers, [n for n in nodes if id(n.get_clock()) not in driven])
-        for node in self._undriven[1]:
-            clock = node.get_clock()
-            if clock.ros_time_is_active and clock.now().nanoseconds < now_ns:
+            self._undriven = (self._timers, [(n, n.get_clock(), time_source(n)) for n in nodes
+                                             if id(n.get_clock()) not in driven])
+        for node, clock, source in self._undriven[1]:
+            # a clock attached to its node's TimeSource has ROS time active when the source has
+            # (rclpy sets it only from there): a Python attribute, not a call into rcl
+            active = source.ros_time_is_active if source is not None else clock.ros_time_is_active
+            if active and clock.now().nanoseconds < now_ns:
                 return [f"{node_name(node)} (its clock has not reached the step yet)"]
         deadlines = self._pending_deadlines(nodes, now_ns)
         if any(deadline <= now_ns for deadline in deadlines):

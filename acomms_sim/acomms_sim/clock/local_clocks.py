@@ -49,7 +49,7 @@ from rclpy.time_source import TimeSource
 SET_NS = "_acomms_set_ns"  # attribute of an adopted clock: the ROS time (ns) last set on it
 
 
-def _time_source(node):
+def time_source(node):
     """The node's rclpy TimeSource (rclpy keeps it in the private `_time_source`; this is the one
     place that reads it), or None."""
     return getattr(node, "_time_source", None)
@@ -115,7 +115,7 @@ class LocalClocks:
     def adopt(self) -> int:
         """Take over every ROS-time-active TimeSource of the nodes; how many."""
         for node in self._nodes:
-            source = _time_source(node)
+            source = time_source(node)
             if source is None or not source.ros_time_is_active or source in self._sources:
                 continue
             subscription, source._clock_sub = source._clock_sub, None

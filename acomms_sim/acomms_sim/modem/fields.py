@@ -42,7 +42,7 @@ class ModemPacket:
     dataframe_bytes: bytes = b""
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)  # one report: its CST message is built once
 class CstFields:
     """The CST fields the simulator fills (the rest of the message keeps its defaults)."""
 

@@ -53,10 +53,20 @@ def _scalar_fields(record) -> dict:
     return {field.name: getattr(record, field.name) for field in dataclasses.fields(record)}
 
 
+_LAST_CST: tuple = (None, None)  # (CstFields, its message): a reception's CST report and its
+# packet carry the same fields (frozen), and the packet's message takes the report's CST
+
+
 def cst_to_msg(cst: CstFields) -> CST:
+    global _LAST_CST
+    last = _LAST_CST
+    if last[0] is cst:
+        return last[1]
     values = _scalar_fields(cst)
     toa = values.pop("toa_s")
-    return CST(toa=seconds_to_time_msg(toa), **values)
+    msg = CST(toa=seconds_to_time_msg(toa), **values)
+    _LAST_CST = (cst, msg)
+    return msg
 
 
 def cst_from_msg(msg: CST) -> CstFields:
