@@ -71,6 +71,8 @@ class _LeafField:
     `refuse` (on_out_of_range: refuse) applies the same check before encoding. A fixed_len_array
     refuses a value with another element count (ltcodecs would encode fewer elements)."""
 
+    reads_packet = False  # arrays of messages decode their elements without the packet
+
     def __init__(self, name, codec, slot_type, convert=None, refuse=False, clamp_path=None):
         self.name = name
         self.codec = codec
@@ -111,6 +113,8 @@ class _LeafField:
 
 class _MultiField:
     """An ltcodecs MultipleFieldCodec (optional, variable_len_bit_array, ...): sets extra fields."""
+
+    reads_packet = False
 
     def __init__(self, name, codec, slot_type, slot_types, refuse=False):
         self.name = name
@@ -154,6 +158,7 @@ class _MultiField:
 
 class _NestedField:
     def __init__(self, name, codec: MessageCodec):
+        self.reads_packet = codec.decode_key is None
         self.name = name
         self.codec = codec
         self.min_bits = codec.body_min_bits
@@ -173,6 +178,7 @@ class _MetadataField:
     """Zero bits; on decode the value comes from the ReceivedPacket (src, dest, toa, snr_in)."""
 
     min_bits = max_bits = 0
+    reads_packet = True
 
     def __init__(self, name, metadata_name, slot_type):
         self.name = name

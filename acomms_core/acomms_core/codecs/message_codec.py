@@ -130,10 +130,10 @@ class MessageCodec:
     def _decode_key(self) -> str | None:
         """What decoding depends on, as text, when it is a function of the bits alone: equal keys
         decode equal bits alike (RosPacketCodec shares such decodes between receivers). None
-        when a field reads the received packet (src, toa...) or the config is not plain data."""
-        if any(isinstance(f, _MetadataField)
-               or (isinstance(f, _NestedField) and f.codec.decode_key is None)
-               for f in self._fields) or not _plain(self.fields_config):
+        when a field reads the received packet (src, toa...: its `reads_packet`) or the config is
+        not plain data."""
+        if (any(getattr(f, "reads_packet", True) for f in self._fields)  # unknown kind: it may
+                or not _plain(self.fields_config)):
             return None
         return repr((self.type_name, self.checksum, self.on_out_of_range, self.fields_config))
 
