@@ -46,11 +46,17 @@ def packet_to_msg(packet: ModemPacket) -> Packet:
                   miniframe_bytes=packet.miniframe_bytes, dataframe_bytes=packet.dataframe_bytes)
 
 
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}  # a dataclass's field names, looked up once
+
+
 def _scalar_fields(record) -> dict:
     """{field: value} of a dataclass whose fields are all scalars: what dataclasses.asdict
     gives for it, without its recursive deep copy (a third of a message's cost; these run for
     every reception of every receiver)."""
-    return {field.name: getattr(record, field.name) for field in dataclasses.fields(record)}
+    names = _FIELD_NAMES.get(type(record))
+    if names is None:
+        names = _FIELD_NAMES[type(record)] = tuple(f.name for f in dataclasses.fields(record))
+    return {name: getattr(record, name) for name in names}
 
 
 _LAST_CST: tuple = (None, None)  # (CstFields, its message): a reception's CST report and its
@@ -69,9 +75,12 @@ def cst_to_msg(cst: CstFields) -> CST:
     return msg
 
 
+_CST_NAMES = tuple(f.name for f in dataclasses.fields(CstFields) if f.name != "toa_s")
+
+
 def cst_from_msg(msg: CST) -> CstFields:
-    names = [f.name for f in dataclasses.fields(CstFields) if f.name != "toa_s"]
-    return CstFields(toa_s=stamp_seconds(msg.toa), **{name: getattr(msg, name) for name in names})
+    return CstFields(toa_s=stamp_seconds(msg.toa), **{name: getattr(msg, name)
+                                                      for name in _CST_NAMES})
 
 
 def xst_to_msg(xst: XstFields) -> XST:
