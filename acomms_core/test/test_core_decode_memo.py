@@ -37,11 +37,18 @@ def test_a_codec_that_reads_the_packet_decodes_for_each_receiver():
     filled = MessageCodec(FileTransfer, dict(FIELDS), sender_src=True)
     assert filled.decode_key is None
     assert MessageCodec(FileTransfer, {**FIELDS, "dest": {"codec": "dest"}}).decode_key is None
-    mini, data = _packet(filled, FileTransfer(dest=2, src=9, name="a", data=[1]))
-    srcs = [RosPacketCodec().decode(mini, data, {5: filled},
-                                    ReceivedPacket(packet=Packet(src=src))).messages[0][1].src
-            for src in (7, 8, 7)]
-    assert srcs == [7, 8, 7]
+    plain = MessageCodec(FileTransfer, dict(FIELDS))
+    codecs = {5: filled, 6: plain}  # as the demo's codecs: one of them reads the packet
+
+    def decoded(packet: tuple[bytes, bytes], src: int):
+        return RosPacketCodec().decode(*packet, codecs,
+                                       ReceivedPacket(packet=Packet(src=src))).messages[0][1]
+
+    uses_filled = _packet(filled, FileTransfer(dest=2, src=9, name="a", data=[1]))
+    assert [decoded(uses_filled, src).src for src in (7, 8, 7)] == [7, 8, 7]
+    bits, _ = plain.encode(FileTransfer(dest=2, name="b", data=[2]))
+    uses_plain = RosPacketCodec().pack([(6, bits)], 32, 64)
+    assert decoded(uses_plain, 7) is decoded(uses_plain, 8)  # only the plain codec read it
 
 
 def test_different_configs_or_validity_are_not_confused():

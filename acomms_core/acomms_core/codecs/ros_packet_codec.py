@@ -102,42 +102,38 @@ class RosPacketCodec:
                databytes_valid: Sequence[int] = ()) -> PacketDecodeResult:
         """Decode every message that can be trusted; count the rest (never raises on bad bits).
 
-        A packet heard by many receivers of one process is decoded once when every message
-        codec decodes from the bits alone (`MessageCodec.decode_key`): the others get a copy of
-        that result, with the same message objects (publish them; do not change them)."""
+        A packet heard by many receivers of one process is decoded once when the message codecs
+        its messages were read with decode from the bits alone (`MessageCodec.decode_key`): the
+        others get a copy of that result, with the same message objects (publish them; do not
+        change them). A packet that needed a codec reading the received packet is decoded by
+        each receiver."""
         miniframe, dataframe = bytes(miniframe), bytes(dataframe)
         key = self._memo_key(miniframe, dataframe, message_codecs, minibytes_valid,
                              databytes_valid)
-        if key is not None:
-            return _DECODED.get_or_make(key, lambda: self._decode(
-                miniframe, dataframe, message_codecs, received_packet, minibytes_valid,
-                databytes_valid))
-        return self._decode(miniframe, dataframe, message_codecs, received_packet,
-                            minibytes_valid, databytes_valid)
+        result = _DECODED.get(key)
+        if result is None:
+            reader = _PayloadReader(
+                miniframe[len(self.miniframe_header):] + dataframe[len(self.dataframe_header):],
+                self.payload_validity(miniframe, dataframe, minibytes_valid, databytes_valid),
+                message_codecs, received_packet)
+            while reader.read_next():
+                pass
+            if reader.read_the_packet:
+                return reader.result
+            result = _DECODED.put(key, reader.result)
+        # a copy: wrapping codecs (relay, secured) set src and counters on what they get
+        return dataclasses.replace(result, messages=list(result.messages),
+                                   errors=list(result.errors), counters=dict(result.counters))
 
     def _memo_key(self, miniframe: bytes, dataframe: bytes,
                   message_codecs: Mapping[int, MessageCodec], minibytes_valid,
-                  databytes_valid) -> tuple | None:
-        codec_keys = []
-        for codec_id, codec in message_codecs.items():
-            codec_key = getattr(codec, "decode_key", None)
-            if codec_key is None:
-                return None
-            codec_keys.append((codec_id, codec_key))
-        return (self.miniframe_header, self.dataframe_header, tuple(codec_keys), miniframe,
+                  databytes_valid) -> tuple:
+        """What a decode that used no codec reading the packet depends on (the ids of those
+        codecs count: an id missing from the map is an unknown id)."""
+        codec_keys = tuple((codec_id, getattr(codec, "decode_key", None))
+                           for codec_id, codec in message_codecs.items())
+        return (self.miniframe_header, self.dataframe_header, codec_keys, miniframe,
                 dataframe, tuple(minibytes_valid), tuple(databytes_valid))
-
-    def _decode(self, miniframe: bytes, dataframe: bytes,
-                message_codecs: Mapping[int, MessageCodec], received_packet, minibytes_valid,
-                databytes_valid) -> PacketDecodeResult:
-        payload = (miniframe[len(self.miniframe_header):]
-                   + dataframe[len(self.dataframe_header):])
-        reader = _PayloadReader(payload, self.payload_validity(
-            miniframe, dataframe, minibytes_valid, databytes_valid), message_codecs,
-            received_packet)
-        while reader.read_next():
-            pass
-        return reader.result
 
 
 class _DecodeMemo:
@@ -149,20 +145,19 @@ class _DecodeMemo:
         self._results: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
 
-    def get_or_make(self, key: tuple, make) -> PacketDecodeResult:
+    def get(self, key: tuple) -> PacketDecodeResult | None:
         with self._lock:
             result = self._results.get(key)
             if result is not None:
                 self._results.move_to_end(key)
-        if result is None:
-            result = make()
-            with self._lock:
-                self._results[key] = result
-                while len(self._results) > self.MEMO_SIZE:
-                    self._results.popitem(last=False)
-        # a copy: wrapping codecs (relay, secured) set src and counters on what they get
-        return dataclasses.replace(result, messages=list(result.messages),
-                                   errors=list(result.errors), counters=dict(result.counters))
+            return result
+
+    def put(self, key: tuple, result: PacketDecodeResult) -> PacketDecodeResult:
+        with self._lock:
+            self._results[key] = result
+            while len(self._results) > self.MEMO_SIZE:
+                self._results.popitem(last=False)
+        return result
 
 
 _DECODED = _DecodeMemo()
@@ -179,6 +174,7 @@ class _PayloadReader:
         self.message_codecs = message_codecs
         self.received_packet = received_packet
         self.result = PacketDecodeResult()
+        self.read_the_packet = False  # a message codec without a decode_key was used
 
     def span_valid(self, start_bit: int, end_bit: int) -> bool:
         if self.valid is None:
@@ -201,6 +197,8 @@ class _PayloadReader:
             return False
         codec_id = stream.read(f"uint:{ID_BITS}")
         codec = self.message_codecs.get(codec_id)
+        if codec is not None and getattr(codec, "decode_key", None) is None:
+            self.read_the_packet = True
         if codec is None:
             result.unknown_ids += 1
             result.errors.append(f"unknown message id {codec_id}; rest of packet skipped")
