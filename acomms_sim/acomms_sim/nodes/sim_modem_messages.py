@@ -8,6 +8,7 @@ node kept the messages themselves.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 from acomms_core.ros.ros_support import seconds_to_duration_msg, seconds_to_time_msg, stamp_seconds
 from acomms_interfaces.msg import (
@@ -46,17 +47,17 @@ def packet_to_msg(packet: ModemPacket) -> Packet:
                   miniframe_bytes=packet.miniframe_bytes, dataframe_bytes=packet.dataframe_bytes)
 
 
-_FIELD_NAMES: dict[type, tuple[str, ...]] = {}  # a dataclass's field names, looked up once
+@functools.cache
+def _field_names(cls) -> tuple[str, ...]:
+    """A dataclass's field names, looked up once per class (these run for every reception)."""
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 def _scalar_fields(record) -> dict:
     """{field: value} of a dataclass whose fields are all scalars: what dataclasses.asdict
     gives for it, without its recursive deep copy (a third of a message's cost; these run for
     every reception of every receiver)."""
-    names = _FIELD_NAMES.get(type(record))
-    if names is None:
-        names = _FIELD_NAMES[type(record)] = tuple(f.name for f in dataclasses.fields(record))
-    return {name: getattr(record, name) for name in names}
+    return {name: getattr(record, name) for name in _field_names(type(record))}
 
 
 _LAST_CST: tuple = (None, None)  # (CstFields, its message): a reception's CST report and its
@@ -75,7 +76,7 @@ def cst_to_msg(cst: CstFields) -> CST:
     return msg
 
 
-_CST_NAMES = tuple(f.name for f in dataclasses.fields(CstFields) if f.name != "toa_s")
+_CST_NAMES = tuple(name for name in _field_names(CstFields) if name != "toa_s")
 
 
 def cst_from_msg(msg: CST) -> CstFields:
