@@ -7,15 +7,19 @@
   LOCALHOST discovery and a domain no other acomms test run on this machine holds (a lock file per
   domain, held until the run ends), so two suites at once never share a graph.
 Subprocesses started by a test inherit the run's domain.
+- Every message published with `publish_shared` is checked to hold what its subscribers take
+  (ACOMMS_CHECK_SHARED_MESSAGES; subprocesses inherit it too).
 """
 
 import os
 import zlib
 
 from acomms_core.ros.domain_locks import DOMAIN_COUNT, XDIST_SPACING, claim_domain  # noqa: F401
+from acomms_core.ros.shared_messages import CHECK_ENV
 
 
 def pytest_configure(config):
+    os.environ[CHECK_ENV] = "1"
     worker = os.environ.get("PYTEST_XDIST_WORKER")  # "gw0", "gw1", … only inside xdist workers
     if worker:
         base = int(os.environ.get("ROS_DOMAIN_ID", "1"))

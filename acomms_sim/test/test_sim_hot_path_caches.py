@@ -1,7 +1,10 @@
 """The per-reception hot path reuses what does not change (issue 30): the geodesic distance of
-a pair of positions is computed once, and the cached value is the one the algorithm gives."""
+a pair of positions is computed once (one inverse serves the distance and the Doppler's
+azimuth), and the cached value is the one the algorithm gives for the distance alone."""
 
 from __future__ import annotations
+
+from geographiclib.geodesic import Geodesic
 
 from acomms_sim.physics import geodesy
 from acomms_sim.physics.sound_speed import SoundSpeedProfile
@@ -11,25 +14,27 @@ from acomms_sim.physics.transmission_loss import Propagation, SpreadingModel
 def test_distance_cache_returns_the_algorithms_float_and_computes_a_pair_once():
     a = (41.52, -70.67)
     b = geodesy.offset_position(*a, 500.0, 1500.0)
-    exact = float(geodesy.WGS84.Inverse(*a, *b, geodesy._DISTANCE)["s12"])
-    geodesy.horizontal_distance_m.cache_clear()
+    exact = float(geodesy.WGS84.Inverse(*a, *b, Geodesic.DISTANCE)["s12"])
+    cache = geodesy._distance_azimuth
+    cache.cache_clear()
     first = geodesy.horizontal_distance_m(*a, *b)
     again = geodesy.horizontal_distance_m(*a, *b)
-    info = geodesy.horizontal_distance_m.cache_info()
+    east, north, _ = geodesy.geodetic_to_enu(*b, 0.0, geodesy.EnuOrigin(*a))  # the Doppler's
     assert first == exact and again == exact
-    assert (info.misses, info.hits) == (1, 1)
+    assert (cache.cache_info().misses, cache.cache_info().hits) == (1, 2)
+    assert abs(east - 1500.0) < 0.01 and abs(north - 500.0) < 0.01
     # the other direction is its own entry (the inverse need not be bit-symmetric)
     assert geodesy.horizontal_distance_m(*b, *a) == float(
-        geodesy.WGS84.Inverse(*b, *a, geodesy._DISTANCE)["s12"])
-    assert geodesy.horizontal_distance_m.cache_info().misses == 2
+        geodesy.WGS84.Inverse(*b, *a, Geodesic.DISTANCE)["s12"])
+    assert cache.cache_info().misses == 2
 
 
 def test_path_between_still_vehicles_is_the_same_with_the_cache_warm_or_cold():
     propagation = Propagation(SpreadingModel(), SoundSpeedProfile.constant(1500.0))
     src = (41.52, -70.67, 20.0)
     rcv = (*geodesy.offset_position(41.52, -70.67, 900.0, -300.0), 35.0)
-    geodesy.horizontal_distance_m.cache_clear()
+    geodesy._distance_azimuth.cache_clear()
     cold = propagation.path(src, rcv, 10000.0)
     warm = propagation.path(src, rcv, 10000.0)
     assert cold == warm
-    assert geodesy.horizontal_distance_m.cache_info().hits >= 1
+    assert geodesy._distance_azimuth.cache_info().hits >= 1

@@ -3,6 +3,8 @@
 import dataclasses
 
 import pytest
+from builtin_interfaces.msg import Time
+from rclpy.serialization import deserialize_message, serialize_message
 
 from acomms_interfaces.msg import CST, XST, SimPacket, SimReceptionEvent
 from acomms_sim.modem import fields
@@ -34,3 +36,29 @@ def test_sim_packet_round_trip():
     assert back.duration_s == pytest.approx(1.574)
     assert back.ping_transaction_start_s == pytest.approx(99.5)
     assert messages.cst_from_msg(messages.cst_to_msg(cst)) == cst
+
+
+def _as_taken(msg):
+    """What a subscriber in another process takes."""
+    return deserialize_message(serialize_message(msg), type(msg))
+
+
+def test_published_messages_hold_what_their_subscribers_take():
+    """modem_sim_node publishes these with `publish_shared`: in-process subscribers get the
+    object itself, so it must equal what the bytes give (float32 fields narrowed)."""
+    wide = 1.0 / 3.0  # not a float32
+    cst = fields.CstFields(6, 0, wide, 1, 2, 1, 0, 5, 2, 0, 120, 120, wide, -wide, 50, 10000,
+                           5000, 1, 2, 0, dop=wide)
+    packet = fields.ChannelPacket(
+        fields.ModemPacket(2, 1, 3, 1, 1, b"\x01", b"\x02\x03"), 41.5 + wide, -70.7, 20.0 + wide,
+        185.0 + wide, 10000.0 + wide, 5000.0 + wide, 100.25, 1.574, fields.PING_TYPE_REPLY,
+        99.5, fields.PingReplyFields(2, 1, wide, wide, -wide, 0, cst), (wide, -wide, wide))
+    event = fields.ReceptionEvent(3, 2, 1, "received", False, 0, 100.25 + wide, 101.0 + wide,
+                                  1.574, wide, 150.0 + wide, 60.0 + wide, -wide, 70.0 + wide,
+                                  1234.5 + wide, 3, 0, 64, wide, wide, wide)
+    received = fields.PacketReceived(packet.packet, [1], [1, 1], cst)
+    stamp = Time(sec=5, nanosec=7)
+    for msg in (messages.cst_to_msg(cst), messages.sim_packet_to_msg(packet),
+                messages.reception_event_msg(event, stamp),
+                messages.received_msg(received, stamp)):
+        assert repr(_as_taken(msg)) == repr(msg)

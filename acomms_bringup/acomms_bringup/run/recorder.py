@@ -47,6 +47,7 @@ from acomms_bringup.run.traffic import TrafficPlan, match_key
 from acomms_core.modems.profile import ModemProfile
 from acomms_core.modems.registry import MODEM_PROFILE_PARAMETER, modem_profile
 from acomms_core.ros.ros_support import NodeResources, now_s, stamp_seconds, wake_timer_at
+from acomms_core.ros.shared_messages import shared_callback
 from acomms_core.time_grid import TimeGrid, seconds_to_ns
 
 TRAFFIC_TICK_MAX_S = 0.5  # the traffic timer runs at least this often (simulated seconds)
@@ -113,16 +114,17 @@ class Recorder(Node):
             TransmittedPacket,
         )
 
-        self.create_subscription(SimPacket, "/acoustic_channel", self._on_channel_packet, 100,
-                                 callback_group=self._group)
+        self.create_subscription(SimPacket, "/acoustic_channel",
+                                 shared_callback(SimPacket, self._on_channel_packet), 100,
+                                 callback_group=self._group, raw=True)
         for vehicle in self.scenario.vehicles:
             ns = vehicle.namespace
             self.create_subscription(TransmittedPacket, f"{ns}/transmit",
                                      lambda m, v=vehicle: self._on_transmit(v, m), 100,
                                      callback_group=self._group)
-            self.create_subscription(SimReceptionEvent, f"{ns}/reception_events",
-                                     lambda m, v=vehicle: self._on_event(v, m), 100,
-                                     callback_group=self._group)
+            self.create_subscription(SimReceptionEvent, f"{ns}/reception_events", shared_callback(
+                SimReceptionEvent, lambda m, v=vehicle: self._on_event(v, m)), 100,
+                callback_group=self._group, raw=True)
             if vehicle.modem.kind != "sim":   # a driver: what it decoded, from packet_rx
                 self.create_subscription(ReceivedPacket, f"{ns}/packet_rx",
                                          lambda m, v=vehicle: self._on_driver_rx(v, m), 100,

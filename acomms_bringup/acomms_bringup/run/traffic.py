@@ -15,6 +15,7 @@ schedule (`TrafficPlan.due`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import math
 from collections.abc import Mapping
@@ -47,8 +48,10 @@ def message_class(ros_type: str, key_path: str) -> type:
         raise TrafficError(f"{key_path}.type", str(exc)) from None
 
 
+@functools.cache
 def has_stamp(cls: type) -> bool:
-    """True when the type has a std_msgs/Header `header` (the runner stamps and matches it)."""
+    """True when the type has a std_msgs/Header `header` (the runner stamps and matches it;
+    asked for every arrival, so once per type)."""
     return cls.get_fields_and_field_types().get("header") == "std_msgs/Header"
 
 

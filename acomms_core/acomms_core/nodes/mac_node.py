@@ -53,6 +53,7 @@ from acomms_core.ros.ros_support import (
     run_node,
     wake_timer_at,
 )
+from acomms_core.ros.shared_messages import shared_callback
 from acomms_core.ros.status_cadence import StatusCadence
 from acomms_core.time_grid import TimeGrid, ns_to_seconds, seconds_to_ns
 from acomms_interfaces.msg import CST
@@ -186,7 +187,8 @@ class MacNode(ManagedNode):
         self.pipeline.create_clients(self.configured)
         self._nmea_publisher = self.configured.publisher(String, "nmea_to_modem")
         self.configured.subscription(String, MANUAL_TRANSMIT_TOPIC, self._on_manual_transmit, 10)
-        self.configured.subscription(CST, "cst", self._on_link_report, 100)
+        self.configured.subscription(CST, "cst", shared_callback(CST, self._on_link_report), 100,
+                                     raw=True)
         self.create_interfaces(self.configured)
         if "software_mute" in self._names:
             self._subscribe_mute_switch()

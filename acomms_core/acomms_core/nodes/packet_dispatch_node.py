@@ -54,6 +54,7 @@ from acomms_core.ros.ros_support import (
     run_node,
     seconds_to_time_msg,
 )
+from acomms_core.ros.shared_messages import shared_callback
 from acomms_core.ros.status_cadence import StatusCadence
 from acomms_core.security import (
     SECURITY_COUNTERS,
@@ -143,7 +144,8 @@ class PacketDispatchNode(ManagedNode):
     def on_activate(self, state) -> TransitionCallbackReturn:
         try:
             self.activated.subscription(
-                ReceivedPacket, "packet_rx", self.on_packet_rx, PACKET_RX_QOS,
+                ReceivedPacket, "packet_rx", shared_callback(ReceivedPacket, self.on_packet_rx),
+                PACKET_RX_QOS, raw=True,
                 event_callbacks=SubscriptionEventCallbacks(message_lost=self._on_packet_lost))
             if self.fragmentation.receiver is not None:
                 self.fragment_expiry.start(self.activated, FRAGMENT_EXPIRY_PERIOD_S)

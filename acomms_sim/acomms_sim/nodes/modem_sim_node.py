@@ -65,6 +65,7 @@ from acomms_core.ros.ros_support import (
     run_node,
     wake_timer_at,
 )
+from acomms_core.ros.shared_messages import publish_shared, shared_callback
 from acomms_core.ros.status_cadence import StatusCadence
 from acomms_core.time_grid import TimeGrid, grid_deadline_ns
 from acomms_interfaces.msg import (
@@ -284,8 +285,9 @@ class ModemSimNode(ManagedNode):
         self.status_cadence.forget_publishers()
         self._diagnostics_pub = self.status_cadence.publisher(r, DiagnosticArray, "/diagnostics")
         self._group = MutuallyExclusiveCallbackGroup()
-        r.subscription(SimPacket, "/acoustic_channel", self._on_sim_packet, 50,
-                       callback_group=self._group)
+        r.subscription(SimPacket, "/acoustic_channel",
+                       shared_callback(SimPacket, self._on_sim_packet), 50,
+                       callback_group=self._group, raw=True)
         r.subscription(SoundSpeedProfile, "sound_speed_profile", self._on_sound_speed, 10,
                        callback_group=self._group)
         r.subscription(Float32, "ambient_noise", self._on_ambient_noise, 10,
@@ -365,7 +367,7 @@ class ModemSimNode(ManagedNode):
         starts_heard = None  # whether anyone listens to reception_start, once asked
         for event in events:
             if isinstance(event, TransmissionStarted):
-                self._channel_pub.publish(messages.sim_packet_to_msg(event.channel_packet))
+                publish_shared(self._channel_pub, messages.sim_packet_to_msg(event.channel_packet))
                 self._tx_pub.publish(messages.transmitted_msg(event, stamp))
             elif isinstance(event, ReceptionStarted):
                 if starts_heard is None:
@@ -373,11 +375,11 @@ class ModemSimNode(ManagedNode):
                 if starts_heard:
                     self._start_pub.publish(messages.reception_start_msg(event, stamp))
             elif isinstance(event, ReceptionEvent):
-                self._event_pub.publish(messages.reception_event_msg(event, stamp))
+                publish_shared(self._event_pub, messages.reception_event_msg(event, stamp))
             elif isinstance(event, CstReport):
-                self._cst_pub.publish(messages.cst_to_msg(event.cst))
+                publish_shared(self._cst_pub, messages.cst_to_msg(event.cst))
             elif isinstance(event, PacketReceived):
-                self._rx_pub.publish(messages.received_msg(event, stamp))
+                publish_shared(self._rx_pub, messages.received_msg(event, stamp))
             elif isinstance(event, (PingReplied, PingTimedOut)):
                 future = self._pings.pop(event.ping_id, None)
                 if future is not None and not future.done():

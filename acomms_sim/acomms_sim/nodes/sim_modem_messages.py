@@ -1,8 +1,9 @@
 """ROS messages <-> the plain data of `acomms_sim.modem.fields` (for modem_sim_node).
 
 Message fields narrower than a Python float (float32 levels, depths, frequencies; nanosecond
-stamps) are narrowed when a message is built and read back as they arrive, exactly as when the
-node kept the messages themselves.
+stamps) are narrowed when a message is built, so that a message holds what its subscribers
+take (the node publishes them with `publish_shared`: in-process subscribers get the object
+itself), and read back as they arrive.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import dataclasses
 import functools
 
 from acomms_core.ros.ros_support import seconds_to_duration_msg, seconds_to_time_msg, stamp_seconds
+from acomms_core.ros.shared_messages import narrowed
 from acomms_interfaces.msg import (
     CST,
     XST,
@@ -69,7 +71,7 @@ def cst_to_msg(cst: CstFields) -> CST:
     last = _LAST_CST
     if last[0] is cst:
         return last[1]
-    values = _scalar_fields(cst)
+    values = narrowed(CST, _scalar_fields(cst))
     toa = values.pop("toa_s")
     msg = CST(toa=seconds_to_time_msg(toa), **values)
     _LAST_CST = (cst, msg)
@@ -93,8 +95,9 @@ def xst_to_msg(xst: XstFields) -> XST:
 def ping_reply_to_msg(reply: PingReplyFields | None) -> PingReply:
     if reply is None:
         return PingReply()
-    msg = PingReply(src=reply.src, dest=reply.dest, tat=reply.tat_s, snr_in=reply.snr_in,
-                    snr_out=reply.snr_out, tx_level=reply.tx_level)
+    msg = PingReply(**narrowed(PingReply, dict(
+        src=reply.src, dest=reply.dest, tat=reply.tat_s, snr_in=reply.snr_in,
+        snr_out=reply.snr_out, tx_level=reply.tx_level)))
     if reply.cst is not None:
         msg.cst = cst_to_msg(reply.cst)
     return msg
@@ -108,12 +111,13 @@ def ping_reply_from_msg(msg: PingReply) -> PingReplyFields:
 def sim_packet_to_msg(packet: ChannelPacket) -> SimPacket:
     east, north, up = packet.src_velocity_mps or (0.0, 0.0, 0.0)
     return SimPacket(
-        src_velocity_east_mps=float(east), src_velocity_north_mps=float(north),
-        src_velocity_up_mps=float(up),
+        **narrowed(SimPacket, dict(
+            src_velocity_east_mps=float(east), src_velocity_north_mps=float(north),
+            src_velocity_up_mps=float(up), src_depth=float(packet.src_depth_m),
+            src_tx_level_db=float(packet.source_level_db),
+            center_frequency_hz=float(packet.center_frequency_hz),
+            bandwidth_hz=float(packet.bandwidth_hz))),
         src_latitude=packet.src_latitude, src_longitude=packet.src_longitude,
-        src_depth=float(packet.src_depth_m), src_tx_level_db=float(packet.source_level_db),
-        center_frequency_hz=float(packet.center_frequency_hz),
-        bandwidth_hz=float(packet.bandwidth_hz),
         transmit_time=seconds_to_time_msg(packet.transmit_time_s),
         transmit_duration=seconds_to_duration_msg(packet.duration_s),
         packet=packet_to_msg(packet.packet), ping_type=packet.ping_type,
@@ -147,7 +151,7 @@ def received_msg(event: PacketReceived, stamp) -> ReceivedPacket:
 
 
 def reception_event_msg(event: ReceptionEvent, stamp) -> SimReceptionEvent:
-    values = _scalar_fields(event)
+    values = narrowed(SimReceptionEvent, _scalar_fields(event))
     times = {"transmit_time": seconds_to_time_msg(values.pop("transmit_time_s")),
              "arrival_time": seconds_to_time_msg(values.pop("arrival_time_s")),
              "duration": seconds_to_duration_msg(values.pop("duration_s"))}

@@ -14,7 +14,6 @@ from geographiclib.geodesic import Geodesic
 
 EARTH_MEAN_RADIUS_M = 6371008.8  # IUGG mean radius
 WGS84 = Geodesic.WGS84
-_DISTANCE = Geodesic.DISTANCE
 _AZIMUTH_DISTANCE = Geodesic.DISTANCE | Geodesic.AZIMUTH
 
 
@@ -37,12 +36,13 @@ def check_position(latitude: float, longitude: float, depth_m: float) -> None:
 DISTANCE_CACHE_SIZE = 16384
 
 
-@functools.lru_cache(maxsize=DISTANCE_CACHE_SIZE)
 def horizontal_distance_m(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
-    """WGS84 geodesic distance, m (cached: a pure function of its arguments)."""
+    """WGS84 geodesic distance, m (cached: a pure function of its arguments). It shares the
+    cache of `_distance_azimuth`, which the Doppler of the same reception asks next: the
+    distance geographiclib gives does not depend on whether the azimuth is asked for too."""
     if lat1 == lat2 and lon1 == lon2:
         return 0.0
-    return float(WGS84.Inverse(lat1, lon1, lat2, lon2, _DISTANCE)["s12"])
+    return float(_distance_azimuth(lat1, lon1, lat2, lon2)[0])
 
 
 def haversine_distance_m(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
