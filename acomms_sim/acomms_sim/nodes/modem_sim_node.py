@@ -370,8 +370,7 @@ class ModemSimNode(ManagedNode):
                 publish_shared(self._channel_pub, messages.sim_packet_to_msg(event.channel_packet))
                 self._tx_pub.publish(messages.transmitted_msg(event, stamp))
             elif isinstance(event, ReceptionStarted):
-                if starts_heard is None:
-                    starts_heard = listened(self._start_pub)
+                starts_heard = listened(self._start_pub) if starts_heard is None else starts_heard
                 if starts_heard:
                     self._start_pub.publish(messages.reception_start_msg(event, stamp))
             elif isinstance(event, ReceptionEvent):
