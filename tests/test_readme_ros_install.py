@@ -58,7 +58,7 @@ def test_ci_runs_the_readme_blocks():
 # Ubuntu) or the PyPI distribution (the README's venv) that provides each.
 PROVIDERS = {
     "numpy": "python3-numpy", "scipy": "python3-scipy", "yaml": "python3-yaml",
-    "serial": "python3-serial", "geographiclib": "python3-geographiclib",
+    "serial": "python3-serial", "pyproj": "python3-pyproj",
     "cryptography": "python3-cryptography", "matplotlib": "python3-matplotlib",
     "hypothesis": "python3-hypothesis", "pytest": "python3-pytest",
     "google": "protobuf", "bitstring": "bitstring", "crccheck": "crccheck",

@@ -98,9 +98,9 @@ def test_odometry_pose_gives_position_and_compass_heading():
     pose.position.x, pose.position.y, pose.position.z = 0.0, 1000.0, -30.0   # 1 km north
     pose.orientation.z, pose.orientation.w = math.sin(math.pi / 4), math.cos(math.pi / 4)
     latitude, longitude, depth, heading = odometry_navigation(pose, EnuOrigin(41.0, 3.0))
-    from geographiclib.geodesic import Geodesic
+    from pyproj import Geod
 
-    north = Geodesic.WGS84.Direct(41.0, 3.0, 0.0, 1000.0)["lat2"]  # 1 km north on WGS84
+    north = Geod(ellps="WGS84").fwd(3.0, 41.0, 0.0, 1000.0)[1]  # 1 km north on WGS84
     assert latitude == pytest.approx(north, abs=1e-7)
     assert longitude == pytest.approx(3.0, abs=1e-9) and depth == pytest.approx(30.0)
     assert heading == pytest.approx(0.0, abs=1e-9)   # yaw 90 deg (facing north) = heading 0

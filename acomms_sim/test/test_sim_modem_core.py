@@ -5,6 +5,7 @@ it jumps straight to the earliest next_event_time_s of all modems and routes eve
 transmission to the other modems.
 """
 
+import dataclasses
 import math
 
 import pytest
@@ -211,8 +212,7 @@ def test_own_and_bad_channel_packets():
     [started] = a.queue_packet(fdp_packet(), 0.0).events
     a.on_channel_packet(started.channel_packet, 0.0)  # its own SRC: ignored
     assert a.next_event_time_s() is None
-    bad = started.channel_packet
-    bad.packet = ModemPacket(1, 2, 42, 1, 1)
+    bad = dataclasses.replace(started.channel_packet, packet=ModemPacket(1, 2, 42, 1, 1))
     with pytest.raises(ValueError):
         b.on_channel_packet(bad, 0.0)
     assert b.counters["rx_bad_sim_packet"] == 1

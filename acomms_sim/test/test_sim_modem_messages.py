@@ -62,3 +62,15 @@ def test_published_messages_hold_what_their_subscribers_take():
                 messages.reception_event_msg(event, stamp),
                 messages.received_msg(received, stamp)):
         assert repr(_as_taken(msg)) == repr(msg)
+
+
+def test_the_modems_handed_one_message_share_one_conversion():
+    packet = fields.ChannelPacket(fields.ModemPacket(2, 1, 3, 1, 1, b"\x01", b""), 41.5, -70.7,
+                                  20.0, 185.0, 10000.0, 5000.0, 100.25, 1.574)
+    msg = messages.sim_packet_to_msg(packet)
+    first = messages.sim_packet_from_msg(msg)
+    assert messages.sim_packet_from_msg(msg) is first  # the next modem handed the same object
+    again = messages.sim_packet_from_msg(_as_taken(msg))  # an equal message from elsewhere
+    assert again == first and again is not first
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        first.src_depth_m = 30.0  # shared: nobody may change it

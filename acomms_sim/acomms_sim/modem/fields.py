@@ -102,9 +102,10 @@ class PingReplyFields:
     cst: CstFields | None = None
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class ChannelPacket:
-    """acomms_interfaces/SimPacket: one transmission on the shared acoustic channel."""
+    """acomms_interfaces/SimPacket: one transmission on the shared acoustic channel (frozen:
+    every receiving modem in a process shares one, `sim_packet_from_msg`)."""
 
     packet: ModemPacket
     src_latitude: float

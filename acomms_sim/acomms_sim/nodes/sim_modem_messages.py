@@ -125,7 +125,21 @@ def sim_packet_to_msg(packet: ChannelPacket) -> SimPacket:
         ping_reply=ping_reply_to_msg(packet.ping_reply))
 
 
+_LAST_SIM_PACKET: tuple = (None, None)  # (SimPacket message, its ChannelPacket): the modems of
+# a process are all handed the same message (`publish_shared`), converted once
+
+
 def sim_packet_from_msg(msg: SimPacket) -> ChannelPacket:
+    global _LAST_SIM_PACKET
+    last = _LAST_SIM_PACKET
+    if last[0] is msg:
+        return last[1]
+    packet = _channel_packet(msg)
+    _LAST_SIM_PACKET = (msg, packet)
+    return packet
+
+
+def _channel_packet(msg: SimPacket) -> ChannelPacket:
     return ChannelPacket(
         packet_from_msg(msg.packet), msg.src_latitude, msg.src_longitude, float(msg.src_depth),
         float(msg.src_tx_level_db), float(msg.center_frequency_hz), float(msg.bandwidth_hz),

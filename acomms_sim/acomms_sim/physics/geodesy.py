@@ -1,7 +1,8 @@
-"""Distances between geographic positions (WGS84 geodesics, geographiclib) and local ENU frames.
+"""Distances between geographic positions (WGS84 geodesics, pyproj) and local ENU frames.
 
-Horizontal distances are WGS84 geodesic lengths (Karney's algorithm, geographiclib): a sphere
-would be off by up to 0.5 % (7.5 m at 1.5 km, i.e. 5 ms of travel time at 41° N).
+Horizontal distances are WGS84 geodesic lengths (Karney's algorithm, as PROJ implements it in C:
+pyproj.Geod, much faster than GeographicLib's Python port, which every reception used to call):
+a sphere would be off by up to 0.5 % (7.5 m at 1.5 km, i.e. 5 ms of travel time at 41° N).
 """
 
 from __future__ import annotations
@@ -10,11 +11,10 @@ import dataclasses
 import functools
 import math
 
-from geographiclib.geodesic import Geodesic
+from pyproj import Geod
 
 EARTH_MEAN_RADIUS_M = 6371008.8  # IUGG mean radius
-WGS84 = Geodesic.WGS84
-_AZIMUTH_DISTANCE = Geodesic.DISTANCE | Geodesic.AZIMUTH
+WGS84 = Geod(ellps="WGS84")
 
 
 def check_position(latitude: float, longitude: float, depth_m: float) -> None:
@@ -31,15 +31,14 @@ def check_position(latitude: float, longitude: float, depth_m: float) -> None:
 
 
 # Every receiver of a transmission asks for its distance to the sender, and vehicles that hold
-# still ask for the same pairs again and again (64 vehicles: 4,032 ordered pairs); Karney's
-# inverse costs about 1 ms of Python. The cache returns the same float for the same arguments.
+# still ask for the same pairs again and again (64 vehicles: 4,032 ordered pairs). The cache
+# returns the same float for the same arguments.
 DISTANCE_CACHE_SIZE = 16384
 
 
 def horizontal_distance_m(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
     """WGS84 geodesic distance, m (cached: a pure function of its arguments). It shares the
-    cache of `_distance_azimuth`, which the Doppler of the same reception asks next: the
-    distance geographiclib gives does not depend on whether the azimuth is asked for too."""
+    cache of `_distance_azimuth`, which the Doppler of the same reception asks next."""
     if lat1 == lat2 and lon1 == lon2:
         return 0.0
     return float(_distance_azimuth(lat1, lon1, lat2, lon2)[0])
@@ -63,7 +62,7 @@ def bearing_deg(lat1: float, lon1: float, lat2: float, lon2: float) -> float | N
     None for the same point (no direction)."""
     if lat1 == lat2 and lon1 == lon2:
         return None
-    return WGS84.Inverse(lat1, lon1, lat2, lon2, Geodesic.AZIMUTH)["azi1"] % 360.0
+    return _distance_azimuth(lat1, lon1, lat2, lon2)[1] % 360.0
 
 
 def offset_position(latitude: float, longitude: float, north_m: float, east_m: float):
@@ -72,8 +71,9 @@ def offset_position(latitude: float, longitude: float, north_m: float, east_m: f
     distance = math.hypot(north_m, east_m)
     if distance == 0.0:
         return latitude, longitude
-    line = WGS84.Direct(latitude, longitude, math.degrees(math.atan2(east_m, north_m)), distance)
-    return line["lat2"], line["lon2"]
+    longitude2, latitude2, _ = WGS84.fwd(longitude, latitude,
+                                         math.degrees(math.atan2(east_m, north_m)), distance)
+    return latitude2, longitude2
 
 
 # ---- local ENU frames -----------------------------------------------------------------------
@@ -142,8 +142,8 @@ def geodetic_to_enu(latitude: float, longitude: float, depth_m: float,
 def _distance_azimuth(lat1: float, lon1: float, lat2: float, lon2: float) -> tuple[float, float]:
     """(geodesic distance m, azimuth at point 1 degrees) of WGS84's inverse problem, cached as
     horizontal_distance_m (the Doppler of every reception asks it for the same pairs)."""
-    line = WGS84.Inverse(lat1, lon1, lat2, lon2, _AZIMUTH_DISTANCE)
-    return line["s12"], line["azi1"]
+    azimuth_deg, _, distance_m = WGS84.inv(lon1, lat1, lon2, lat2)
+    return distance_m, azimuth_deg
 
 
 def surface_clamped_depth(depth_m: float) -> tuple[float, bool]:
