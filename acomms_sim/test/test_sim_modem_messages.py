@@ -58,7 +58,10 @@ def test_published_messages_hold_what_their_subscribers_take():
                                   1234.5 + wide, 3, 0, 64, wide, wide, wide)
     received = fields.PacketReceived(packet.packet, [1], [1, 1], cst)
     stamp = Time(sec=5, nanosec=7)
+    xst = fields.XstFields(6, 100.25 + wide, 0, 5000, 10000, 10000, 1, 2, 1, 0, 1, 1, 3, 2)
+    transmitted = fields.TransmissionStarted(packet, xst)
     for msg in (messages.cst_to_msg(cst), messages.sim_packet_to_msg(packet),
+                messages.transmitted_msg(transmitted, stamp),
                 messages.reception_event_msg(event, stamp),
                 messages.received_msg(received, stamp)):
         assert repr(_as_taken(msg)) == repr(msg)

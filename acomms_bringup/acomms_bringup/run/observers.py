@@ -10,6 +10,12 @@ A queue node configured again later gets a new queue without a ledger (also `unk
 
 `attach_dispatch_observers(runner)` makes the recorder (`Recorder.on_dispatched`) the observer of
 each vehicle's packet_dispatch_node in this process: it learns the SRC of every arrival's packet.
+
+`observed_receptions(scenario, stack)` names the vehicles whose simulated modem runs in this
+process: the recorder does not subscribe to their reception_events; `ReceptionObservers` (the
+start-up's `created` hook) hands each such modem_sim_node, as it is created (before it can
+publish anything), the recorder's `reception_observer`, and `subscribe_unobserved` subscribes
+for any vehicle whose modem it never met (none, unless a node was named otherwise).
 """
 
 from __future__ import annotations
@@ -68,6 +74,37 @@ def attach_remote_events(runner, remote: set[str]) -> RemoteEvents | None:
     runner.recorder.listen_remote(events, {v.name for v in runner.scenario.vehicles
                                            if v.name in remote})
     return events
+
+
+def observed_receptions(scenario, stack) -> set[str]:
+    """The vehicles with a simulated modem (modem.kind sim) in a group this process runs."""
+    here = {group.name for group in stack.groups}
+    return {v.name for v in scenario.vehicles if v.modem.kind == "sim" and v.name in here}
+
+
+class ReceptionObservers:
+    """Startup's `created(name, node)` hook: the recorder observes each vehicle's in-process
+    modem_sim_node (`ModemOutputs.reception_observer`)."""
+
+    def __init__(self, runner, vehicles: set[str]):
+        self.runner = runner
+        self.pending = {f"{v.namespace.rstrip('/')}/modem_sim_node": v.name
+                        for v in runner.scenario.vehicles if v.name in vehicles}
+
+    def __call__(self, name: str, node) -> None:
+        from acomms_sim.nodes.modem_sim_node import ModemSimNode
+
+        vehicle = self.pending.get(name)
+        if vehicle is not None and isinstance(node, ModemSimNode):
+            node.outputs.reception_observer = self.runner.recorder.reception_observer(vehicle)
+            del self.pending[name]
+
+    def subscribe_unobserved(self) -> list[str]:
+        """Subscribe the recorder to the reception_events of the vehicles whose modem was not
+        met; their names."""
+        for vehicle in self.pending.values():
+            self.runner.recorder.subscribe_receptions(vehicle)
+        return sorted(self.pending.values())
 
 
 def attach_dispatch_observers(runner) -> int:

@@ -4,8 +4,10 @@
   topic when it is due (simulated time), and each local event once (`local_events`);
 - records every transmission (`<vehicle>/transmit`: start, on-air time by the vehicle's modem
   profile, bytes), every arrival's fate (`<vehicle>/reception_events`, SimReceptionEvent: outcome,
-  SNR, RL, NL, TL, range, frames) and the transmitter's position of every packet on the simulated
-  channel (`/acoustic_channel`) as `acomms_bringup.run.report` records, and hands each record to
+  SNR, RL, NL, TL, range, frames; a modem_sim_node in this process hands them over instead,
+  `reception_observer`, and publishes none when nobody else listens) and the transmitter's
+  position of every packet on the simulated channel (`/acoustic_channel`) as
+  `acomms_bringup.run.report` records, and hands each record to
   its `listeners` (the live view: objects with `on_record(record)`); a vehicle whose modem is a
   driver (`micromodem`, `evologics`: no simulator reports its arrivals) has its receptions
   learnt from its driver's `packet_rx` (`records.driver_reception`: what it decoded, paired
@@ -30,7 +32,7 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict, deque
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from rcl_interfaces.msg import Log
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
@@ -70,7 +72,10 @@ class Recorder(Node):
 
     def __init__(self, scenario: Scenario, plans: list[TrafficPlan], record: report.RunRecord,
                  profiles: Mapping[str, ModemProfile] | None = None,
-                 events: list[EventPlan] = (), **kwargs):
+                 events: list[EventPlan] = (), observed_receptions: Collection[str] = (),
+                 **kwargs):
+        """observed_receptions: vehicles whose reception_events the recorder is handed by their
+        in-process modem (`reception_observer`) instead of subscribing."""
         super().__init__("acomms_run", parameter_overrides=[
             Parameter("use_sim_time", value=scenario.clock.use_sim_time)], **kwargs)
         self.scenario, self.plans, self.record = scenario, plans, record
@@ -80,6 +85,7 @@ class Recorder(Node):
         self.listeners: list = []  # objects with on_record(record), called under `lock`
         self._books_closed = False  # `close_books`: the run has ended, nothing more is booked
         self._vehicle_by_src = {v.src: v.name for v in scenario.vehicles}
+        self._observed_receptions = set(observed_receptions)
         # resolved arrival topic -> [(SRC, match key)] the dispatch node published, not yet heard
         self._pending: dict[str, deque] = {}
         # vehicles run by participants (`listen_remote`); their arrivals on a resolved topic
@@ -107,28 +113,38 @@ class Recorder(Node):
             reliability=ReliabilityPolicy.RELIABLE), callback_group=self._group)
 
     def _subscribe_channel_events(self) -> None:
-        from acomms_interfaces.msg import (
-            ReceivedPacket,
-            SimPacket,
-            SimReceptionEvent,
-            TransmittedPacket,
-        )
+        from acomms_interfaces.msg import ReceivedPacket, SimPacket, TransmittedPacket
 
         self.create_subscription(SimPacket, "/acoustic_channel",
                                  shared_callback(SimPacket, self._on_channel_packet), 100,
                                  callback_group=self._group, raw=True)
         for vehicle in self.scenario.vehicles:
             ns = vehicle.namespace
-            self.create_subscription(TransmittedPacket, f"{ns}/transmit",
-                                     lambda m, v=vehicle: self._on_transmit(v, m), 100,
-                                     callback_group=self._group)
-            self.create_subscription(SimReceptionEvent, f"{ns}/reception_events", shared_callback(
-                SimReceptionEvent, lambda m, v=vehicle: self._on_event(v, m)), 100,
+            self.create_subscription(TransmittedPacket, f"{ns}/transmit", shared_callback(
+                TransmittedPacket, lambda m, v=vehicle: self._on_transmit(v, m)), 100,
                 callback_group=self._group, raw=True)
+            if vehicle.name not in self._observed_receptions:
+                self.subscribe_receptions(vehicle.name)
             if vehicle.modem.kind != "sim":   # a driver: what it decoded, from packet_rx
                 self.create_subscription(ReceivedPacket, f"{ns}/packet_rx",
                                          lambda m, v=vehicle: self._on_driver_rx(v, m), 100,
                                          callback_group=self._group)
+
+    def subscribe_receptions(self, vehicle_name: str) -> None:
+        """Book the vehicle's receptions from its reception_events topic."""
+        from acomms_interfaces.msg import SimReceptionEvent
+
+        vehicle = next(v for v in self.scenario.vehicles if v.name == vehicle_name)
+        self.create_subscription(
+            SimReceptionEvent, f"{vehicle.namespace}/reception_events", shared_callback(
+                SimReceptionEvent, lambda m: self._on_event(vehicle, m)), 100,
+            callback_group=self._group, raw=True)
+
+    def reception_observer(self, vehicle_name: str):
+        """What an in-process modem_sim_node of the vehicle hands its reception_events messages
+        to (`ModemOutputs.reception_observer`): booked as from the topic, without the topic."""
+        vehicle = next(v for v in self.scenario.vehicles if v.name == vehicle_name)
+        return lambda msg: self._on_event(vehicle, msg)
 
     def _subscribe_arrivals(self) -> None:
         """One subscription per (publish topic, type) and vehicle, for the streams it carries."""

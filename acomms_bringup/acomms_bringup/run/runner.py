@@ -45,9 +45,11 @@ from acomms_bringup.run.compose import start_sim_clock
 from acomms_bringup.run.emulated_modems import EmulatedModems
 from acomms_bringup.run.local_events import plan_events
 from acomms_bringup.run.observers import (
+    ReceptionObservers,
     attach_dispatch_observers,
     attach_queue_ledgers,
     attach_remote_events,
+    observed_receptions,
 )
 from acomms_bringup.run.partitioned import Partition
 from acomms_bringup.run.progress import Progress
@@ -174,6 +176,25 @@ def spin_once_reporting(runner: Runner, timeout_s: float) -> bool:
     return True
 
 
+def _failure_reason(runner, manager) -> str:
+    """The manager's message, with the failed nodes' last error logged on /rosout (lean
+    nodes: handed over by their logger, `compose.ErrorLines`)."""
+    failed = [_logger_name(name) for name, problem in manager.node_problems() if problem]
+
+    def logged() -> bool:
+        with runner.recorder.lock:
+            return all(runner.recorder.errors.get(name) for name in failed)
+
+    runner._spin_until(logged, FAILURE_LOG_WAIT_S)
+    reason = manager.last_message
+    with runner.recorder.lock:
+        for name, problem in manager.node_problems():
+            lines = runner.recorder.errors.get(_logger_name(name), [])
+            if problem and lines:
+                reason += f"; {name} logged: {lines[-1]}"
+    return reason
+
+
 class Runner:
     """One scenario in one process: start() brings it up, run() runs it, stop() brings it down.
 
@@ -252,9 +273,12 @@ class Runner:
         rclpy.init(context=self.context,
                    args=["acomms_run", "--ros-args", "--log-level", log_level])
         self.executor = MultiThreadedExecutor(num_threads=self.num_threads, context=self.context)
+        observed = observed_receptions(self.scenario, self.stack)
         self.recorder = Recorder(self.scenario, self.plans, self.record,
                                  vehicle_profiles(self.scenario, self.stack),
-                                 events=self.event_plans, context=self.context)
+                                 events=self.event_plans, observed_receptions=observed,
+                                 context=self.context)
+        self._reception_observers = ReceptionObservers(self, observed)
         start_sim_clock(self.recorder, self.stack.sim_start_s)  # issue 16: clock.start_time
         self.executor.add_node(self.recorder)
         self.stack = self.emulated_modems.serve(self.stack)  # evologics emulators, if any
@@ -274,6 +298,7 @@ class Runner:
         attach_remote_events(self, {v.name for v in self.scenario.vehicles} - {
             g.name for g in self.stack.groups})
         attach_dispatch_observers(self)
+        self._reception_observers.subscribe_unobserved()
         for hook in self.started_hooks:
             hook(self)
         self._started_wall = time.monotonic()
@@ -310,34 +335,17 @@ class Runner:
         startup = Startup(self.context, self.executor, self._spin_until, GROUP_START_TIMEOUT_S,
                           lean=self.lean, nodes=self.nodes, managers=self.managers,
                           local_clocks=self.clock_mode == "deterministic",  # SteppedRun's
-                          error_sink=self.recorder.note_error)
+                          error_sink=self.recorder.note_error,
+                          created=self._reception_observers)
         try:
             startup.run(self.stack)
         except GroupFailed as exc:
-            raise RunError(f"group {exc.group.name}: {self._failure_reason(exc.manager)}"
+            raise RunError(f"group {exc.group.name}: {_failure_reason(self, exc.manager)}"
                            ) from None
         except StartupError as exc:
             raise RunError(str(exc)) from None
         finally:
             self.startup_phases = startup.phases
-
-    def _failure_reason(self, manager) -> str:
-        """The manager's message, with the failed nodes' last error logged on /rosout (lean
-        nodes: handed over by their logger, `compose.ErrorLines`)."""
-        failed = [_logger_name(name) for name, problem in manager.node_problems() if problem]
-
-        def logged() -> bool:
-            with self.recorder.lock:
-                return all(self.recorder.errors.get(name) for name in failed)
-
-        self._spin_until(logged, FAILURE_LOG_WAIT_S)
-        reason = manager.last_message
-        with self.recorder.lock:
-            for name, problem in manager.node_problems():
-                lines = self.recorder.errors.get(_logger_name(name), [])
-                if problem and lines:
-                    reason += f"; {name} logged: {lines[-1]}"
-        return reason
 
     def sim_elapsed_s(self) -> float:
         return now_s(self.recorder) - self.start_s

@@ -167,6 +167,7 @@ class Startup:
     # are created without /clock subscriptions
     local_clocks: bool = False
     error_sink: Any = None  # lean nodes' ERROR lines (compose.ErrorLines): (logger, line)
+    created: Any = None  # called (fully qualified name, node) for every node made, before use
     nodes: dict[str, Any] = dataclasses.field(default_factory=dict)
     managers: list[tuple[NodeGroup, Any]] = dataclasses.field(default_factory=list)
     phases: dict[str, float] = dataclasses.field(
@@ -196,6 +197,8 @@ class Startup:
                                    self.error_sink)
                 self.nodes[description.fully_qualified_name] = node
                 local[description.fully_qualified_name] = node
+                if self.created is not None:
+                    self.created(description.fully_qualified_name, node)
         except ComposeError as exc:
             raise StartupError(f"group {group.name}: cannot create node {exc}") from None
         manager = local.pop(group.manager.fully_qualified_name)

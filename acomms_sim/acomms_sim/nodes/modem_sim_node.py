@@ -11,9 +11,9 @@ modem.
 The modem itself is the ROS-free `acomms_sim.modem.sim_modem.SimModem` (transmit queue, half
 duplex, pings, receptions through the channel library, CST/XST synthesis, counters); this node
 feeds it the node clock's time, service requests and channel messages, and publishes the events
-it returns (`acomms_sim.nodes.sim_modem_messages` converts). Packet kinds, sizes and on-air times
-come from the modem profile named by `modem_profile`. With `use_sim_time` a network runs as fast
-as the sim clock goes.
+it returns (`acomms_sim.nodes.modem_sim_outputs`; `sim_modem_messages` converts). Packet kinds,
+sizes and on-air times come from the modem profile named by `modem_profile`. With
+`use_sim_time` a network runs as fast as the sim clock goes.
 
 Events (queued transmissions, detected packets, completed receptions, ping timeouts) are
 processed at the times a poll every `event_period_s` of node-clock time would handle them, but the
@@ -65,29 +65,19 @@ from acomms_core.ros.ros_support import (
     run_node,
     wake_timer_at,
 )
-from acomms_core.ros.shared_messages import publish_shared, shared_callback
+from acomms_core.ros.shared_messages import shared_callback
 from acomms_core.ros.status_cadence import StatusCadence
 from acomms_core.time_grid import TimeGrid, grid_deadline_ns
 from acomms_interfaces.msg import (
-    CST,
-    ReceivedPacket,
-    ReceptionStart,
     SimPacket,
-    SimReceptionEvent,
     SoundSpeedProfile,
-    TransmittedPacket,
 )
 from acomms_interfaces.srv import PingModem, QueryModemSrc, QueueTxPacket
 from acomms_sim.clock.stepping import seconds_to_ns
 from acomms_sim.modem.fields import (
-    CstReport,
     ModemProblem,
-    PacketReceived,
     PingReplied,
     PingTimedOut,
-    ReceptionEvent,
-    ReceptionStarted,
-    TransmissionStarted,
 )
 from acomms_sim.modem.location_topic import (
     LOCATION_TOPIC_NAMES,
@@ -98,6 +88,7 @@ from acomms_sim.modem.location_topic import (
 from acomms_sim.modem.sim_modem import SimModem, SimModemConfig
 from acomms_sim.nodes import sim_modem_messages as messages
 from acomms_sim.nodes.modem_location import ModemLocation
+from acomms_sim.nodes.modem_sim_outputs import ModemOutputs
 from acomms_sim.nodes.sim_node_support import (
     FADING_SPECS,
     NOISE_NAMES,
@@ -220,6 +211,7 @@ class ModemSimNode(ManagedNode):
         self._sound_speed = None  # last accepted SoundSpeedProfile (physics object)
         self.location = ModemLocation(self)
         self.status_cadence = StatusCadence(self, self._publish_diagnostics)
+        self.outputs = ModemOutputs()  # the publishers and `reception_observer`
 
     @property
     def channel(self):
@@ -276,12 +268,7 @@ class ModemSimNode(ManagedNode):
 
     def _create_entities(self) -> None:
         r = self.configured
-        self._rx_pub = r.publisher(ReceivedPacket, "packet_rx", 10)
-        self._tx_pub = r.publisher(TransmittedPacket, "transmit", 10)
-        self._cst_pub = r.publisher(CST, "cst", 10)
-        self._event_pub = r.publisher(SimReceptionEvent, "reception_events", 50)
-        self._start_pub = r.publisher(ReceptionStart, "reception_start", 50)
-        self._channel_pub = r.publisher(SimPacket, "/acoustic_channel", 50)
+        self.outputs.create(r)
         self.status_cadence.forget_publishers()
         self._diagnostics_pub = self.status_cadence.publisher(r, DiagnosticArray, "/diagnostics")
         self._group = MutuallyExclusiveCallbackGroup()
@@ -363,23 +350,8 @@ class ModemSimNode(ManagedNode):
         self._publish(events)
 
     def _publish(self, events: list) -> None:
-        stamp = self.get_clock().now().to_msg()
-        starts_heard = None  # whether anyone listens to reception_start, once asked
-        for event in events:
-            if isinstance(event, TransmissionStarted):
-                publish_shared(self._channel_pub, messages.sim_packet_to_msg(event.channel_packet))
-                self._tx_pub.publish(messages.transmitted_msg(event, stamp))
-            elif isinstance(event, ReceptionStarted):
-                starts_heard = listened(self._start_pub) if starts_heard is None else starts_heard
-                if starts_heard:
-                    self._start_pub.publish(messages.reception_start_msg(event, stamp))
-            elif isinstance(event, ReceptionEvent):
-                publish_shared(self._event_pub, messages.reception_event_msg(event, stamp))
-            elif isinstance(event, CstReport):
-                publish_shared(self._cst_pub, messages.cst_to_msg(event.cst))
-            elif isinstance(event, PacketReceived):
-                publish_shared(self._rx_pub, messages.received_msg(event, stamp))
-            elif isinstance(event, (PingReplied, PingTimedOut)):
+        for event in self.outputs.publish(events, self.get_clock().now().to_msg()):
+            if isinstance(event, (PingReplied, PingTimedOut)):
                 future = self._pings.pop(event.ping_id, None)
                 if future is not None and not future.done():
                     future.set_result(event if isinstance(event, PingReplied) else None)
@@ -404,7 +376,7 @@ class ModemSimNode(ManagedNode):
         """Wake the event timer at the poll time of the modem's next event (idle: cancelled).
         Nobody listening to reception_start, the lock decisions need no wake of their own."""
         timer = getattr(self, "_event_timer", None)
-        detections = listened(getattr(self, "_start_pub", None))
+        detections = self.outputs.starts_heard()
         with self._lock:
             next_s = None if self.modem is None else self.modem.next_event_time_s(detections)
         if timer is None:
