@@ -6,7 +6,8 @@ packet that is still arriving, as a Micromodem's $CARXP; with its expected end) 
 `reception_events` (SimReceptionEvent: one per in-band arrival with its outcome — received,
 partial, frame_errors, undetected, half_duplex — SNR and whether it collided, so losses can be
 accounted for); shares the global `/acoustic_channel` (SimPacket) with every other simulated
-modem.
+modem. reception_start and reception_events are published while anyone subscribes (acomms_run
+takes the events of the modems it runs from `outputs.reception_observer`).
 
 The modem itself is the ROS-free `acomms_sim.modem.sim_modem.SimModem` (transmit queue, half
 duplex, pings, receptions through the channel library, CST/XST synthesis, counters); this node
