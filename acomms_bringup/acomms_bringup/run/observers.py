@@ -20,6 +20,8 @@ for any vehicle whose modem it never met (none, unless a node was named otherwis
 
 from __future__ import annotations
 
+from acomms_bringup.description.bringup_policy import resolve_node_name
+from acomms_bringup.description.scenario_vehicle import MODEM_EXECUTABLES
 from acomms_bringup.run.accounting import QueueLedger
 from acomms_bringup.run.remote_events import RemoteEvents
 from acomms_bringup.run.traffic import match_key
@@ -29,6 +31,11 @@ def _relative(topic: str, namespace: str) -> str:
     topic = topic.strip("/")
     prefix = namespace.strip("/") + "/"
     return topic[len(prefix):] if prefix != "/" and topic.startswith(prefix) else topic
+
+
+def _node_name(vehicle, node: str) -> str:
+    """The fully qualified name of one of the vehicle's nodes."""
+    return resolve_node_name(node, vehicle.namespace)
 
 
 def _identifier(runner, vehicle, keyed: bool = False):
@@ -53,7 +60,7 @@ def attach_queue_ledgers(runner) -> int:
 
     attached = 0
     for vehicle in runner.scenario.vehicles:
-        node = runner.nodes.get(f"{vehicle.namespace.rstrip('/')}/message_queue_node")
+        node = runner.nodes.get(_node_name(vehicle, "message_queue_node"))
         if not isinstance(node, MessageQueueNode) or node.queues is None:
             continue
         node.queues.observer = QueueLedger(vehicle.name, runner.record.ledger,
@@ -88,7 +95,7 @@ class ReceptionObservers:
 
     def __init__(self, runner, vehicles: set[str]):
         self.runner = runner
-        self.pending = {f"{v.namespace.rstrip('/')}/modem_sim_node": v.name
+        self.pending = {_node_name(v, MODEM_EXECUTABLES["sim"]): v.name
                         for v in runner.scenario.vehicles if v.name in vehicles}
 
     def __call__(self, name: str, node) -> None:
@@ -113,7 +120,7 @@ def attach_dispatch_observers(runner) -> int:
 
     attached = 0
     for vehicle in runner.scenario.vehicles:
-        node = runner.nodes.get(f"{vehicle.namespace.rstrip('/')}/packet_dispatch_node")
+        node = runner.nodes.get(_node_name(vehicle, "packet_dispatch_node"))
         if isinstance(node, PacketDispatchNode):
             node.observer = runner.recorder.on_dispatched
             attached += 1

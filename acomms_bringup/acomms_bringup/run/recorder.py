@@ -7,8 +7,8 @@
   SNR, RL, NL, TL, range, frames; a modem_sim_node in this process hands them over instead,
   `reception_observer`, and publishes none when nobody else listens) and the transmitter's
   position of every packet on the simulated channel (`/acoustic_channel`) as
-  `acomms_bringup.run.report` records, and hands each record to
-  its `listeners` (the live view: objects with `on_record(record)`); a vehicle whose modem is a
+  `acomms_bringup.run.report` records, and hands each record to its `listeners` (the live
+  view: objects with `on_record(record)`); a vehicle whose modem is a
   driver (`micromodem`, `evologics`: no simulator reports its arrivals) has its receptions
   learnt from its driver's `packet_rx` (`records.driver_reception`: what it decoded, paired
   with the sender's transmission; what it never heard stays in flight);
@@ -85,6 +85,7 @@ class Recorder(Node):
         self.listeners: list = []  # objects with on_record(record), called under `lock`
         self._books_closed = False  # `close_books`: the run has ended, nothing more is booked
         self._vehicle_by_src = {v.src: v.name for v in scenario.vehicles}
+        self._vehicles = {v.name: v for v in scenario.vehicles}
         self._observed_receptions = set(observed_receptions)
         # resolved arrival topic -> [(SRC, match key)] the dispatch node published, not yet heard
         self._pending: dict[str, deque] = {}
@@ -134,16 +135,16 @@ class Recorder(Node):
         """Book the vehicle's receptions from its reception_events topic."""
         from acomms_interfaces.msg import SimReceptionEvent
 
-        vehicle = next(v for v in self.scenario.vehicles if v.name == vehicle_name)
+        namespace = self._vehicles[vehicle_name].namespace
         self.create_subscription(
-            SimReceptionEvent, f"{vehicle.namespace}/reception_events", shared_callback(
-                SimReceptionEvent, lambda m: self._on_event(vehicle, m)), 100,
+            SimReceptionEvent, f"{namespace}/reception_events", shared_callback(
+                SimReceptionEvent, self.reception_observer(vehicle_name)), 100,
             callback_group=self._group, raw=True)
 
     def reception_observer(self, vehicle_name: str):
-        """What an in-process modem_sim_node of the vehicle hands its reception_events messages
-        to (`ModemOutputs.reception_observer`): booked as from the topic, without the topic."""
-        vehicle = next(v for v in self.scenario.vehicles if v.name == vehicle_name)
+        """What books the vehicle's reception_events messages: its subscription's callback, or
+        what an in-process modem_sim_node hands them to (`ModemOutputs.reception_observer`)."""
+        vehicle = self._vehicles[vehicle_name]
         return lambda msg: self._on_event(vehicle, msg)
 
     def _subscribe_arrivals(self) -> None:

@@ -41,7 +41,7 @@ def horizontal_distance_m(lat1: float, lon1: float, lat2: float, lon2: float) ->
     cache of `_distance_azimuth`, which the Doppler of the same reception asks next."""
     if lat1 == lat2 and lon1 == lon2:
         return 0.0
-    return float(_distance_azimuth(lat1, lon1, lat2, lon2)[0])
+    return _distance_azimuth(lat1, lon1, lat2, lon2)[0]
 
 
 def haversine_distance_m(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
@@ -140,8 +140,9 @@ def geodetic_to_enu(latitude: float, longitude: float, depth_m: float,
 
 @functools.lru_cache(maxsize=DISTANCE_CACHE_SIZE)
 def _distance_azimuth(lat1: float, lon1: float, lat2: float, lon2: float) -> tuple[float, float]:
-    """(geodesic distance m, azimuth at point 1 degrees) of WGS84's inverse problem, cached as
-    horizontal_distance_m (the Doppler of every reception asks it for the same pairs)."""
+    """(geodesic distance m, azimuth at point 1 degrees) of WGS84's inverse problem: the one
+    cache behind horizontal_distance_m, bearing_deg and geodetic_to_enu (a reception's range and
+    its Doppler ask it for the same pair)."""
     azimuth_deg, _, distance_m = WGS84.inv(lon1, lat1, lon2, lat2)
     return distance_m, azimuth_deg
 
