@@ -209,3 +209,37 @@ def test_a_dynamic_queue_query_never_times_out_on_the_wall_clock_in_a_stepped_ru
     link.check_overdue()  # free-running: the wall-clock timeout applies
     assert pending.waiting == {} and pending.answers == {"/v/get_next": None}
     assert link.dynamic.counts["dynamic_timeouts"] == 1
+
+
+def test_server_ready_asks_the_graph_only_until_a_live_server_of_this_process_answered():
+    """Once ready for a service this process serves, the client is known ready without a graph
+    query (linear in the process's endpoints) until that service is destroyed; a server made
+    elsewhere (no ReliableReplies here) is asked about every time."""
+    import rclpy
+    from std_srvs.srv import Trigger
+
+    from acomms_core.ros.ros_support import NodeResources
+    from acomms_core.ros.testing import RosHarness
+
+    with RosHarness(num_threads=1) as ros:
+        node = ros.add(rclpy.create_node("server_ready_test", context=ros.context))
+        resources = NodeResources(node)
+        service = resources.service(Trigger, "served_here", lambda _req, res: res)
+        client = node.create_client(Trigger, "served_here")
+        assert ros.spin_until(lambda: service_calls.server_ready(client), timeout=10.0)
+        asked = []
+        real = client.service_is_ready
+        client.service_is_ready = lambda: asked.append(1) or real()
+        assert service_calls.server_ready(client) and not asked  # no graph query now
+
+        node.destroy_service(service)
+        assert not service_calls.server_ready(client) and asked  # asked again once it went
+
+        plain = node.create_service(Trigger, "served_plainly", lambda _req, res: res)
+        other = node.create_client(Trigger, "served_plainly")
+        assert ros.spin_until(lambda: service_calls.server_ready(other), timeout=10.0)
+        asked_other = []
+        real_other = other.service_is_ready
+        other.service_is_ready = lambda: asked_other.append(1) or real_other()
+        assert service_calls.server_ready(other) and asked_other  # not ours: always asked
+        node.destroy_service(plain)

@@ -35,7 +35,7 @@ from acomms_core.queue.dynamic_queue import (
 from acomms_core.queue.message_queue import PacketData, PacketRequest
 from acomms_core.ros.deferred_service import DeferredService
 from acomms_core.ros.ros_support import now_s, seconds_to_time_msg
-from acomms_core.ros.service_calls import AWAITED, call_awaited, forget
+from acomms_core.ros.service_calls import AWAITED, call_awaited, forget, server_ready
 from acomms_interfaces.msg import UpdateQueuedMessage
 from acomms_interfaces.srv import GetNextPacketData, GetNextQueuedMessage
 
@@ -150,7 +150,7 @@ class DynamicQueueLink:
         for query in build.queries:
             service = query.queue.service
             client = self.clients[service]
-            if not client.service_is_ready():
+            if not server_ready(client):
                 self.dynamic.counts["dynamic_unavailable"] += 1
                 pending.answers[service] = None
                 continue

@@ -19,7 +19,7 @@ import time
 from acomms_core.mac.policy import RequestData, SendHeld
 from acomms_core.modems.profile import FrameBudget
 from acomms_core.ros.ros_support import is_active, now_s
-from acomms_core.ros.service_calls import AWAITED, call_awaited, forget
+from acomms_core.ros.service_calls import AWAITED, call_awaited, forget, server_ready
 from acomms_interfaces.msg import Packet
 from acomms_interfaces.srv import GetNextPacketData, QueueTxPacket
 
@@ -117,7 +117,7 @@ class TransmitPipeline:
                 fallback: FrameBudget | None = None) -> None:
         """Ask the queue for a packet (only messages to `dest` when given; if it has none,
         ask again for any message with the `fallback` budget: rate adaptation)."""
-        if not self.queue_client.service_is_ready():
+        if not server_ready(self.queue_client):
             if self.policy.always_send_test_data:
                 frames = fallback or frames  # broadcast: the robust rate under rate adaptation
                 packet = make_packet(frames, self.policy.config.profile.broadcast_address,
@@ -202,7 +202,7 @@ class TransmitPipeline:
         self.send(held, now)
 
     def send(self, held: HeldPacket, now: float) -> None:
-        if not self.modem_client.service_is_ready():
+        if not server_ready(self.modem_client):
             self.counters["modem_unavailable"] += 1
             self.held = held
             self.log.warning("queue_tx_packet service not available; holding the packet",

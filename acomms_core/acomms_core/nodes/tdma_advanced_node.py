@@ -23,6 +23,7 @@ import sys
 from acomms_core.mac.policy import Ping
 from acomms_core.nodes.mac_node import MacNode
 from acomms_core.ros.ros_support import now_s, run_node
+from acomms_core.ros.service_calls import server_ready
 from acomms_interfaces.srv import PingModem, PingTransponders
 
 
@@ -57,7 +58,7 @@ class TdmaAdvancedNode(MacNode):
         if not isinstance(action, Ping):
             return
         client = self._ping_clients[action.kind]
-        if not client.service_is_ready():
+        if not server_ready(client):
             self.policy.ping_unavailable(action.kind)
             self.get_logger().warning(f"{client.srv_name} service not available; skipping "
                                       f"{action.kind} pings", throttle_duration_sec=10.0)

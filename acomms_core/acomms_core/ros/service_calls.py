@@ -36,6 +36,7 @@ import inspect
 import threading
 import time
 import warnings
+import weakref
 from collections.abc import Iterable
 
 LOST_REPLY_WARNING = "failed to send response (timeout)"  # rclpy's text for the lost reply
@@ -44,6 +45,7 @@ RETRY_PAUSE_WALL_S = 0.02  # between attempts (each may wait 100 ms in rmw for t
 RESEND_AFTER_WALL_S = 1.0  # an in-process server that took nothing this long never got the call
 PRUNE_AT = 64  # outstanding entries before answered ones are forgotten on the next add
 HANDLED: dict[str, int] = {}  # requests taken, by resolved service name, in this process
+SERVED: dict[str, object] = {}  # the latest ReliableReplies service, by resolved name, here
 
 
 class AwaitedCalls:
@@ -158,6 +160,46 @@ def _pass_on(future, attempt) -> None:
         future.set_result(attempt.result())
 
 
+_READY_SERVER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # client -> service
+
+
+def server_ready(client) -> bool:
+    """`client.service_is_ready()`, without asking the ROS graph again while the server it was
+    ready for is a service of this process that has not been destroyed since.
+
+    The graph query is linear in the process's DDS endpoints: at 64 simulated vehicles in one
+    process, a MAC's two checks per transmission were 9 % of the run. A client stays matched to
+    a live server, so the answer cannot change until that service is destroyed (its handle's
+    pointer is then 0); a server in another process is asked about every time."""
+    server = _READY_SERVER.get(client)
+    if server is not None:
+        if _alive(server):
+            return True
+        del _READY_SERVER[client]
+    if not client.service_is_ready():
+        return False
+    server = SERVED.get(resolved_name(client))
+    if server is not None and _alive(server):
+        _READY_SERVER[client] = server
+    return True
+
+
+def resolved_name(entity) -> str | None:
+    """A client's or service's resolved service name (`srv_name` is the name as the node asked
+    for it, namespace not applied); None once the entity is destroyed."""
+    try:
+        return entity.service_name
+    except Exception:  # InvalidHandle: destroyed meanwhile
+        return None
+
+
+def _alive(service) -> bool:
+    try:
+        return service.handle.pointer != 0  # 0 once destroyed
+    except Exception:
+        return False
+
+
 def call_awaited(node, client, request):
     """`client.call_async(request)`, registered in AWAITED until its reply is in."""
     future = client.call_async(request)
@@ -187,6 +229,7 @@ class ReliableReplies:
         service.callback = _counting_requests(service.callback, self.name)
         service.acomms_replies = self
         HANDLED.setdefault(self.name, 0)
+        SERVED[self.name] = service
 
     def send_response(self, response, header) -> None:
         """Send now, as rclpy would; a reply rmw could not send yet is sent again from a

@@ -18,7 +18,7 @@ from rclpy.clock import ClockType
 from rclpy.executors import ShutdownException, TimeoutException
 from rclpy.service import Service
 
-from acomms_core.ros.service_calls import AWAITED
+from acomms_core.ros.service_calls import AWAITED, resolved_name, server_ready
 from acomms_sim.clock.crossing import CrossingCounts
 from acomms_sim.clock.local_clocks import SET_NS
 from acomms_sim.clock.stepping import DEFAULT_STEP_TIMEOUT_S, StepTimeout, Watchdog
@@ -47,15 +47,6 @@ def pending_requests(client) -> int:
     return len(getattr(client, "_pending_requests", ()))
 
 
-def resolved_name(entity) -> str | None:
-    """A client's or service's resolved service name (`srv_name` is the name as the node asked
-    for it, namespace not applied); None once the entity is destroyed."""
-    try:
-        return entity.service_name
-    except Exception:  # InvalidHandle: destroyed meanwhile
-        return None
-
-
 def remote_clients(nodes) -> list[tuple[str, object]]:
     """(node name, client) of every client calling a service that none of `nodes` serves."""
     local = {resolved_name(service) for node in nodes for service in node.services}
@@ -72,7 +63,7 @@ def unready_local_clients(nodes) -> list[str]:
         for client in node.clients:
             name = resolved_name(client)
             try:
-                if name in local and not client.service_is_ready():
+                if name in local and not server_ready(client):
                     unready.append(f"{node_name(node)} (its {name} client has not discovered "
                                    "the server yet)")
             except Exception:  # destroyed meanwhile

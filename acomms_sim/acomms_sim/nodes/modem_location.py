@@ -13,6 +13,7 @@ from rclpy.qos import qos_profile_sensor_data
 
 from acomms_core.codecs.ros_types import resolve_message_class
 from acomms_core.ros.ros_support import now_s
+from acomms_core.ros.service_calls import server_ready
 from acomms_interfaces.srv import GetPlatformLocation
 from acomms_sim.modem.location_topic import (
     LOCATION_TOPIC_TYPES,
@@ -73,7 +74,7 @@ class ModemLocation:
 
     def poll(self) -> None:
         node = self._node
-        if not self.client.service_is_ready():
+        if not server_ready(self.client):
             node.counters["location_service_unavailable"] += 1
             return
         name = (node.get_parameter("platform_name").value or node.get_namespace().strip("/"))
