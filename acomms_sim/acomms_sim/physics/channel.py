@@ -205,8 +205,7 @@ def closing_speed_mps(src: tuple[float, float, float], rcv: tuple[float, float, 
     positions (lat, lon, depth), velocities (east, north, up) m/s; 0 without velocities."""
     if src_velocity is None and rcv_velocity is None:
         return 0.0
-    east, north, up = geodesy.geodetic_to_enu(rcv[0], rcv[1], rcv[2],
-                                              geodesy.EnuOrigin(src[0], src[1], -src[2]))
+    east, north, up = geodesy.enu_offset_m(src[0], src[1], -src[2], rcv[0], rcv[1], rcv[2])
     distance = math.sqrt(east * east + north * north + up * up)
     if distance == 0.0:
         return 0.0

@@ -131,11 +131,19 @@ def enu_to_geodetic(east_m: float, north_m: float, up_m: float,
 def geodetic_to_enu(latitude: float, longitude: float, depth_m: float,
                     origin: EnuOrigin) -> tuple[float, float, float]:
     """(east_m, north_m, up_m) of a geodetic point: the inverse of enu_to_geodetic."""
-    if latitude == origin.latitude and longitude == origin.longitude:
-        return 0.0, 0.0, -depth_m - origin.altitude_m
-    rho, azimuth_deg = _distance_azimuth(origin.latitude, origin.longitude, latitude, longitude)
+    return enu_offset_m(origin.latitude, origin.longitude, origin.altitude_m,
+                        latitude, longitude, depth_m)
+
+
+def enu_offset_m(origin_latitude: float, origin_longitude: float, origin_altitude_m: float,
+                 latitude: float, longitude: float, depth_m: float) -> tuple[float, float, float]:
+    """geodetic_to_enu for an origin given as numbers that are already valid positions (a
+    reception's Doppler asks it for every receiver: no EnuOrigin to build and check)."""
+    if latitude == origin_latitude and longitude == origin_longitude:
+        return 0.0, 0.0, -depth_m - origin_altitude_m
+    rho, azimuth_deg = _distance_azimuth(origin_latitude, origin_longitude, latitude, longitude)
     bearing = math.radians(azimuth_deg)
-    return rho * math.sin(bearing), rho * math.cos(bearing), -depth_m - origin.altitude_m
+    return rho * math.sin(bearing), rho * math.cos(bearing), -depth_m - origin_altitude_m
 
 
 @functools.lru_cache(maxsize=DISTANCE_CACHE_SIZE)
