@@ -163,6 +163,33 @@ def test_lazy_clocks_set_only_the_due_nodes_and_the_others_on_first_read(ros):
     assert all(type(n.get_clock()).__name__ == "ROSClock" for n in nodes)
 
 
+def test_a_lazy_clock_answers_now_as_rcl_would_without_asking_it(ros):
+    """A lazy clock's now() is the step time, the same as rcl's answer, without a call into rcl
+    once it is at the step; with ROS time switched off it is rcl's (system) time again."""
+    from rclpy.clock import ROSClock
+
+    _stepper, nodes, _ran = ros
+    a = nodes[0]
+    clocks = LocalClocks(nodes, lazy=True)
+    clocks.adopt()
+    clocks.set_ns(5 * S, due=[])
+    clock = a.get_clock()
+    first = clock.now()  # brings the clock to the step first
+    assert first.nanoseconds == 5 * S == ROSClock.now(clock).nanoseconds
+    assert first.clock_type == ROSClock.now(clock).clock_type
+    asked = []
+    real_handle = type(clock).handle
+    type(clock).handle = property(lambda self: asked.append(1) or real_handle.fget(self))
+    try:
+        assert clock.now().nanoseconds == 5 * S and not asked  # not asked: at the step
+    finally:
+        type(clock).handle = real_handle
+    a.set_parameters([Parameter("use_sim_time", value=False)])
+    assert abs(clock.now().nanoseconds - ROSClock.now(clock).nanoseconds) < 10 * S
+    assert clock.now().nanoseconds > 1_000_000 * S  # the system clock: rcl asked again
+    clocks.release(resubscribe=False)
+
+
 def test_a_lazy_clock_reads_the_step_time_in_its_nodes_callbacks(ros):
     """A node with nothing due is not set at the step, yet in its callbacks (here: a message
     from a node whose timer is due) its clock is already at the step time, before anything
