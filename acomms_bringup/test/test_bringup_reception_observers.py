@@ -10,11 +10,12 @@ modems themselves (issue 30: one ROS message fewer per reception at 64 vehicles)
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import types
 
 from builtin_interfaces.msg import Time
-from rclpy.serialization import deserialize_message
+from rclpy.serialization import deserialize_message, serialize_message
 from test_bringup_lean_nodes import CONFIG
 
 from acomms_bringup.description.scenario import load_scenario
@@ -72,10 +73,11 @@ def test_reception_events_go_to_the_observer_and_to_the_topic_only_when_subscrib
         outputs.events = _Publisher(subscribers)
         outputs.reception_observer = observed.append
         assert outputs.publish([EVENT], Time(sec=11)) == []
-        assert len(observed) == 1 and observed[0].snr_db == 20.0
+        assert observed == [EVENT]  # the plain event: no message built for the observer
         assert len(outputs.events.sent) == subscribers
         if subscribers:
-            assert deserialize_message(outputs.events.sent[0], SimReceptionEvent) == observed[0]
+            sent = deserialize_message(outputs.events.sent[0], SimReceptionEvent)
+            assert sent.snr_db == 20.0 and sent.slant_range_m == 1500.0
     outputs = ModemOutputs()  # nobody at all: nothing is built
     outputs.events = _Publisher(0)
     assert outputs.publish([EVENT, "not an event"], Time()) == ["not an event"]
@@ -94,3 +96,28 @@ def test_a_vehicle_whose_modem_was_not_met_is_subscribed():
     observers("/alpha/message_queue_node", object())  # not a modem: nothing
     assert observers.subscribe_unobserved() == ["alpha", "bravo"]
     assert subscribed == ["alpha", "bravo"]
+
+
+def test_a_reception_booked_from_its_plain_event_equals_the_one_from_its_message():
+    """acomms_run books its own modems' receptions from the plain events and other processes'
+    from their messages: the records must be the same (times through sec/nanosec, float32)."""
+    import math
+    import random
+
+    from acomms_bringup.run.reception_records import reception_from_event, reception_from_msg
+    from acomms_sim.nodes.sim_modem_messages import reception_event_msg
+
+    rng = random.Random(7)
+    for _ in range(2000):
+        event = dataclasses.replace(
+            EVENT, transmit_time_s=rng.uniform(0, 1.8e9), arrival_time_s=rng.uniform(0, 1e5),
+            duration_s=rng.uniform(0, 20), snr_db=rng.uniform(-20, 40),
+            receive_level_db=rng.uniform(60, 200), noise_db=rng.uniform(30, 90),
+            transmission_loss_db=rng.uniform(20, 120), slant_range_m=rng.uniform(0, 2e4),
+            collided=rng.random() < 0.5, num_bad_frames=rng.randint(0, 3))
+        msg = deserialize_message(serialize_message(reception_event_msg(event, Time())),
+                                  SimReceptionEvent)
+        assert reception_from_event("alpha", event) == reception_from_msg("alpha", msg)
+    half_duplex = dataclasses.replace(EVENT, outcome="half_duplex", snr_db=math.nan)
+    plain = reception_from_event("alpha", half_duplex)
+    assert math.isnan(plain.snr_db) and plain.outcome == "half_duplex"

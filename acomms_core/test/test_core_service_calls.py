@@ -211,6 +211,17 @@ def test_a_dynamic_queue_query_never_times_out_on_the_wall_clock_in_a_stepped_ru
     assert link.dynamic.counts["dynamic_timeouts"] == 1
 
 
+def _ready_client(ros, node, name: str) -> tuple[object, list]:
+    """A client of `name`, once server_ready; and the list its graph queries are noted in."""
+    from std_srvs.srv import Trigger
+
+    client = node.create_client(Trigger, name)
+    assert ros.spin_until(lambda: service_calls.server_ready(client), timeout=10.0)
+    asked, real = [], client.service_is_ready
+    client.service_is_ready = lambda: asked.append(1) or real()
+    return client, asked
+
+
 def test_server_ready_asks_the_graph_only_until_a_live_server_of_this_process_answered():
     """Once ready for a service this process serves, the client is known ready without a graph
     query (linear in the process's endpoints) until that service is destroyed; a server made
@@ -223,23 +234,13 @@ def test_server_ready_asks_the_graph_only_until_a_live_server_of_this_process_an
 
     with RosHarness(num_threads=1) as ros:
         node = ros.add(rclpy.create_node("server_ready_test", context=ros.context))
-        resources = NodeResources(node)
-        service = resources.service(Trigger, "served_here", lambda _req, res: res)
-        client = node.create_client(Trigger, "served_here")
-        assert ros.spin_until(lambda: service_calls.server_ready(client), timeout=10.0)
-        asked = []
-        real = client.service_is_ready
-        client.service_is_ready = lambda: asked.append(1) or real()
+        service = NodeResources(node).service(Trigger, "served_here", lambda _req, res: res)
+        client, asked = _ready_client(ros, node, "served_here")
         assert service_calls.server_ready(client) and not asked  # no graph query now
-
         node.destroy_service(service)
         assert not service_calls.server_ready(client) and asked  # asked again once it went
 
         plain = node.create_service(Trigger, "served_plainly", lambda _req, res: res)
-        other = node.create_client(Trigger, "served_plainly")
-        assert ros.spin_until(lambda: service_calls.server_ready(other), timeout=10.0)
-        asked_other = []
-        real_other = other.service_is_ready
-        other.service_is_ready = lambda: asked_other.append(1) or real_other()
+        other, asked_other = _ready_client(ros, node, "served_plainly")
         assert service_calls.server_ready(other) and asked_other  # not ours: always asked
         node.destroy_service(plain)

@@ -45,6 +45,7 @@ from acomms_bringup.description.scenario import Scenario, Vehicle
 from acomms_bringup.run import report
 from acomms_bringup.run.local_events import EventPlan, LocalEventPublisher
 from acomms_bringup.run.matching import DeliveryMatcher, Stream
+from acomms_bringup.run.reception_records import reception_from_event, reception_from_msg
 from acomms_bringup.run.traffic import TrafficPlan, match_key
 from acomms_core.modems.profile import ModemProfile
 from acomms_core.modems.registry import MODEM_PROFILE_PARAMETER, modem_profile
@@ -138,14 +139,15 @@ class Recorder(Node):
         namespace = self._vehicles[vehicle_name].namespace
         self.create_subscription(
             SimReceptionEvent, f"{namespace}/reception_events", shared_callback(
-                SimReceptionEvent, self.reception_observer(vehicle_name)), 100,
+                SimReceptionEvent, lambda msg, name=vehicle_name: self._book(
+                    self.record.receptions, reception_from_msg(name, msg))), 100,
             callback_group=self._group, raw=True)
 
     def reception_observer(self, vehicle_name: str):
-        """What books the vehicle's reception_events messages: its subscription's callback, or
-        what an in-process modem_sim_node hands them to (`ModemOutputs.reception_observer`)."""
-        vehicle = self._vehicles[vehicle_name]
-        return lambda msg: self._on_event(vehicle, msg)
+        """What books the plain reception events an in-process modem_sim_node hands it
+        (`ModemOutputs.reception_observer`): the records its messages would give."""
+        name = self._vehicles[vehicle_name].name
+        return lambda event: self._book(self.record.receptions, reception_from_event(name, event))
 
     def _subscribe_arrivals(self) -> None:
         """One subscription per (publish topic, type) and vehicle, for the streams it carries."""
@@ -298,14 +300,6 @@ class Recorder(Node):
         self._book(self.record.transmissions, report.Transmission(
             vehicle.name, vehicle.src, int(packet.dest), stamp_seconds(message.xst.time),
             duration, len(payload), payload))
-
-    def _on_event(self, vehicle: Vehicle, event) -> None:
-        self._book(self.record.receptions, report.Reception(
-            vehicle.name, int(event.src), int(event.dest), stamp_seconds(event.transmit_time),
-            stamp_seconds(event.arrival_time), stamp_seconds(event.duration), event.outcome,
-            float(event.snr_db), bool(event.collided), float(event.receive_level_db),
-            float(event.noise_db), float(event.transmission_loss_db), float(event.slant_range_m),
-            int(event.num_frames), int(event.num_bad_frames)))
 
     def _on_driver_rx(self, vehicle: Vehicle, message) -> None:
         packet, cst = message.packet, message.cst

@@ -367,14 +367,27 @@ def now_s(node) -> float:
     return node.get_clock().now().nanoseconds * 1e-9
 
 
-def seconds_to_time_msg(seconds: float):
-    from builtin_interfaces.msg import Time
-
+def _time_fields(seconds: float) -> tuple[int, int]:
+    """(sec, nanosec) of a builtin_interfaces Time or Duration holding `seconds`."""
     whole = math.floor(seconds)
     nanos = int(round((seconds - whole) * 1e9))
     if nanos >= 1_000_000_000:
         whole, nanos = whole + 1, nanos - 1_000_000_000
-    return Time(sec=int(whole), nanosec=nanos)
+    return int(whole), nanos
+
+
+def seconds_to_time_msg(seconds: float):
+    from builtin_interfaces.msg import Time
+
+    sec, nanosec = _time_fields(seconds)
+    return Time(sec=sec, nanosec=nanosec)
+
+
+def stamped_seconds(seconds: float) -> float:
+    """What `stamp_seconds` reads back from a Time or Duration message made of `seconds`,
+    without making the message."""
+    sec, nanosec = _time_fields(seconds)
+    return sec + nanosec * 1e-9
 
 
 def seconds_to_duration_msg(seconds: float):

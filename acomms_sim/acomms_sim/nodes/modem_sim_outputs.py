@@ -4,10 +4,12 @@
 publishes the events that are messages (`publish_shared`: in-process subscribers are handed the
 message itself) and returns the others (ping results, problems) for the node to handle.
 
-`reception_observer` (a callable, or None) is handed every reception_events message as it is
-published: `acomms_run` books the receptions of the modems it runs in its own process that way
-(`acomms_bringup.run.observers`). reception_events and reception_start are built and published
-only while somebody subscribes (volatile topics: a later subscriber gets the next one).
+`reception_observer` (a callable, or None) is handed every reception event (the plain
+`ReceptionEvent` that a reception_events message is made of, no message built for it):
+`acomms_run` books the receptions of the modems it runs in its own process that way
+(`acomms_bringup.run.observers`, `acomms_bringup.run.reception_records`). reception_events
+and reception_start are built and published only while somebody subscribes (volatile topics:
+a later subscriber gets the next one).
 """
 
 from __future__ import annotations
@@ -73,14 +75,10 @@ class ModemOutputs:
         return rest
 
     def _reception_event(self, event: ReceptionEvent, stamp, heard: dict) -> None:
-        observer, subscribed = self.reception_observer, self._heard(heard, self.events)
-        if observer is None and not subscribed:
-            return
-        msg = messages.reception_event_msg(event, stamp)
-        if observer is not None:
-            observer(msg)
-        if subscribed:
-            publish_shared(self.events, msg)
+        if self.reception_observer is not None:
+            self.reception_observer(event)
+        if self._heard(heard, self.events):
+            publish_shared(self.events, messages.reception_event_msg(event, stamp))
 
     @staticmethod
     def _heard(heard: dict, publisher) -> bool:
