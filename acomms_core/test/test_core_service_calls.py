@@ -2,6 +2,7 @@
 reader not matched yet: rclpy only warns) is sent again until it goes, bounded in wall time;
 awaited calls are listed (per node) until their reply is in or the caller forgets them."""
 
+import gc
 import warnings
 
 import pytest
@@ -211,36 +212,49 @@ def test_a_dynamic_queue_query_never_times_out_on_the_wall_clock_in_a_stepped_ru
     assert link.dynamic.counts["dynamic_timeouts"] == 1
 
 
-def _ready_client(ros, node, name: str) -> tuple[object, list]:
-    """A client of `name`, once server_ready; and the list its graph queries are noted in."""
-    from std_srvs.srv import Trigger
+class _Handle:
+    pointer = 1  # rclpy's handle: 0 once the entity is destroyed
 
-    client = node.create_client(Trigger, name)
-    assert ros.spin_until(lambda: service_calls.server_ready(client), timeout=10.0)
-    asked, real = [], client.service_is_ready
-    client.service_is_ready = lambda: asked.append(1) or real()
-    return client, asked
+
+class _Served(FlakyService):
+    """A service with a handle (server_ready reads whether it was destroyed there)."""
+
+    def __init__(self, name: str):
+        super().__init__(0)
+        self.service_name = name
+        self.handle = _Handle()
+
+
+class _Client:
+    """A client whose graph queries are counted."""
+
+    def __init__(self, name: str, ready: bool = True):
+        self.service_name, self.ready, self.asked = name, ready, 0
+
+    def service_is_ready(self) -> bool:
+        self.asked += 1
+        return self.ready
 
 
 def test_server_ready_asks_the_graph_only_until_a_live_server_of_this_process_answered():
-    """Once ready for a service this process serves, the client is known ready without a graph
-    query (linear in the process's endpoints) until that service is destroyed; a server made
-    elsewhere (no ReliableReplies here) is asked about every time."""
-    import rclpy
-    from std_srvs.srv import Trigger
+    """Once ready for a service this process serves (a ReliableReplies one), a client is known
+    ready without a graph query (linear in the process's endpoints) until that service is
+    destroyed; a server of another process is asked about every time."""
+    served = _Served("/v/served_here")
+    ReliableReplies(served, Logger())
+    assert service_calls.SERVED["/v/served_here"] is served
+    client = _Client("/v/served_here", ready=False)
+    assert not service_calls.server_ready(client) and client.asked == 1  # not matched yet
+    client.ready = True
+    assert service_calls.server_ready(client) and client.asked == 2
+    assert service_calls.server_ready(client) and client.asked == 2  # no graph query now
+    served.handle.pointer = 0  # destroyed
+    client.ready = False
+    assert not service_calls.server_ready(client) and client.asked == 3  # asked again
 
-    from acomms_core.ros.ros_support import NodeResources
-    from acomms_core.ros.testing import RosHarness
-
-    with RosHarness(num_threads=1) as ros:
-        node = ros.add(rclpy.create_node("server_ready_test", context=ros.context))
-        service = NodeResources(node).service(Trigger, "served_here", lambda _req, res: res)
-        client, asked = _ready_client(ros, node, "served_here")
-        assert service_calls.server_ready(client) and not asked  # no graph query now
-        node.destroy_service(service)
-        assert not service_calls.server_ready(client) and asked  # asked again once it went
-
-        plain = node.create_service(Trigger, "served_plainly", lambda _req, res: res)
-        other, asked_other = _ready_client(ros, node, "served_plainly")
-        assert service_calls.server_ready(other) and asked_other  # not ours: always asked
-        node.destroy_service(plain)
+    elsewhere = _Client("/v/served_elsewhere")
+    for asked in (1, 2, 3):
+        assert service_calls.server_ready(elsewhere) and elsewhere.asked == asked
+    del served  # not kept alive by the registry (its ReliableReplies is a cycle with it)
+    gc.collect()
+    assert "/v/served_here" not in service_calls.SERVED

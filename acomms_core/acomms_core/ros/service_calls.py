@@ -45,7 +45,8 @@ RETRY_PAUSE_WALL_S = 0.02  # between attempts (each may wait 100 ms in rmw for t
 RESEND_AFTER_WALL_S = 1.0  # an in-process server that took nothing this long never got the call
 PRUNE_AT = 64  # outstanding entries before answered ones are forgotten on the next add
 HANDLED: dict[str, int] = {}  # requests taken, by resolved service name, in this process
-SERVED: dict[str, object] = {}  # the latest ReliableReplies service, by resolved name, here
+SERVED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # the latest
+# ReliableReplies service of this process, by resolved name (not kept alive from here)
 
 
 class AwaitedCalls:
@@ -160,7 +161,7 @@ def _pass_on(future, attempt) -> None:
         future.set_result(attempt.result())
 
 
-_READY_SERVER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # client -> service
+_READY_SERVER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # client -> ref(service)
 
 
 def server_ready(client) -> bool:
@@ -173,14 +174,14 @@ def server_ready(client) -> bool:
     pointer is then 0); a server in another process is asked about every time."""
     server = _READY_SERVER.get(client)
     if server is not None:
-        if _alive(server):
+        if _alive(server()):
             return True
         del _READY_SERVER[client]
     if not client.service_is_ready():
         return False
     server = SERVED.get(resolved_name(client))
     if server is not None and _alive(server):
-        _READY_SERVER[client] = server
+        _READY_SERVER[client] = weakref.ref(server)
     return True
 
 
@@ -194,6 +195,8 @@ def resolved_name(entity) -> str | None:
 
 
 def _alive(service) -> bool:
+    if service is None:  # collected
+        return False
     try:
         return service.handle.pointer != 0  # 0 once destroyed
     except Exception:
