@@ -176,7 +176,7 @@ def server_ready(client) -> bool:
     if server is not None:
         if _alive(server()):
             return True
-        del _READY_SERVER[client]
+        _READY_SERVER.pop(client, None)  # another thread may have dropped it already
     if not client.service_is_ready():
         return False
     server = SERVED.get(resolved_name(client))
