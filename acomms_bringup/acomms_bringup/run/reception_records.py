@@ -12,6 +12,7 @@ from __future__ import annotations
 from acomms_bringup.run.records import Reception
 from acomms_core.ros.ros_support import stamp_seconds, stamped_seconds
 from acomms_core.ros.shared_messages import narrowed
+from acomms_interfaces.msg import SimReceptionEvent
 
 _LEVELS = ("snr_db", "receive_level_db", "noise_db", "transmission_loss_db", "slant_range_m")
 
@@ -28,8 +29,6 @@ def reception_from_msg(vehicle: str, msg) -> Reception:
 
 def reception_from_event(vehicle: str, event) -> Reception:
     """The same record from the plain event its message is made of."""
-    from acomms_interfaces.msg import SimReceptionEvent
-
     levels = narrowed(SimReceptionEvent, {name: getattr(event, name) for name in _LEVELS})
     return Reception(
         vehicle, int(event.src), int(event.dest), stamped_seconds(event.transmit_time_s),

@@ -146,8 +146,10 @@ class Recorder(Node):
     def reception_observer(self, vehicle_name: str):
         """What books the plain reception events an in-process modem_sim_node hands it
         (`ModemOutputs.reception_observer`): the records its messages would give."""
-        name = self._vehicles[vehicle_name].name
-        return lambda event: self._book(self.record.receptions, reception_from_event(name, event))
+        if vehicle_name not in self._vehicles:
+            raise KeyError(vehicle_name)
+        return lambda event: self._book(self.record.receptions,
+                                        reception_from_event(vehicle_name, event))
 
     def _subscribe_arrivals(self) -> None:
         """One subscription per (publish topic, type) and vehicle, for the streams it carries."""
