@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import math
+import random
 import types
 
 from builtin_interfaces.msg import Time
@@ -20,11 +22,13 @@ from test_bringup_lean_nodes import CONFIG
 
 from acomms_bringup.description.scenario import load_scenario
 from acomms_bringup.run.observers import ReceptionObservers, observed_receptions
+from acomms_bringup.run.reception_records import reception_from_event, reception_from_msg
 from acomms_bringup.run.runner import Runner
 from acomms_interfaces.msg import SimReceptionEvent
 from acomms_sim.modem.fields import ReceptionEvent
 from acomms_sim.nodes.modem_sim_node import ModemSimNode
 from acomms_sim.nodes.modem_sim_outputs import ModemOutputs
+from acomms_sim.nodes.sim_modem_messages import reception_event_msg
 
 
 def test_in_process_modems_hand_their_receptions_to_the_recorder():
@@ -101,12 +105,6 @@ def test_a_vehicle_whose_modem_was_not_met_is_subscribed():
 def test_a_reception_booked_from_its_plain_event_equals_the_one_from_its_message():
     """acomms_run books its own modems' receptions from the plain events and other processes'
     from their messages: the records must be the same (times through sec/nanosec, float32)."""
-    import math
-    import random
-
-    from acomms_bringup.run.reception_records import reception_from_event, reception_from_msg
-    from acomms_sim.nodes.sim_modem_messages import reception_event_msg
-
     rng = random.Random(7)
     for _ in range(2000):
         event = dataclasses.replace(
